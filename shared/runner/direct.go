@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+)
+
+// directProcess is a command started without a supervisor: its bounds are
+// those of its process group.
+type directProcess struct {
+	proc *os.Process
+}
+
+func startDirect(spec Spec, out *os.File) (process, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	defer devnull.Close()
+	proc, err := os.StartProcess(spec.Argv[0], spec.Argv, &os.ProcAttr{
+		Dir:   spec.Dir,
+		Env:   nonNilEnv(spec.Env),
+		Files: []*os.File{devnull, out, out},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	return &directProcess{proc: proc}, nil
+}
+
+func (d *directProcess) wait() status {
+	ps, err := d.proc.Wait()
+	if err != nil {
+		return status{exitCode: -1, setupErr: err.Error()}
+	}
+	return statusOf(ps.Sys().(syscall.WaitStatus))
+}
+
+func (d *directProcess) terminate(grace time.Duration, stop <-chan struct{}) {
+	killGroup(d.proc.Pid, syscall.SIGTERM)
+	select {
+	case <-stop:
+		// The leader is gone; cleanup kills the rest of the group.
+	case <-time.After(grace):
+		killGroup(d.proc.Pid, syscall.SIGKILL)
+	}
+}
+
+func (d *directProcess) cleanup() {
+	killGroup(d.proc.Pid, syscall.SIGKILL)
+}
+
+// killGroup signals the process group pgid. Errors are ignored on purpose:
+// ESRCH means the group is already gone, which is the goal, and EPERM means
+// a member changed credentials, which nothing here can undo.
+func killGroup(pgid int, sig syscall.Signal) {
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// nonNilEnv keeps an empty environment empty: os.StartProcess treats a nil
+// Env as "inherit the caller's".
+func nonNilEnv(env []string) []string {
+	if env == nil {
+		return []string{}
+	}
+	return env
+}

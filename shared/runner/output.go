@@ -1,0 +1,56 @@
+package runner
+
+import (
+	"io"
+)
+
+// readChunk is the read size for command output; it keeps every emitted
+// chunk well under any RPC message limit.
+const readChunk = 32 << 10
+
+// cappedOutput passes output on until limit bytes, then emits the truncation
+// marker once and keeps draining so the writer never blocks on a full pipe.
+type cappedOutput struct {
+	limit     int64 // negative: no cap
+	emit      func([]byte)
+	total     int64
+	truncated bool
+}
+
+func newCappedOutput(limit int64, emit func([]byte)) *cappedOutput {
+	return &cappedOutput{limit: limit, emit: emit}
+}
+
+func (c *cappedOutput) drain(r io.Reader) {
+	buf := make([]byte, readChunk)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *cappedOutput) write(p []byte) {
+	before := c.total
+	c.total += int64(len(p))
+	if c.limit < 0 {
+		c.emit(append([]byte(nil), p...))
+		return
+	}
+	if before >= c.limit {
+		return
+	}
+	keep := int64(len(p))
+	if before+keep > c.limit {
+		keep = c.limit - before
+	}
+	c.emit(append([]byte(nil), p[:keep]...))
+	if keep < int64(len(p)) && !c.truncated {
+		c.truncated = true
+		c.emit([]byte(TruncationMarker(c.limit)))
+	}
+}

@@ -1,0 +1,216 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults applied by [Run] to zero fields of a [Spec].
+const (
+	DefaultOutputLimit = 1 << 20
+	DefaultKillGrace   = 2 * time.Second
+)
+
+// drainWait bounds how long Run keeps reading output after the command and
+// its supervisor are gone. Only a descendant that escaped both the process
+// group and the supervisor could still hold the pipe open.
+const drainWait = 250 * time.Millisecond
+
+// Spec describes one command to run.
+type Spec struct {
+	// Argv is the command and its arguments. Argv[0] is resolved with
+	// exec.LookPath against the caller's PATH when it contains no slash;
+	// callers that scrub the environment should pass an absolute path.
+	Argv []string
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Env is the complete environment of the command. Nothing is inherited.
+	Env []string
+	// Timeout bounds the whole lifetime of the command and its
+	// descendants. Zero means no deadline.
+	Timeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL at the deadline;
+	// zero means DefaultKillGrace.
+	KillGrace time.Duration
+	// OutputLimit caps the bytes of output passed on; zero means
+	// DefaultOutputLimit and a negative value means no cap.
+	OutputLimit int64
+	// Confine names a Confiner registered with RegisterConfiner that is
+	// applied to the command's process just before it execs. It requires
+	// supervision (see Supervised).
+	Confine string
+	// ConfinePayload is handed to the confiner unchanged.
+	ConfinePayload []byte
+}
+
+// Result describes how a command ended.
+type Result struct {
+	// ExitCode is the exit status, or -1 when the command was killed by
+	// a signal.
+	ExitCode int
+	// Signal names the signal that killed the command ("SIGKILL"), if any.
+	Signal string
+	// TimedOut reports that the deadline passed and the command was killed.
+	TimedOut bool
+	// Canceled reports that the context was canceled before the command
+	// finished.
+	Canceled bool
+	// Truncated reports that output beyond the limit was dropped.
+	Truncated bool
+	// Duration is the wall time from start to the end of the command.
+	Duration time.Duration
+	// OutputBytes counts every byte the command wrote, including dropped
+	// ones.
+	OutputBytes int64
+}
+
+// ErrSetup is wrapped by errors that happen before the command runs: the
+// program cannot be found or executed, or a confiner failed.
+var ErrSetup = errors.New("setup failed")
+
+// TruncationMarker returns the line emitted once when output is cut.
+func TruncationMarker(limit int64) string {
+	return fmt.Sprintf("\n[output truncated: exceeded %d bytes]\n", limit)
+}
+
+// Run starts spec, streams its merged output to emit in arrival order, and
+// waits until the command and all of its descendants are gone. emit is never
+// called concurrently and may be nil. Run returns an error wrapping ErrSetup
+// when the command could not start; a command that starts and fails is
+// reported in the Result, not as an error.
+func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return Result{}, fmt.Errorf("%w: empty argv", ErrSetup)
+	}
+	if spec.KillGrace <= 0 {
+		spec.KillGrace = DefaultKillGrace
+	}
+	if spec.OutputLimit == 0 {
+		spec.OutputLimit = DefaultOutputLimit
+	}
+	if emit == nil {
+		emit = func([]byte) {}
+	}
+	if spec.Confine != "" && !Supervised() {
+		return Result{}, fmt.Errorf("%w: confiner %q needs supervision, which this binary does not provide (call runner.Init in main)", ErrSetup, spec.Confine)
+	}
+	argv0 := spec.Argv[0]
+	if !containsSlash(argv0) {
+		p, err := exec.LookPath(argv0)
+		if err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		spec.Argv = append([]string{p}, spec.Argv[1:]...)
+	}
+
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: output pipe: %w", ErrSetup, err)
+	}
+	defer outR.Close()
+
+	var p process
+	if Supervised() {
+		p, err = startSupervised(spec, outW)
+	} else {
+		p, err = startDirect(spec, outW)
+	}
+	outW.Close()
+	if err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+
+	out := newCappedOutput(spec.OutputLimit, emit)
+	readDone := make(chan struct{})
+	go func() {
+		out.drain(outR)
+		close(readDone)
+	}()
+
+	res := Result{}
+	var once sync.Once
+	stop := make(chan struct{})
+	kill := func(reason *bool) {
+		once.Do(func() {
+			*reason = true
+			go p.terminate(spec.KillGrace, stop)
+		})
+	}
+	var deadline <-chan time.Time
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	exited := make(chan struct{})
+	var st status
+	go func() {
+		st = p.wait()
+		close(exited)
+	}()
+	select {
+	case <-exited:
+	case <-deadline:
+		kill(&res.TimedOut)
+		<-exited
+	case <-ctx.Done():
+		kill(&res.Canceled)
+		<-exited
+	}
+	close(stop)
+	res.Duration = time.Since(start)
+	p.cleanup()
+
+	select {
+	case <-readDone:
+	case <-time.After(drainWait):
+		outR.Close()
+		<-readDone
+	}
+	if st.setupErr != "" {
+		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
+	}
+	res.ExitCode, res.Signal = st.exitCode, st.signal
+	res.Truncated, res.OutputBytes = out.truncated, out.total
+	return res, nil
+}
+
+// process is a started command, supervised or not.
+type process interface {
+	// wait blocks until the command has ended and reports how.
+	wait() status
+	// terminate sends SIGTERM, then after grace kills everything, unless
+	// stop is closed first.
+	terminate(grace time.Duration, stop <-chan struct{})
+	// cleanup kills anything left of the command after it ended.
+	cleanup()
+}
+
+type status struct {
+	exitCode int
+	signal   string
+	setupErr string
+}
+
+func statusOf(ws syscall.WaitStatus) status {
+	if ws.Signaled() {
+		return status{exitCode: -1, signal: SignalName(ws.Signal())}
+	}
+	return status{exitCode: ws.ExitStatus()}
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,337 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) {
+	RegisterConfiner("test-nofile", func(payload []byte) error {
+		n, err := strconv.Atoi(string(payload))
+		if err != nil {
+			return err
+		}
+		return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: uint64(n), Max: uint64(n)})
+	})
+	RegisterConfiner("test-fail", func([]byte) error { return errors.New("refusing on purpose") })
+	Init()
+	// The race runtime sleeps a second at exit; the supervisor inherits this.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	if os.Getenv("RUNNER_TEST_ORPHAN") != "" {
+		orphanHelper()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// modes runs f once with supervision (where the platform has it) and once
+// without, so both code paths keep the same semantics.
+func modes(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	was := Supervised()
+	t.Cleanup(func() { supervised.Store(was) })
+	if was {
+		t.Run("supervised", func(t *testing.T) { supervised.Store(true); f(t) })
+	}
+	t.Run("direct", func(t *testing.T) { supervised.Store(false); f(t) })
+}
+
+func bash(script string) []string { return []string{"bash", "-c", script} }
+
+func run(t *testing.T, spec Spec) (Result, string) {
+	t.Helper()
+	var mu sync.Mutex
+	var out bytes.Buffer
+	res, err := Run(context.Background(), spec, func(b []byte) {
+		mu.Lock()
+		out.Write(b)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", spec.Argv, err)
+	}
+	return res, out.String()
+}
+
+func TestRunOutcomes(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name       string
+		spec       Spec
+		wantOut    string
+		wantCode   int
+		wantSignal string
+	}{
+		{name: "success", spec: Spec{Argv: bash("echo hello")}, wantOut: "hello\n"},
+		{name: "exit code", spec: Spec{Argv: bash("echo oops; exit 3")}, wantOut: "oops\n", wantCode: 3},
+		{name: "signal", spec: Spec{Argv: bash("echo bye; kill -KILL $$")}, wantOut: "bye\n", wantCode: -1, wantSignal: "SIGKILL"},
+		{name: "merged in arrival order", spec: Spec{Argv: bash("echo a; echo b >&2; echo c")}, wantOut: "a\nb\nc\n"},
+		{name: "env is exactly the spec", spec: Spec{Argv: bash("echo \"$FOO|${HOME:-unset}\""), Env: []string{"FOO=bar"}}, wantOut: "bar|unset\n"},
+		{name: "stdin is empty", spec: Spec{Argv: bash("cat; echo done")}, wantOut: "done\n"},
+		{name: "working directory", spec: Spec{Argv: bash("pwd"), Dir: dir}, wantOut: dir + "\n"},
+	}
+	modes(t, func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res, out := run(t, tt.spec)
+				if out != tt.wantOut {
+					t.Errorf("output = %q, want %q", out, tt.wantOut)
+				}
+				if res.ExitCode != tt.wantCode || res.Signal != tt.wantSignal {
+					t.Errorf("exit = %d %q, want %d %q", res.ExitCode, res.Signal, tt.wantCode, tt.wantSignal)
+				}
+				if res.TimedOut || res.Truncated || res.Canceled {
+					t.Errorf("unexpected flags: %+v", res)
+				}
+			})
+		}
+	})
+}
+
+func TestHostEnvironmentDoesNotLeak(t *testing.T) {
+	t.Setenv("SKILLHOST_TEST_SECRET", "hunter2")
+	modes(t, func(t *testing.T) {
+		_, out := run(t, Spec{Argv: []string{"/usr/bin/env"}, Env: []string{"A=1"}})
+		if strings.Contains(out, "hunter2") || strings.TrimSpace(out) != "A=1" {
+			t.Fatalf("env = %q, want only A=1", out)
+		}
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	tests := []struct {
+		name        string
+		script      string
+		wantPartial string
+	}{
+		{name: "sleeps", script: "echo partial; sleep 30", wantPartial: "partial\n"},
+		{name: "closes output and sleeps", script: "echo before; exec >/dev/null 2>&1; sleep 30", wantPartial: "before\n"},
+		{name: "ignores SIGTERM", script: "trap '' TERM; echo stubborn; sleep 30; sleep 30", wantPartial: "stubborn\n"},
+		{name: "background child holds the pipe", script: "sleep 30 & echo bg; wait", wantPartial: "bg\n"},
+	}
+	modes(t, func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				start := time.Now()
+				res, out := run(t, Spec{Argv: bash(tt.script), Timeout: 300 * time.Millisecond, KillGrace: 300 * time.Millisecond})
+				if !res.TimedOut {
+					t.Fatalf("TimedOut = false: %+v", res)
+				}
+				if out != tt.wantPartial {
+					t.Errorf("partial output = %q, want %q", out, tt.wantPartial)
+				}
+				// Deadline + grace + backstop, with generous slack for a loaded
+				// CI machine; the point is "seconds, not 30 s".
+				if el := time.Since(start); el > 5*time.Second {
+					t.Errorf("took %v, the deadline was not enforced", el)
+				}
+				if res.Signal == "" {
+					t.Errorf("a timed-out command must report the killing signal: %+v", res)
+				}
+			})
+		}
+	})
+}
+
+func TestOutputLimit(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		res, out := run(t, Spec{Argv: bash("head -c 3000000 /dev/zero | tr '\\0' x; echo tail"), OutputLimit: 1000})
+		if !res.Truncated {
+			t.Fatal("Truncated = false")
+		}
+		want := strings.Repeat("x", 1000) + TruncationMarker(1000)
+		if out != want {
+			t.Fatalf("output has %d bytes, want the first 1000 and one marker", len(out))
+		}
+		if res.OutputBytes != 3000005 {
+			t.Errorf("OutputBytes = %d, want 3000005", res.OutputBytes)
+		}
+		if res.ExitCode != 0 {
+			t.Errorf("a truncated command still runs to completion; exit = %d", res.ExitCode)
+		}
+	})
+}
+
+func TestUnlimitedOutput(t *testing.T) {
+	res, out := run(t, Spec{Argv: bash("head -c 2000000 /dev/zero"), OutputLimit: -1})
+	if res.Truncated || len(out) != 2000000 {
+		t.Fatalf("got %d bytes, truncated=%v", len(out), res.Truncated)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		res, err := Run(ctx, Spec{Argv: bash("sleep 30"), KillGrace: 200 * time.Millisecond}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Canceled || res.TimedOut {
+			t.Fatalf("want Canceled only: %+v", res)
+		}
+	})
+}
+
+func TestSetupErrors(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		for _, argv := range [][]string{{"/nonexistent/prog"}, {"no-such-program-xyz"}, {}} {
+			_, err := Run(context.Background(), Spec{Argv: argv}, nil)
+			if !errors.Is(err, ErrSetup) {
+				t.Errorf("Run(%q) error = %v, want ErrSetup", argv, err)
+			}
+		}
+	})
+}
+
+// pidAlive reports whether pid exists and is not a zombie.
+func pidAlive(pid int) bool {
+	ppid, state, ok := procStat(pid)
+	_ = ppid
+	return ok && state != 'Z'
+}
+
+func readPids(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read pid file: %v", err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file: %v", err)
+		}
+		pids = append(pids, n)
+	}
+	return pids
+}
+
+func waitDead(t *testing.T, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for _, pid := range pids {
+		for pidAlive(pid) {
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("pid %d survived the run", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func requireSupervision(t *testing.T) {
+	if !Supervised() {
+		t.Skip("supervision needs Linux")
+	}
+}
+
+func TestNoDescendantSurvives(t *testing.T) {
+	requireSupervision(t)
+	tests := []struct {
+		name    string
+		script  string
+		timeout time.Duration
+	}{
+		{name: "background child after exit", script: "sleep 30 & echo $! > $PIDS"},
+		{name: "setsid child after exit", script: "setsid bash -c 'echo $$ >> $PIDS; exec sleep 30' & sleep 0.2"},
+		{name: "double-forked orphan", script: "( ( sleep 30 & echo $! >> $PIDS ) & ); sleep 0.2"},
+		{name: "setsid child at timeout", script: "setsid bash -c 'trap \"\" TERM; echo $$ >> $PIDS; sleep 30; sleep 30' & sleep 30", timeout: 500 * time.Millisecond},
+		{name: "many children at timeout", script: "for i in $(seq 100); do sleep 30 & echo $! >> $PIDS; done; wait", timeout: 800 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			res, _ := run(t, Spec{Argv: bash(tt.script), Env: []string{"PIDS=" + pidfile, "PATH=" + os.Getenv("PATH")},
+				Timeout: tt.timeout, KillGrace: 200 * time.Millisecond})
+			if tt.timeout > 0 && !res.TimedOut {
+				t.Errorf("expected a timeout: %+v", res)
+			}
+			pids := readPids(t, pidfile)
+			if len(pids) == 0 {
+				t.Fatal("script recorded no pids")
+			}
+			waitDead(t, pids)
+		})
+	}
+}
+
+func TestConfiner(t *testing.T) {
+	requireSupervision(t)
+	res, out := run(t, Spec{Argv: bash("ulimit -n"), Confine: "test-nofile", ConfinePayload: []byte("42")})
+	if res.ExitCode != 0 || out != "42\n" {
+		t.Fatalf("confined run: %+v %q", res, out)
+	}
+	_, err := Run(context.Background(), Spec{Argv: bash("echo should not run"), Confine: "test-fail"}, nil)
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "refusing on purpose") {
+		t.Fatalf("failing confiner: err = %v", err)
+	}
+	_, err = Run(context.Background(), Spec{Argv: bash("true"), Confine: "unknown"}, nil)
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), `"unknown"`) {
+		t.Fatalf("unknown confiner: err = %v", err)
+	}
+	_, err = Run(context.Background(), Spec{Argv: []string{"/nonexistent"}, Confine: "test-nofile", ConfinePayload: []byte("64")}, nil)
+	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "/nonexistent") {
+		t.Fatalf("exec failure after confine: err = %v", err)
+	}
+}
+
+func TestConfinerNeedsSupervision(t *testing.T) {
+	was := Supervised()
+	supervised.Store(false)
+	defer supervised.Store(was)
+	_, err := Run(context.Background(), Spec{Argv: bash("true"), Confine: "test-nofile"}, nil)
+	if !errors.Is(err, ErrSetup) {
+		t.Fatalf("err = %v, want ErrSetup", err)
+	}
+}
+
+// orphanHelper runs a long command through Run and never returns; the test
+// kills it with SIGKILL to check that the command dies with it.
+func orphanHelper() {
+	pidfile := os.Getenv("RUNNER_TEST_ORPHAN")
+	_, err := Run(context.Background(), Spec{
+		Argv: bash("setsid sleep 60 & echo $! >> " + pidfile + "; sleep 60 & echo $! >> " + pidfile + "; echo ready; wait"),
+		Env:  []string{"PATH=" + os.Getenv("PATH")},
+	}, func(b []byte) { os.Stdout.Write(b) })
+	fmt.Fprintln(os.Stderr, "orphan helper: Run returned:", err)
+	os.Exit(1)
+}
+
+func TestCallerKilledTakesTheTreeWithIt(t *testing.T) {
+	requireSupervision(t)
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "RUNNER_TEST_ORPHAN="+pidfile)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, _ := stdout.Read(buf)
+	if !strings.Contains(string(buf[:n]), "ready") {
+		_ = cmd.Process.Kill()
+		t.Fatalf("helper did not start: %q", buf[:n])
+	}
+	_ = cmd.Process.Signal(unix.SIGKILL)
+	_ = cmd.Wait()
+	waitDead(t, readPids(t, pidfile))
+}

@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// killTree kills every descendant of root until none is left alive. Each
+// round kills all processes that exist at the start of the round, so even a
+// fork bomb runs out of live parents. With reapChildren it also collects
+// root's exited children; only the one goroutine that owns waiting may ask
+// for that, or it would steal the command's exit status.
+func killTree(root int, reapChildren bool) {
+	for round := 0; round < 1000; round++ {
+		pids := descendants(root)
+		if reapChildren {
+			reap()
+		}
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if reapChildren {
+			reap()
+		}
+		if round > 10 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// signalTree sends sig to every live descendant of root.
+func signalTree(root int, sig syscall.Signal) {
+	for _, pid := range descendants(root) {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
+// reap collects every exited child without blocking.
+func reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// descendants lists the live (non-zombie) descendants of root by walking
+// the parent links of every process in /proc.
+func descendants(root int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid, state, ok := procStat(pid)
+		if !ok || state == 'Z' || state == 'X' {
+			continue
+		}
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []int
+	queue := []int{root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// procStat reads the parent pid and state of pid from /proc/<pid>/stat.
+func procStat(pid int) (ppid int, state byte, ok bool) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command name is in parentheses and may itself contain ") ", so
+	// the fields start after the last ')'.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 || i+2 >= len(data) {
+		return 0, 0, false
+	}
+	fields := bytes.Fields(data[i+2:])
+	if len(fields) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(string(fields[1]))
+	if err != nil {
+		return 0, 0, false
+	}
+	return ppid, fields[0][0], true
+}
