@@ -1,0 +1,149 @@
+package grant
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FromFrontMatter reads the capability keys of a skill's front matter. It
+// never fails: a value it cannot use becomes a warning and the safe default
+// (no paths, no network, a 60 s timeout, external trust).
+func FromFrontMatter(fields map[string]*yaml.Node) (Declared, []string) {
+	var warnings []string
+	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+	d := Declared{Timeout: DefaultTimeout, Trust: TrustExternal}
+
+	d.FSRead = paths("fs_read", fields["fs_read"], warn)
+	d.FSWrite = paths("fs_write", fields["fs_write"], warn)
+
+	if n := fields["network"]; n != nil && !isNull(n) {
+		v, ok := parseBool(n)
+		if !ok {
+			warn("network: %s is not true or false; using false", describe(n))
+		}
+		d.Network = v
+	}
+	if n := fields["timeout"]; n != nil && !isNull(n) {
+		t, err := ParseTimeout(n)
+		if err != nil {
+			warn("timeout: %v; using %s s", err, Seconds(DefaultTimeout))
+		} else {
+			d.Timeout = t
+		}
+	}
+	if n := fields["trust"]; n != nil && !isNull(n) {
+		switch v := n.Value; {
+		case n.Kind == yaml.ScalarNode && (v == TrustCore || v == TrustExternal):
+			d.Trust = v
+		default:
+			warn("trust: %s is neither core nor external; using external", describe(n))
+		}
+	}
+	return d, warnings
+}
+
+func paths(field string, n *yaml.Node, warn func(string, ...any)) []string {
+	if n == nil || isNull(n) {
+		return nil
+	}
+	var items []*yaml.Node
+	switch n.Kind {
+	case yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		warn("%s: expected a path or a list of paths, got a %s; ignored", field, kindOf(n))
+		return nil
+	}
+	var out []string
+	for _, it := range items {
+		it = deref(it)
+		if it.Kind != yaml.ScalarNode || isNull(it) {
+			warn("%s: entry on line %d is not a path; ignored", field, it.Line)
+			continue
+		}
+		if strings.TrimSpace(it.Value) == "" {
+			warn("%s: empty path on line %d; ignored", field, it.Line)
+			continue
+		}
+		out = append(out, it.Value)
+	}
+	return out
+}
+
+// parseBool accepts YAML booleans, 0 and 1, and the strings true/false,
+// yes/no, on/off and 1/0 in any case. The strings "false", "no" and "0" are
+// false, unlike in the reference implementation, where any string was true.
+func parseBool(n *yaml.Node) (bool, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return false, false
+	}
+	switch strings.ToLower(strings.TrimSpace(n.Value)) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0", "":
+		return false, true
+	}
+	return false, false
+}
+
+// ParseTimeout reads a timeout: a number of seconds (integer or decimal),
+// as a YAML number or a string, or a Go duration string such as "90s" or
+// "1m30s". It must be positive.
+func ParseTimeout(n *yaml.Node) (time.Duration, error) {
+	if n.Kind != yaml.ScalarNode {
+		return 0, fmt.Errorf("expected seconds or a duration, got a %s", kindOf(n))
+	}
+	return ParseSeconds(n.Value)
+}
+
+// ParseSeconds reads "30", "0.5", "90s" or "1m30s" as a positive duration.
+func ParseSeconds(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f > float64(1<<62)/float64(time.Second) {
+			return 0, fmt.Errorf("%q is too long", s)
+		}
+		d = time.Duration(f * float64(time.Second))
+	} else if pd, err := time.ParseDuration(s); err == nil {
+		d = pd
+	} else {
+		return 0, fmt.Errorf("%q is not a number of seconds or a duration like 90s", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%q is not positive", s)
+	}
+	return d, nil
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 32; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindOf(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "value"
+}
+
+func describe(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return strconv.Quote(n.Value)
+	}
+	return "a " + kindOf(n)
+}

@@ -1,0 +1,129 @@
+// Package grant turns what a skill declares it needs (fs_read, fs_write,
+// network, timeout, trust) and what the configuration allows (the ceiling)
+// into the effective grant a sandbox enforces.
+//
+// Every function here is pure policy: it reads the file system only to
+// resolve symlinks, and never starts or restricts a process.
+package grant
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// DefaultTimeout is used when a skill declares no usable timeout.
+const DefaultTimeout = 60 * time.Second
+
+// Trust levels.
+const (
+	TrustCore     = "core"
+	TrustExternal = "external"
+)
+
+// Declared is what a skill's front matter asks for, normalised.
+type Declared struct {
+	FSRead  []string
+	FSWrite []string
+	Network bool
+	Timeout time.Duration
+	Trust   string
+}
+
+// Ceiling is the most any skill may be granted (the config sandbox:
+// section). Paths may be relative or start with ~; they are resolved when a
+// grant is computed.
+type Ceiling struct {
+	FSRead  []string
+	FSWrite []string
+	Network bool
+	Timeout time.Duration
+	// Trusted lists the skills whose trust: core is honoured.
+	Trusted []string
+}
+
+// Grant is the effective grant: declared ∩ ceiling, with absolute paths
+// resolved through symlinks.
+type Grant struct {
+	FSRead  []string
+	FSWrite []string
+	Network bool
+	Timeout time.Duration
+	Trust   string
+}
+
+// Core reports whether the grant runs unconfined (an honoured trust: core).
+func (g Grant) Core() bool { return g.Trust == TrustCore }
+
+// MarshalJSON renders the grant with the timeout in seconds and empty lists
+// as [] rather than null.
+func (g Grant) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		FSRead  []string    `json:"fs_read"`
+		FSWrite []string    `json:"fs_write"`
+		Network bool        `json:"network"`
+		Timeout json.Number `json:"timeout"`
+		Trust   string      `json:"trust"`
+	}{nonNil(g.FSRead), nonNil(g.FSWrite), g.Network, json.Number(Seconds(g.Timeout)), g.Trust})
+}
+
+// Seconds formats d as a plain number of seconds ("60", "0.5").
+func Seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Env says where relative and ~ paths resolve.
+type Env struct {
+	// Cwd is the host's working directory; relative paths resolve here.
+	Cwd string
+	// Home replaces a leading ~.
+	Home string
+}
+
+// Compute intersects a declaration with the ceiling for the skill called
+// name. It returns the grant and a warning for everything it dropped or
+// downgraded; it never fails.
+//
+//   - A path survives only if, after expansion and symlink resolution, it
+//     equals a (resolved) ceiling root or lies beneath one on a path
+//     component boundary: /tmpfoo is not under /tmp, and a ceiling of /
+//     admits everything. A symlink inside an allowed directory that points
+//     outside it resolves outside and is dropped.
+//   - Network is granted only if both allow it; the timeout is the smaller.
+//   - trust: core is honoured only for skills listed in Ceiling.Trusted.
+func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
+	var warnings []string
+	g := Grant{
+		Network: d.Network && c.Network,
+		Timeout: d.Timeout,
+		Trust:   TrustExternal,
+	}
+	if g.Timeout <= 0 {
+		g.Timeout = DefaultTimeout
+	}
+	if c.Timeout > 0 && c.Timeout < g.Timeout {
+		g.Timeout = c.Timeout
+	}
+	if d.Trust == TrustCore {
+		if slices.Contains(c.Trusted, name) {
+			g.Trust = TrustCore
+		} else {
+			warnings = append(warnings, "trust: core is ignored because skill "+strconv.Quote(name)+
+				" is not listed in sandbox.trusted; it runs as external")
+		}
+	}
+	var w []string
+	g.FSRead, w = clampAll("fs_read", d.FSRead, c.FSRead, env)
+	warnings = append(warnings, w...)
+	g.FSWrite, w = clampAll("fs_write", d.FSWrite, c.FSWrite, env)
+	warnings = append(warnings, w...)
+	return g, warnings
+}

@@ -1,0 +1,217 @@
+// Package skill reads one skill bundle: a directory holding SKILL.md (YAML
+// front matter and a Markdown body) and optional scripts/, references/ and
+// assets/ folders. It turns the bundle's executable scripts into tools and
+// checks the bundle against the open Agent Skills specification.
+//
+// Parsing is forgiving where real skills differ from the specification
+// (BOM, CRLF, blank lines before the front matter, unquoted colons) and
+// strict where a mistake would be silent (duplicate keys, non-text names).
+package skill
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the name of a skill's definition file. A lowercase skill.md is
+// accepted too, as the reference validator does.
+const FileName = "SKILL.md"
+
+const lowerFileName = "skill.md"
+
+// ErrNoSkillFile means a directory holds no SKILL.md at all, as opposed to a
+// broken one.
+var ErrNoSkillFile = errors.New("no " + FileName + " in this directory")
+
+// MaxFileSize bounds how much of a SKILL.md is read; the specification asks
+// for bodies under 500 lines, so a megabyte is generous.
+const MaxFileSize = 1 << 20
+
+// Skill is one parsed bundle.
+type Skill struct {
+	// Name and Description are the front-matter fields, as text.
+	Name        string
+	Description string
+	// Dir is the absolute skill directory and File its SKILL.md.
+	Dir  string
+	File string
+	// Instructions is the Markdown body, trimmed.
+	Instructions string
+	// Keys lists the front-matter keys in file order.
+	Keys []string
+	// Declared holds the raw front-matter values of the capability keys
+	// (fs_read, fs_write, network, timeout, trust) for the grant package.
+	Declared map[string]*yaml.Node
+	// Scripts are the regular files directly in scripts/, sorted.
+	Scripts []string
+	// Tools are the scripts that can be run as tools.
+	Tools []Tool
+	// Warnings are problems that did not stop the bundle from loading.
+	Warnings []string
+
+	doc *document
+}
+
+// CapabilityKeys are the front-matter keys skillhost reads as capabilities.
+var CapabilityKeys = []string{"fs_read", "fs_write", "network", "timeout", "trust"}
+
+// Field returns the decoded value of a front-matter key, or nil.
+func (s *Skill) Field(key string) any {
+	n := s.doc.valueNode[key]
+	if n == nil {
+		return nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return n.Value
+	}
+	return v
+}
+
+// Tool returns the tool named name, or nil.
+func (s *Skill) Tool(name string) *Tool {
+	for i := range s.Tools {
+		if s.Tools[i].Name == name {
+			return &s.Tools[i]
+		}
+	}
+	return nil
+}
+
+// Locate returns the SKILL.md for path, which may name a skill directory or
+// the file itself.
+func Locate(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return path, nil
+	}
+	for _, name := range []string{FileName, lowerFileName} {
+		p := filepath.Join(path, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w", path, ErrNoSkillFile)
+}
+
+// Parse reads the bundle at path (a skill directory or its SKILL.md). Every
+// error names the file and, where there is one, the field.
+func Parse(path string) (*Skill, error) {
+	file, err := Locate(path)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	s := &Skill{File: abs, Dir: filepath.Dir(abs)}
+	if filepath.Base(abs) == lowerFileName {
+		s.warn("named %s; %s is the standard name", lowerFileName, FileName)
+	}
+	data, err := readLimited(abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s at %s: %w", FileName, abs, err)
+	}
+	if err := s.parse(data); err != nil {
+		return nil, fmt.Errorf("%s at %s %w", FileName, abs, err)
+	}
+	s.loadScripts()
+	return s, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", MaxFileSize)
+	}
+	return data, nil
+}
+
+// parse fills s from the file contents. Its errors read as the tail of
+// "SKILL.md at <path> ...".
+func (s *Skill) parse(data []byte) error {
+	doc, err := splitDocument(data)
+	if err != nil {
+		return fmt.Errorf("has %w", err)
+	}
+	if err := doc.parseYAML(); err != nil {
+		return fmt.Errorf("has %w", err)
+	}
+	s.doc = doc
+	s.Keys = doc.keyOrder
+	for _, line := range doc.repaired {
+		s.warn("line %d: unquoted ': ' inside a value; read the value as a string (quote it to silence this)", line)
+	}
+	if s.Name, err = requiredText(doc, "name"); err != nil {
+		return err
+	}
+	if s.Description, err = requiredText(doc, "description"); err != nil {
+		return err
+	}
+	s.Instructions = strings.TrimSpace(doc.body)
+	s.Declared = map[string]*yaml.Node{}
+	for _, k := range CapabilityKeys {
+		if n := doc.valueNode[k]; n != nil {
+			s.Declared[k] = n
+		}
+	}
+	s.lenientChecks()
+	return nil
+}
+
+// requiredText reads a required field as text. A number or boolean is read
+// as written (name: 123 is "123"); a list or mapping is an error.
+func requiredText(doc *document, key string) (string, error) {
+	n := doc.valueNode[key]
+	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return "", fmt.Errorf("missing '%s'", key)
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "", fmt.Errorf("has a %s for '%s' on line %d; it must be text", kindName(n), key, n.Line+doc.yamlLine-1)
+	}
+	if strings.TrimSpace(n.Value) == "" {
+		return "", fmt.Errorf("missing '%s' (the value is blank)", key)
+	}
+	return n.Value, nil
+}
+
+// lenientChecks warns about what the client guide of the specification says
+// to load anyway.
+func (s *Skill) lenientChecks() {
+	if base := filepath.Base(s.Dir); s.Name != base {
+		s.warn("name %q does not match the directory name %q", s.Name, base)
+	}
+	if n := len([]rune(s.Name)); n > MaxNameLength {
+		s.warn("name is %d characters; the specification allows %d", n, MaxNameLength)
+	}
+	if n := len([]rune(s.Description)); n > MaxDescriptionLength {
+		s.warn("description is %d characters; the specification allows %d", n, MaxDescriptionLength)
+	}
+	if strings.IndexFunc(s.Name, unicode.IsSpace) >= 0 {
+		s.warn("name %q contains spaces; look it up with quotes", s.Name)
+	}
+}
+
+func (s *Skill) warn(format string, args ...any) {
+	s.Warnings = append(s.Warnings, fmt.Sprintf(format, args...))
+}
+

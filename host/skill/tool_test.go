@@ -1,0 +1,179 @@
+package skill
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestToolName(t *testing.T) {
+	tests := map[string]string{
+		"check-deploy.sh": "check_deploy",
+		"hello.sh":        "hello",
+		"a.b.c.sh":        "a_b_c",
+		"über.sh":         "ber",
+		"123.sh":          "123",
+		".hidden":         "",
+		"Makefile":        "Makefile",
+		"--x--.py":        "x",
+		"run  me!.rb":     "run_me",
+		"foo.":            "foo",
+		"a..sh":           "a",
+	}
+	for in, want := range tests {
+		if got := ToolName(in); got != want {
+			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func newSkill(t *testing.T, scripts map[string]string, modes map[string]os.FileMode) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "s")
+	writeFile(t, filepath.Join(dir, FileName), "---\nname: s\ndescription: d\n---\n", 0o644)
+	for name, content := range scripts {
+		mode, ok := modes[name]
+		if !ok {
+			mode = 0o755
+		}
+		writeFile(t, filepath.Join(dir, "scripts", name), content, mode)
+	}
+	return dir
+}
+
+func TestScriptedFixture(t *testing.T) {
+	s, err := Parse(filepath.Join(fixtures, "scripted_skill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Scripts) != 1 || filepath.Base(s.Scripts[0]) != "hello.sh" {
+		t.Fatalf("Scripts = %q", s.Scripts)
+	}
+	if len(s.Tools) != 1 {
+		t.Fatalf("Tools = %+v", s.Tools)
+	}
+	tool := s.Tools[0]
+	if tool.Name != "hello" || tool.Description != "Say hello to the world" {
+		t.Errorf("tool = %+v", tool)
+	}
+	if !reflect.DeepEqual(tool.Interpreter, []string{"/usr/bin/env", "bash"}) {
+		t.Errorf("Interpreter = %q", tool.Interpreter)
+	}
+	if got := tool.Command([]string{"a b"}); !reflect.DeepEqual(got, []string{"/usr/bin/env", "bash", tool.Script, "a b"}) {
+		t.Errorf("Command = %q", got)
+	}
+	if s.Tool("hello") == nil || s.Tool("nope") != nil {
+		t.Error("Tool lookup")
+	}
+}
+
+func TestNoScripts(t *testing.T) {
+	s, err := Parse(filepath.Join(fixtures, "test_skill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Scripts) != 0 || len(s.Tools) != 0 {
+		t.Fatalf("scripts=%q tools=%+v", s.Scripts, s.Tools)
+	}
+}
+
+func TestToolsFromScripts(t *testing.T) {
+	dir := newSkill(t, map[string]string{
+		"check-deploy.sh": "#!/bin/sh\n# Check a deploy\necho ok\n",
+		"a_b.py":          "print('x')\n",
+		"a-b.sh":          "# collides with a_b\n",
+		"notes.txt":       "not a tool\n",
+		".hidden":         "# empty name\n",
+		"build.js":        "// Build the bundle\nconsole.log(1)\n",
+		"env.rb":          "#!/usr/bin/env -S ruby -w\n# -*- coding: utf-8 -*-\n# shellcheck disable=SC2034\n\n# Ruby tool\n",
+		"deep.sh":         "#!/bin/bash\necho code\n# Not a header comment\n",
+		"plain":           "echo no extension\n",
+	}, map[string]os.FileMode{"notes.txt": 0o644})
+	if err := os.MkdirAll(filepath.Join(dir, "scripts", "subdir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "scripts", "subdir", "nested.sh"), "echo nested\n", 0o755)
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range s.Scripts {
+		names = append(names, filepath.Base(p))
+	}
+	wantScripts := []string{".hidden", "a-b.sh", "a_b.py", "build.js", "check-deploy.sh", "deep.sh", "env.rb", "notes.txt", "plain"}
+	if !reflect.DeepEqual(names, wantScripts) {
+		t.Errorf("Scripts = %q, want %q", names, wantScripts)
+	}
+	type want struct {
+		desc   string
+		interp []string
+	}
+	wants := map[string]want{
+		"a_b":          {"collides with a_b", []string{"bash"}}, // a-b.sh sorts first and takes the name
+		"build":        {"Build the bundle", []string{"node"}},
+		"check_deploy": {"Check a deploy", []string{"/bin/sh"}},
+		"deep":         {"deep", []string{"/bin/bash"}},
+		"env":          {"Ruby tool", []string{"/usr/bin/env", "-S ruby -w"}},
+		"plain":        {"plain", []string{"bash"}},
+	}
+	if len(s.Tools) != len(wants) {
+		t.Errorf("got %d tools: %+v", len(s.Tools), s.Tools)
+	}
+	for _, tool := range s.Tools {
+		w, ok := wants[tool.Name]
+		if !ok {
+			t.Errorf("unexpected tool %q", tool.Name)
+			continue
+		}
+		if tool.Description != w.desc || !reflect.DeepEqual(tool.Interpreter, w.interp) {
+			t.Errorf("tool %s: desc=%q interp=%q, want %q %q", tool.Name, tool.Description, tool.Interpreter, w.desc, w.interp)
+		}
+	}
+	warnings := strings.Join(s.Warnings, "\n")
+	for _, w := range []string{
+		"scripts/notes.txt: not executable, skipping",
+		`scripts/a_b.py: tool name "a_b" is already taken by scripts/a-b.sh, skipping`,
+		"scripts/.hidden: the file name gives an empty tool name, skipping",
+	} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warnings)
+		}
+	}
+}
+
+func TestScriptSymlinks(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "evil.sh")
+	writeFile(t, outside, "#!/bin/sh\necho evil\n", 0o755)
+	dir := newSkill(t, map[string]string{"real.sh": "# Real\necho real\n"}, nil)
+	writeFile(t, filepath.Join(dir, "lib", "helper.sh"), "# Helper\n", 0o755)
+	for link, target := range map[string]string{
+		"escape.sh": outside,
+		"inside.sh": "../lib/helper.sh",
+		"broken.sh": "../nope.sh",
+		"loop.sh":   "loop.sh",
+	} {
+		if err := os.Symlink(target, filepath.Join(dir, "scripts", link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []string
+	for _, tool := range s.Tools {
+		tools = append(tools, tool.Name)
+	}
+	if !reflect.DeepEqual(tools, []string{"inside", "real"}) {
+		t.Errorf("tools = %q", tools)
+	}
+	warnings := strings.Join(s.Warnings, "\n")
+	for _, w := range []string{"scripts/escape.sh: symlink resolves outside the skill directory", "scripts/broken.sh: broken symlink", "scripts/loop.sh: broken symlink"} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warnings)
+		}
+	}
+}
