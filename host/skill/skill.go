@@ -214,4 +214,3 @@ func (s *Skill) lenientChecks() {
 func (s *Skill) warn(format string, args ...any) {
 	s.Warnings = append(s.Warnings, fmt.Sprintf(format, args...))
 }
-
