@@ -19,8 +19,8 @@ var (
 // words and a backslash takes the next character literally (a
 // backslash-newline is removed). Inside single quotes every character is
 // literal. Inside double quotes a backslash escapes only $ ` " \ and
-// newline. Adjacent quoted and unquoted parts join into one word, and ”
-// is an empty word.
+// newline. Adjacent quoted and unquoted parts join into one word, and an
+// empty pair of quotes is an empty word.
 func Split(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
