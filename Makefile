@@ -1,0 +1,56 @@
+# skillhost. The two commands the README names: `make demo` and `make test`.
+GO      ?= go
+BIN     := bin
+PROTO   := shared/proto/executor/v1
+
+.PHONY: all build demo test vet fmt-check fuzz bench cross generate check-generated clean
+
+all: test
+
+## build: the host and every sandbox plugin into bin/
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## demo: build, then run the example skills
+demo: build
+	BIN=$(BIN) ./examples/demo.sh
+
+## test: formatting, vet, cross-builds and the whole test suite with -race
+test: fmt-check vet cross
+	$(GO) test -race -count=1 ./...
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## cross: the Seatbelt plugin and the host must build for macOS
+cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/skillhost
+	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/skillhost
+
+## fuzz: a short run of every fuzz target
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./host/skill
+	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./host/shellwords
+
+## bench: the benchmarks behind the numbers in the README
+bench:
+	./bench/run.sh
+
+## generate: regenerate the gRPC code (needs Debian's protobuf-compiler)
+generate:
+	protoc -I $(PROTO) \
+	  --plugin=protoc-gen-go=$$($(GO) tool -n protoc-gen-go) \
+	  --plugin=protoc-gen-go-grpc=$$($(GO) tool -n protoc-gen-go-grpc) \
+	  --go_out=$(PROTO) --go_opt=paths=source_relative \
+	  --go-grpc_out=$(PROTO) --go-grpc_opt=paths=source_relative \
+	  $(PROTO)/executor.proto
+
+check-generated: generate
+	git diff --exit-code -- $(PROTO)
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+)
+
+type runJSON struct {
+	Output     string `json:"output"`
+	ExitCode   int    `json:"exit_code"`
+	Signal     string `json:"signal"`
+	TimedOut   bool   `json:"timed_out"`
+	Truncated  bool   `json:"truncated"`
+	DurationMS int64  `json:"duration_ms"`
+	Grant      any    `json:"grant"`
+	Strategy   string `json:"strategy"`
+	Violations []any  `json:"violations"`
+}
+
+func (a *app) runCmd() *cobra.Command {
+	var argString string
+	var strategy string
+	cmd := &cobra.Command{
+		Use:   "run NAME TOOL [-- ARG...]",
+		Short: "Run one of a skill's script tools and print its result",
+		Long: "Run prints the tool's result as an agent sees it: the output on success, otherwise an\n" +
+			"\"Error (...)\" header before the output. Arguments follow --, or come as one string in\n" +
+			"--args, split like a POSIX shell.",
+		Args: args(cobra.MinimumNArgs(2)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy}
+			if cmd.Flags().Changed("args") {
+				if len(req.Args) > 0 {
+					return usage(fmt.Errorf("pass arguments either after -- or in --args, not both"))
+				}
+				req.ArgString = &argString
+			}
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, err := h.Run(ctx, req, nil)
+			if err != nil {
+				if isUsage(err) {
+					return err
+				}
+				return failed(err)
+			}
+			if a.jsonOut {
+				violations := []any{}
+				for _, v := range res.Violations {
+					violations = append(violations, map[string]string{"kind": v.Kind, "target": v.Target, "detail": v.Detail})
+				}
+				if err := a.printJSON(runJSON{
+					Output: string(res.Output), ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
+					Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Grant: res.Grant,
+					Strategy: res.Strategy, Violations: violations,
+				}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprint(a.stdout, res.Text())
+			}
+			for _, ne := range res.NotEnforced {
+				h.Warn("%s did not enforce: %s", res.Strategy, ne)
+			}
+			if !res.OK() {
+				return &exitError{code: exitFailed}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
+	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
+	return cmd
+}
+
+func isUsage(err error) bool {
+	return exitCode(err, discard{}) == exitUsage
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+type toolJSON struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Path        string         `json:"path"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+type skillJSON struct {
+	Name        string     `json:"name"`
+	Description string     `json:"description"`
+	Path        string     `json:"path"`
+	Tools       []toolJSON `json:"tools"`
+}
+
+func toolsJSON(s *skill.Skill) []toolJSON {
+	out := []toolJSON{}
+	for _, t := range s.Tools {
+		out = append(out, toolJSON{Name: t.Name, Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
+	}
+	return out
+}
+
+func (a *app) listCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the skills in the catalog, sorted by name",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			h.CatalogWarnings()
+			skills := h.Catalog.All()
+			if a.jsonOut {
+				out := []skillJSON{}
+				for _, s := range skills {
+					out = append(out, skillJSON{Name: s.Name, Description: s.Description, Path: s.Dir, Tools: toolsJSON(s)})
+				}
+				return a.printJSON(out)
+			}
+			if len(skills) == 0 {
+				fmt.Fprintf(a.stderr, "no skills found in %s\n", strings.Join(h.Catalog.Roots(), ", "))
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tTOOLS\tDESCRIPTION")
+			for _, s := range skills {
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", s.Name, len(s.Tools), oneLine(s.Description, 80))
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+// oneLine shortens text to its first line and at most n characters.
+func oneLine(text string, n int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return text
+}
+
+func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
+	s, err := h.Catalog.Find(name)
+	if err != nil {
+		h.CatalogWarnings()
+		return nil, usage(err)
+	}
+	for _, w := range s.Warnings {
+		h.Warn("skill %q: %s", s.Name, w)
+	}
+	return s, nil
+}
+
+type declaredJSON struct {
+	FSRead  []string `json:"fs_read"`
+	FSWrite []string `json:"fs_write"`
+	Network bool     `json:"network"`
+	Timeout float64  `json:"timeout"`
+	Trust   string   `json:"trust"`
+}
+
+func (a *app) showCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show NAME",
+		Short: "Show a skill: instructions, declared capabilities, effective grant and tools",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			s, err := a.findSkill(h, argv[0])
+			if err != nil {
+				return err
+			}
+			d := h.Declared(s)
+			g, warnings := h.Grant(s)
+			for _, w := range warnings {
+				h.Warn("%s", w)
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{
+					"name": s.Name, "description": s.Description, "path": s.Dir, "file": s.File,
+					"instructions": s.Instructions,
+					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network,
+						Timeout: d.Timeout.Seconds(), Trust: d.Trust},
+					"grant": g, "tools": toolsJSON(s), "warnings": nonNil(s.Warnings),
+				})
+			}
+			w := a.stdout
+			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", s.Name, oneLine(s.Description, 500), s.Dir)
+			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, d.Network, grant.Seconds(d.Timeout), d.Trust))
+			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, g.Network, grant.Seconds(g.Timeout), g.Trust))
+			if len(s.Tools) == 0 {
+				fmt.Fprintln(w, "Tools:        none")
+			} else {
+				fmt.Fprintln(w, "Tools:")
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				for _, t := range s.Tools {
+					rel, _ := filepath.Rel(s.Dir, t.Script)
+					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", t.Name, oneLine(t.Description, 70), rel)
+				}
+				tw.Flush()
+			}
+			fmt.Fprintf(w, "\nInstructions:\n%s\n", s.Instructions)
+			return nil
+		},
+	}
+}
+
+func describeGrant(read, write []string, network bool, timeout, trust string) string {
+	return fmt.Sprintf("fs_read %s, fs_write %s, network %v, timeout %ss, trust %s", list(read), list(write), network, timeout, trust)
+}
+
+func list(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (a *app) grantCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "grant NAME",
+		Short: "Print a skill's effective grant: what it declares, clamped to the sandbox ceiling",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			s, err := a.findSkill(h, argv[0])
+			if err != nil {
+				return err
+			}
+			g, warnings := h.Grant(s)
+			for _, w := range warnings {
+				h.Warn("%s", w)
+			}
+			if a.jsonOut {
+				return a.printJSON(g)
+			}
+			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v\ntimeout:  %ss\ntrust:    %s\n",
+				list(g.FSRead), list(g.FSWrite), g.Network, grant.Seconds(g.Timeout), g.Trust)
+			return nil
+		},
+	}
+}

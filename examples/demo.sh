@@ -1,0 +1,27 @@
+#!/bin/bash
+# The skillhost demo: discover, inspect, validate, match and run the example
+# skills under the platform's sandbox. Run it from the repository root after
+# `make build` (make demo does both).
+set -u
+bin=${BIN:-bin}
+export SKILLHOST_CONFIG=${SKILLHOST_CONFIG:-examples/skillhost.yaml}
+status=0
+step() {
+  printf '\n\033[1m$ skillhost %s\033[0m\n' "$*"
+  "$bin/skillhost" "$@" || { rc=$?; echo "(exit status $rc)"; return $rc; }
+}
+must() { step "$@" || status=1; }
+
+must list
+must show csv-summary
+must grant release-notes
+must validate examples/skills
+must run csv-summary summarize -- examples/data/sales.csv
+must run text-stats top_words -- -n 5 examples/data/article.txt
+must run json-tools keys -- examples/data/inventory.json items.0
+must run release-notes draft -- examples/data/CHANGES.md 1.4.0
+must run sandbox-probe probe
+# A tool that fails shows the result text an agent would see.
+step run json-tools check -- examples/data/sales.csv || true
+rm -rf out
+exit $status

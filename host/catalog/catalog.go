@@ -1,0 +1,281 @@
+// Package catalog discovers skill bundles under one or more roots and looks
+// them up by name. It is lazy (nothing is read until first use), safe for
+// concurrent use, and forgiving: a broken bundle becomes a warning naming
+// its directory and never hides the others.
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// skipDirs are never scanned for skills. Other hidden directories are:
+// published collections keep skills under .curated or .system.
+var skipDirs = map[string]bool{".git": true, "node_modules": true}
+
+// Catalog is a set of skills found under roots.
+type Catalog struct {
+	roots         []string
+	ignoreMissing bool
+	mu            sync.Mutex // serialises loads
+	snap  atomic.Pointer[snapshot]
+	gen   atomic.Uint64
+}
+
+type snapshot struct {
+	byName   map[string]*skill.Skill
+	list     []*skill.Skill
+	warnings []string
+	gen      uint64
+}
+
+// Option adjusts a Catalog.
+type Option func(*Catalog)
+
+// IgnoreMissingRoots drops the warning for roots that do not exist, for
+// default roots that a user may never have created.
+func IgnoreMissingRoots() Option { return func(c *Catalog) { c.ignoreMissing = true } }
+
+// New returns a catalog over roots, scanned in order. Nothing is read
+// until the first lookup.
+func New(roots []string, opts ...Option) *Catalog {
+	c := &Catalog{roots: append([]string(nil), roots...)}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// DefaultRoots returns ~/.prompts/skills, then ~/.agents/skills and
+// ./.agents/skills when they exist.
+func DefaultRoots(home, cwd string) []string {
+	roots := []string{filepath.Join(home, ".prompts", "skills")}
+	for _, p := range []string{filepath.Join(home, ".agents", "skills"), filepath.Join(cwd, ".agents", "skills")} {
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			roots = append(roots, p)
+		}
+	}
+	return roots
+}
+
+// Roots returns the roots the catalog scans.
+func (c *Catalog) Roots() []string { return append([]string(nil), c.roots...) }
+
+func (c *Catalog) current() *snapshot {
+	if s := c.snap.Load(); s != nil {
+		return s
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.snap.Load(); s != nil {
+		return s
+	}
+	s := scan(c.roots, c.ignoreMissing)
+	s.gen = c.gen.Add(1)
+	c.snap.Store(s)
+	return s
+}
+
+// Reload rescans the roots. Lookups running concurrently see either the
+// old or the new set, never a mix.
+func (c *Catalog) Reload() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := scan(c.roots, c.ignoreMissing)
+	s.gen = c.gen.Add(1)
+	c.snap.Store(s)
+}
+
+// Generation changes every time the catalog is (re)loaded, so that indexes
+// built from it know when to rebuild.
+func (c *Catalog) Generation() uint64 { return c.current().gen }
+
+// All returns the skills sorted by name.
+func (c *Catalog) All() []*skill.Skill {
+	return append([]*skill.Skill(nil), c.current().list...)
+}
+
+// Warnings returns every problem found while loading, each naming the
+// directory it concerns.
+func (c *Catalog) Warnings() []string {
+	return append([]string(nil), c.current().warnings...)
+}
+
+// Names returns the skill names, sorted.
+func (c *Catalog) Names() []string {
+	list := c.current().list
+	names := make([]string, len(list))
+	for i, s := range list {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// NotFoundError reports an unknown skill name with the closest known ones.
+type NotFoundError struct {
+	Name        string
+	Suggestions []string
+}
+
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("unknown skill %q", e.Name)
+	if len(e.Suggestions) > 0 {
+		msg += "; did you mean " + quoteList(e.Suggestions) + "?"
+	}
+	return msg
+}
+
+// AmbiguousError reports a name that matches several skills loosely.
+type AmbiguousError struct {
+	Name    string
+	Matches []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("skill name %q is ambiguous: it could be %s", e.Name, quoteList(e.Matches))
+}
+
+// Find returns the skill with front-matter name name. When no name matches
+// exactly it accepts, if unambiguous, a spelling that differs only in case
+// or in -, _ and spaces, and then a directory name.
+func (c *Catalog) Find(name string) (*skill.Skill, error) {
+	s := c.current()
+	if sk := s.byName[name]; sk != nil {
+		return sk, nil
+	}
+	for _, key := range []func(*skill.Skill) string{
+		func(sk *skill.Skill) string { return Fold(sk.Name) },
+		func(sk *skill.Skill) string { return Fold(filepath.Base(sk.Dir)) },
+	} {
+		var hits []*skill.Skill
+		for _, sk := range s.list {
+			if key(sk) == Fold(name) {
+				hits = append(hits, sk)
+			}
+		}
+		switch len(hits) {
+		case 0:
+			continue
+		case 1:
+			return hits[0], nil
+		default:
+			names := make([]string, len(hits))
+			for i, h := range hits {
+				names[i] = h.Name
+			}
+			return nil, &AmbiguousError{Name: name, Matches: names}
+		}
+	}
+	return nil, &NotFoundError{Name: name, Suggestions: Suggest(name, c.Names())}
+}
+
+// Fold normalises a name for loose lookup: lower case, with runs of -, _
+// and blanks as one -.
+func Fold(name string) string {
+	f := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == ' ' || r == '\t' })
+	return strings.Join(f, "-")
+}
+
+// IsNotFound reports whether err is a NotFoundError.
+func IsNotFound(err error) bool {
+	var nf *NotFoundError
+	return errors.As(err, &nf)
+}
+
+func scan(roots []string, ignoreMissing bool) *snapshot {
+	s := &snapshot{byName: map[string]*skill.Skill{}}
+	for _, root := range roots {
+		if _, err := os.Stat(root); ignoreMissing && errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		for _, dir := range skillDirs(root, &s.warnings) {
+			s.add(dir)
+		}
+	}
+	sort.Slice(s.list, func(i, j int) bool { return s.list[i].Name < s.list[j].Name })
+	return s
+}
+
+// skillDirs lists the directories under root that hold a SKILL.md, in name
+// order; a root that is itself a skill yields just itself.
+func skillDirs(root string, warnings *[]string) []string {
+	fi, err := os.Stat(root)
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("skills root %s: %v", root, errors.Unwrap(err)))
+		return nil
+	}
+	if !fi.IsDir() {
+		*warnings = append(*warnings, fmt.Sprintf("skills root %s is not a directory", root))
+		return nil
+	}
+	if _, err := skill.Locate(root); err == nil {
+		return []string{root}
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("skills root %s: %v", root, err))
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries { // ReadDir sorts by name
+		if skipDirs[e.Name()] {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			continue
+		}
+		if _, err := skill.Locate(dir); err != nil {
+			if !errors.Is(err, skill.ErrNoSkillFile) {
+				*warnings = append(*warnings, fmt.Sprintf("skipping %s: %v", dir, err))
+			}
+			continue
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+func (s *snapshot) add(dir string) {
+	sk, err := parseSafely(dir)
+	if err != nil {
+		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: %v", dir, err))
+		return
+	}
+	for _, w := range sk.Warnings {
+		s.warnings = append(s.warnings, fmt.Sprintf("skill %q (%s): %s", sk.Name, dir, w))
+	}
+	if first, dup := s.byName[sk.Name]; dup {
+		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: skill name %q is already taken by %s (the first root wins)", dir, sk.Name, first.Dir))
+		return
+	}
+	s.byName[sk.Name] = sk
+	s.list = append(s.list, sk)
+}
+
+// parseSafely turns a parser panic into an error, so that no bundle can
+// take the catalog down.
+func parseSafely(dir string) (sk *skill.Skill, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error while parsing: %v", r)
+		}
+	}()
+	return skill.Parse(dir)
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

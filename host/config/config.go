@@ -1,0 +1,180 @@
+// Package config loads skillhost's configuration: built-in defaults, then a
+// YAML file, then SKILLHOST_<SECTION>__<KEY> environment overrides. Every
+// bad value and every unknown key is an error naming it and where it came
+// from.
+package config
+
+import (
+	"time"
+
+	"github.com/skillhost/skillhost/host/grant"
+)
+
+// Config is the whole configuration. The zero value is not useful; start
+// from Default or Load.
+type Config struct {
+	Skills  Skills  `yaml:"skills"`
+	Scripts Scripts `yaml:"scripts"`
+	Sandbox Sandbox `yaml:"sandbox"`
+	Plugins Plugins `yaml:"plugins"`
+	Match   Match   `yaml:"match"`
+
+	// Source is the file the configuration was read from, or "" when only
+	// defaults (and environment overrides) apply.
+	Source string `yaml:"-"`
+}
+
+// Skills configures discovery.
+type Skills struct {
+	// Roots are scanned in order; the first skill with a name wins. Empty
+	// means ~/.prompts/skills, then ~/.agents/skills and ./.agents/skills
+	// when they exist.
+	Roots []string `yaml:"roots"`
+}
+
+// Scripts configures how tools run.
+type Scripts struct {
+	// Workdir is "cwd" (the host's working directory, the default) or
+	// "skill" (the skill's directory).
+	Workdir string `yaml:"workdir"`
+}
+
+// Working directories for Scripts.Workdir.
+const (
+	WorkdirCwd   = "cwd"
+	WorkdirSkill = "skill"
+)
+
+// Sandbox is the ceiling every grant is clamped to, plus how scripts are
+// confined and bounded.
+type Sandbox struct {
+	// Enabled routes runs through a sandbox plugin (default true). When
+	// false, scripts run in-process with the same time, output and
+	// environment bounds but no confinement.
+	Enabled bool `yaml:"enabled"`
+	// Strategy is "auto" (the platform's plugin) or a plugin name. A YAML
+	// null is refused; write "null" for the null plugin.
+	Strategy Strategy `yaml:"strategy"`
+	// FSRead, FSWrite, Network and Timeout are the ceiling.
+	FSRead  []string `yaml:"fs_read"`
+	FSWrite []string `yaml:"fs_write"`
+	Network bool     `yaml:"network"`
+	Timeout Duration `yaml:"timeout"`
+	// Trusted lists skills whose trust: core is honoured.
+	Trusted []string `yaml:"trusted"`
+	// OutputLimit caps a script's merged output (default 1 MiB).
+	OutputLimit ByteSize `yaml:"output_limit"`
+	// Env adds to the variables scripts receive: NAME passes the host's
+	// value through, NAME=value sets one.
+	Env []string `yaml:"env"`
+	// KillGrace is the time between SIGTERM and SIGKILL at a timeout.
+	KillGrace Duration `yaml:"kill_grace"`
+	// Limits bound a confined script's resources.
+	Limits Limits `yaml:"limits"`
+	// Interpreters are extra paths a confined script may read and execute
+	// (pyenv, nvm, Homebrew trees), never write.
+	Interpreters []string `yaml:"interpreters"`
+	// Landlock holds options of the Landlock plugin.
+	Landlock Landlock `yaml:"landlock"`
+}
+
+// Limits bound the resources of a confined script. Zero means unlimited.
+type Limits struct {
+	OpenFiles int      `yaml:"open_files"`
+	FileSize  ByteSize `yaml:"file_size"`
+	Processes int      `yaml:"processes"`
+	Memory    ByteSize `yaml:"memory"`
+}
+
+// Landlock holds options of the Landlock plugin.
+type Landlock struct {
+	// BestEffort runs scripts even when the kernel lacks Landlock or some of
+	// its layers; every result then lists what was not enforced.
+	BestEffort bool `yaml:"best_effort"`
+}
+
+// Plugins configures sandbox plugin discovery and launch.
+type Plugins struct {
+	// Dirs are searched for skillhost-sandbox-<name> binaries. Empty means
+	// the directory of the skillhost executable, then
+	// $XDG_DATA_HOME/skillhost/plugins.
+	Dirs []string `yaml:"dirs"`
+	// SHA256 pins plugin binaries by name; a mismatch refuses to launch.
+	SHA256 map[string]string `yaml:"sha256"`
+	// AutoMTLS authenticates host and plugin to each other over their
+	// socket (default true).
+	AutoMTLS bool `yaml:"auto_mtls"`
+	// StartTimeout bounds a plugin's start-up handshake.
+	StartTimeout Duration `yaml:"start_timeout"`
+}
+
+// Match configures skill matching.
+type Match struct {
+	// Strategy is "lexical" (default), "embedding" or "hybrid".
+	Strategy string `yaml:"strategy"`
+	// Threshold is the minimum score in [0, 1]; nil means the strategy's
+	// default.
+	Threshold *float64 `yaml:"threshold"`
+	// Limit caps the number of matches; 0 means no cap.
+	Limit     int       `yaml:"limit"`
+	Embedding Embedding `yaml:"embedding"`
+}
+
+// Embedding configures an OpenAI-compatible /v1/embeddings endpoint.
+type Embedding struct {
+	URL   string `yaml:"url"`
+	Model string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the API key; the
+	// key itself never appears in the configuration.
+	APIKeyEnv string   `yaml:"api_key_env"`
+	Timeout   Duration `yaml:"timeout"`
+	// CacheDir holds description vectors; empty means
+	// $XDG_CACHE_HOME/skillhost/embeddings.
+	CacheDir  string `yaml:"cache_dir"`
+	BatchSize int    `yaml:"batch_size"`
+}
+
+// Match strategies.
+const (
+	MatchLexical   = "lexical"
+	MatchEmbedding = "embedding"
+	MatchHybrid    = "hybrid"
+)
+
+// Default returns the built-in configuration.
+func Default() *Config {
+	return &Config{
+		Scripts: Scripts{Workdir: WorkdirCwd},
+		Sandbox: Sandbox{
+			Enabled:     true,
+			Strategy:    "auto",
+			FSRead:      []string{"."},
+			FSWrite:     []string{},
+			Timeout:     Duration(grant.DefaultTimeout),
+			OutputLimit: 1 << 20,
+			KillGrace:   Duration(2 * time.Second),
+			Limits: Limits{
+				OpenFiles: 1024,
+				FileSize:  256 << 20,
+				Processes: 256,
+				Memory:    2 << 30,
+			},
+		},
+		Plugins: Plugins{AutoMTLS: true, StartTimeout: Duration(10 * time.Second)},
+		Match: Match{
+			Strategy:  MatchLexical,
+			Embedding: Embedding{Timeout: Duration(30 * time.Second), BatchSize: 64},
+		},
+	}
+}
+
+// Ceiling returns the sandbox section as a grant ceiling.
+func (c *Config) Ceiling() grant.Ceiling {
+	return grant.Ceiling{
+		FSRead:  c.Sandbox.FSRead,
+		FSWrite: c.Sandbox.FSWrite,
+		Network: c.Sandbox.Network,
+		Timeout: time.Duration(c.Sandbox.Timeout),
+		Trusted: c.Sandbox.Trusted,
+	}
+}

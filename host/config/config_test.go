@@ -1,0 +1,230 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// isolate points every config location at empty places.
+func isolate(t *testing.T) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, EnvPrefix) {
+			t.Setenv(name, "")
+			os.Unsetenv(name)
+		}
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+}
+
+func TestDefaults(t *testing.T) {
+	isolate(t)
+	c, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != "" || !c.Sandbox.Enabled || c.Sandbox.Strategy != "auto" || c.Sandbox.Network ||
+		!reflect.DeepEqual(c.Sandbox.FSRead, []string{"."}) || len(c.Sandbox.FSWrite) != 0 ||
+		time.Duration(c.Sandbox.Timeout) != 60*time.Second || c.Sandbox.OutputLimit != 1<<20 ||
+		c.Scripts.Workdir != "cwd" || !c.Plugins.AutoMTLS || c.Match.Strategy != "lexical" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	isolate(t)
+	p := write(t, `
+skills:
+  roots: [/a, /b]
+scripts:
+  workdir: skill
+sandbox:
+  enabled: false
+  strategy: "null"
+  fs_read: ["/srv"]
+  fs_write: [/srv/out]
+  network: true
+  timeout: 1m30s
+  output_limit: 64KiB
+  env: [FOO, BAR=baz]
+  limits: {processes: 10, memory: 1G}
+plugins:
+  sha256: {"null": "`+strings.Repeat("ab", 32)+`"}
+match:
+  threshold: 0.5
+`)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != p || c.Sandbox.Enabled || c.Sandbox.Strategy != "null" || !c.Sandbox.Network ||
+		time.Duration(c.Sandbox.Timeout) != 90*time.Second || c.Sandbox.OutputLimit != 64<<10 ||
+		c.Sandbox.Limits.Processes != 10 || c.Sandbox.Limits.Memory != 1<<30 || c.Sandbox.Limits.OpenFiles != 1024 ||
+		!reflect.DeepEqual(c.Sandbox.Env, []string{"FOO", "BAR=baz"}) || c.Scripts.Workdir != "skill" ||
+		*c.Match.Threshold != 0.5 || !reflect.DeepEqual(c.Skills.Roots, []string{"/a", "/b"}) {
+		t.Fatalf("loaded: %+v", c)
+	}
+	ceil := c.Ceiling()
+	if !reflect.DeepEqual(ceil.FSRead, []string{"/srv"}) || ceil.Timeout != 90*time.Second || !ceil.Network {
+		t.Fatalf("ceiling: %+v", ceil)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	isolate(t)
+	tests := []struct {
+		name, content, want string
+	}{
+		{"unknown section", "sandboxx: {}\n", "line 1: unknown key sandboxx"},
+		{"unknown key", "sandbox:\n  networkk: true\n", "line 2: unknown key sandbox.networkk"},
+		{"unknown nested key", "sandbox:\n  limits:\n    cpus: 2\n", "unknown key sandbox.limits.cpus"},
+		{"yaml null strategy", "sandbox:\n  strategy: null\n", `write strategy: "null" (quoted)`},
+		{"bad strategy", "sandbox:\n  strategy: Has Space\n", "not auto or a plugin name"},
+		{"bad timeout", "sandbox:\n  timeout: soon\n", "not a number of seconds"},
+		{"zero timeout", "sandbox:\n  timeout: 0\n", "not positive"},
+		{"bad bool", "sandbox:\n  network: maybe\n", "line 2: sandbox.network: cannot unmarshal !!str `maybe` here"},
+		{"bad size", "sandbox:\n  output_limit: lots\n", "not a size"},
+		{"bad workdir", "scripts:\n  workdir: home\n", "scripts.workdir"},
+		{"bad pin", "plugins:\n  sha256: {\"null\": abc}\n", "plugins.sha256.null"},
+		{"null pin key", "plugins:\n  sha256: {null: abc}\n", `write "null": (quoted)`},
+		{"bad threshold", "match:\n  threshold: 2\n", "match.threshold"},
+		{"embedding without url", "match:\n  strategy: embedding\n", "match.embedding.url"},
+		{"not a mapping", "- a\n- b\n", "must be a mapping"},
+		{"bad yaml", "sandbox: [\n", "invalid YAML"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := write(t, tt.content)
+			_, err := Load(p)
+			var ce *Error
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a config error containing %q", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), p) {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestConfigLocation(t *testing.T) {
+	isolate(t)
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
+		t.Fatal("an explicit missing file must be an error")
+	}
+	p := write(t, "sandbox:\n  network: true\n")
+	t.Setenv(EnvConfig, p)
+	c, err := Load("")
+	if err != nil || !c.Sandbox.Network || c.Source != p {
+		t.Fatalf("SKILLHOST_CONFIG: %v %+v", err, c)
+	}
+	os.Unsetenv(EnvConfig)
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	def := filepath.Join(xdg, "skillhost", "config.yaml")
+	os.MkdirAll(filepath.Dir(def), 0o755)
+	os.WriteFile(def, []byte("sandbox:\n  timeout: 5\n"), 0o644)
+	c, err = Load("")
+	if err != nil || c.Source != def || time.Duration(c.Sandbox.Timeout) != 5*time.Second {
+		t.Fatalf("XDG default: %v %+v", err, c)
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	isolate(t)
+	p := write(t, "sandbox:\n  network: true\n  fs_write: [/x]\n")
+	t.Setenv("SKILLHOST_SANDBOX__NETWORK", "false")
+	t.Setenv("SKILLHOST_SANDBOX__ENABLED", "true")
+	t.Setenv("SKILLHOST_SANDBOX__TIMEOUT", "2.5")
+	t.Setenv("SKILLHOST_SANDBOX__FS_READ", "/a, /b")
+	t.Setenv("SKILLHOST_SANDBOX__FS_WRITE", "[/c]")
+	t.Setenv("SKILLHOST_SANDBOX__LIMITS__PROCESSES", "7")
+	t.Setenv("SKILLHOST_SANDBOX__STRATEGY", "null")
+	t.Setenv("SKILLHOST_PLUGINS__SHA256", "{landlock: "+strings.Repeat("0", 64)+"}")
+	t.Setenv("SKILLHOST_MATCH__THRESHOLD", "0.25")
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sandbox.Network || !c.Sandbox.Enabled || time.Duration(c.Sandbox.Timeout) != 2500*time.Millisecond ||
+		!reflect.DeepEqual(c.Sandbox.FSRead, []string{"/a", "/b"}) || !reflect.DeepEqual(c.Sandbox.FSWrite, []string{"/c"}) ||
+		c.Sandbox.Limits.Processes != 7 || c.Sandbox.Strategy != "null" || c.Plugins.SHA256["landlock"] == "" ||
+		*c.Match.Threshold != 0.25 {
+		t.Fatalf("overrides: %+v", c.Sandbox)
+	}
+}
+
+func TestEnvOverrideErrors(t *testing.T) {
+	tests := []struct{ name, value, want string }{
+		{"SKILLHOST_SANDBOX__NETWORKK", "true", "environment variable SKILLHOST_SANDBOX__NETWORKK: unknown key sandbox.networkk"},
+		{"SKILLHOST_NOPE__X", "1", "unknown key nope"},
+		{"SKILLHOST_SANDBOX__NETWORK", "maybe", `sandbox.network: "maybe" is not true or false`},
+		{"SKILLHOST_SANDBOX__TIMEOUT", "soon", "sandbox.timeout"},
+		{"SKILLHOST_SANDBOX__LIMITS__PROCESSES", "many", "sandbox.limits.processes"},
+		{"SKILLHOST_SANDBOX__NETWORK__X", "1", "sandbox.network is not a section"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			t.Setenv(tt.name, tt.value)
+			_, err := Load("")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	tests := map[string]ByteSize{"1048576": 1 << 20, "64KiB": 64 << 10, "1MiB": 1 << 20, "1M": 1 << 20, "10MB": 10_000_000, "2g": 2 << 30, "0.5KiB": 512, "3b": 3}
+	for in, want := range tests {
+		if got, err := ParseByteSize(in); err != nil || got != want {
+			t.Errorf("ParseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "1TB"} {
+		if _, err := ParseByteSize(bad); err == nil {
+			t.Errorf("ParseByteSize(%q) accepted", bad)
+		}
+	}
+}
+
+func TestWritePins(t *testing.T) {
+	isolate(t)
+	p := write(t, "# my settings\nsandbox:\n  network: true # keep me\nplugins:\n  sha256:\n    old: "+strings.Repeat("1", 64)+"\n")
+	sum := strings.Repeat("a", 64)
+	if err := WritePins(p, map[string]string{"null": sum}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p)
+	for _, want := range []string{"# my settings", "# keep me", "old: " + strings.Repeat("1", 64), `"null": ` + sum} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("rewritten config lacks %q:\n%s", want, data)
+		}
+	}
+	c, err := Load(p)
+	if err != nil || c.Plugins.SHA256["null"] != sum || !c.Sandbox.Network {
+		t.Fatalf("reload: %v %+v", err, c.Plugins)
+	}
+	fresh := filepath.Join(t.TempDir(), "new", "config.yaml")
+	if err := WritePins(fresh, map[string]string{"landlock": sum}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Load(fresh); err != nil || c.Plugins.SHA256["landlock"] != sum {
+		t.Fatalf("fresh file: %v", err)
+	}
+}

@@ -1,0 +1,326 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix starts every environment override: SKILLHOST_SANDBOX__NETWORK
+// sets sandbox.network. Variables without a double underscore after the
+// prefix (SKILLHOST_CONFIG) are not overrides.
+const EnvPrefix = "SKILLHOST_"
+
+// EnvConfig names the configuration file when --config is not given.
+const EnvConfig = "SKILLHOST_CONFIG"
+
+// Error is a configuration problem; the CLI reports it with exit status 2.
+type Error struct {
+	Source string // file or environment variable
+	Err    error
+}
+
+func (e *Error) Error() string { return e.Source + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// DefaultPath returns $XDG_CONFIG_HOME/skillhost/config.yaml, falling back to
+// ~/.config/skillhost/config.yaml.
+func DefaultPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "skillhost", "config.yaml")
+}
+
+// Path returns the file Load reads for an explicit path (from --config):
+// that path, else $SKILLHOST_CONFIG, else DefaultPath. required reports
+// whether the file must exist (it was named explicitly).
+func Path(explicit string) (path string, required bool) {
+	if explicit != "" {
+		return explicit, true
+	}
+	if p := os.Getenv(EnvConfig); p != "" {
+		return p, true
+	}
+	return DefaultPath(), false
+}
+
+// Load reads the configuration: defaults, then the file chosen by Path,
+// then environment overrides, then validation.
+func Load(explicit string) (*Config, error) {
+	cfg := Default()
+	path, required := Path(explicit)
+	if path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			if err := cfg.decodeFile(path, data); err != nil {
+				return nil, err
+			}
+			cfg.Source = path
+		case required || !errors.Is(err, os.ErrNotExist):
+			return nil, &Error{Source: path, Err: err}
+		}
+	}
+	if err := cfg.applyEnv(os.Environ()); err != nil {
+		return nil, err
+	}
+	if cfg.Sandbox.FSRead == nil { // fs_read: null means the default
+		cfg.Sandbox.FSRead = []string{"."}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, &Error{Source: cfg.describeSource(), Err: err}
+	}
+	return cfg, nil
+}
+
+func (c *Config) describeSource() string {
+	if c.Source == "" {
+		return "configuration"
+	}
+	return c.Source
+}
+
+func (c *Config) decodeFile(path string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return &Error{Source: path, Err: fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	if len(doc.Content) == 0 {
+		return nil // empty file: defaults
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return &Error{Source: path, Err: errors.New("the configuration must be a mapping of sections")}
+	}
+	if err := checkKeys(root, reflect.TypeOf(*c), ""); err != nil {
+		return &Error{Source: path, Err: err}
+	}
+	if err := checkNulls(root); err != nil {
+		return &Error{Source: path, Err: err}
+	}
+	if err := root.Decode(c); err != nil {
+		return &Error{Source: path, Err: decodeError(err, root)}
+	}
+	return nil
+}
+
+// checkNulls refuses a bare YAML null where the null plugin's name was
+// surely meant: as sandbox.strategy, or as a key under plugins.sha256.
+func checkNulls(root *yaml.Node) error {
+	if n := lookup(root, "sandbox", "strategy"); n != nil && isNull(n) {
+		return fmt.Errorf(`line %d: sandbox.strategy: a bare null is YAML's "no value"; write strategy: "null" (quoted) for the null plugin, or auto`, n.Line)
+	}
+	if m := lookup(root, "plugins", "sha256"); m != nil && m.Kind == yaml.MappingNode {
+		for i := 0; i < len(m.Content); i += 2 {
+			if isNull(m.Content[i]) {
+				return fmt.Errorf(`line %d: plugins.sha256: a bare null key is YAML's "no value"; write "null": (quoted) to pin the null plugin`, m.Content[i].Line)
+			}
+		}
+	}
+	return nil
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+// lookup follows keys through nested mappings.
+func lookup(n *yaml.Node, keys ...string) *yaml.Node {
+	for _, k := range keys {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == k {
+				next = n.Content[i+1]
+			}
+		}
+		n = next
+	}
+	return n
+}
+
+// keyAt returns the dotted key whose value starts on line, or "".
+func keyAt(n *yaml.Node, line int, prefix string) string {
+	if n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if v.Line == line && v.Kind == yaml.ScalarNode || k.Line == line && v.Kind != yaml.MappingNode {
+			return prefix + k.Value
+		}
+		if found := keyAt(v, line, prefix+k.Value+"."); found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+var errLineRe = regexp.MustCompile(`^line (\d+): `)
+
+// decodeError rewrites YAML decode errors to name keys instead of Go types.
+func decodeError(err error, root *yaml.Node) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return cleanDecodeError(err)
+	}
+	var msgs []string
+	for _, e := range te.Errors {
+		msg := e
+		if m := errLineRe.FindStringSubmatch(e); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			if key := keyAt(root, line, ""); key != "" {
+				msg = strings.Replace(msg, m[0], m[0]+key+": ", 1)
+			}
+		}
+		msgs = append(msgs, goTypeRe.ReplaceAllString(msg, "here"))
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// checkKeys reports the first key of n that has no field in t, by its
+// dotted path and line.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		f, ok := fieldByTag(t, key.Value)
+		if !ok {
+			return fmt.Errorf("line %d: unknown key %s%s (known: %s)", key.Line, prefix, key.Value, strings.Join(tags(t), ", "))
+		}
+		if err := checkKeys(val, f.Type, prefix+key.Value+"."); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if tag := strings.Split(f.Tag.Get("yaml"), ",")[0]; tag == name && tag != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func tags(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
+			out = append(out, tag)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+var goTypeRe = regexp.MustCompile(`into [\w.\[\]*]+`)
+
+// cleanDecodeError removes Go type names from YAML decode errors; users
+// know keys, not types.
+func cleanDecodeError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	msg = goTypeRe.ReplaceAllString(msg, "into this key")
+	return errors.New(msg)
+}
+
+// applyEnv applies SKILLHOST_<SECTION>__<KEY>[__<SUBKEY>] overrides in a
+// stable order. An empty value is ignored, as if the variable were unset. A value is parsed as YAML for the key's type; for a list key
+// a value that is not a YAML list is split on commas.
+func (c *Config) applyEnv(environ []string) error {
+	sort.Strings(environ)
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || !strings.Contains(name[len(EnvPrefix):], "__") || value == "" {
+			continue // not an override, or set empty, which counts as unset
+		}
+		path := strings.Split(strings.ToLower(name[len(EnvPrefix):]), "__")
+		if err := c.override(path, value); err != nil {
+			return &Error{Source: "environment variable " + name, Err: err}
+		}
+	}
+	return nil
+}
+
+func (c *Config) override(path []string, value string) error {
+	t := reflect.TypeOf(*c)
+	for i, key := range path {
+		f, ok := fieldByTag(t, key)
+		if !ok {
+			return fmt.Errorf("unknown key %s (known: %s)", strings.Join(path[:i+1], "."), strings.Join(tags(t), ", "))
+		}
+		t = f.Type
+		if i < len(path)-1 && t.Kind() != reflect.Struct {
+			return fmt.Errorf("%s is not a section", strings.Join(path[:i+1], "."))
+		}
+	}
+	leaf, err := valueNode(t, value)
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(path, "."), err)
+	}
+	node := leaf
+	for i := len(path) - 1; i >= 0; i-- {
+		node = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Tag: "!!str", Value: path[i]}, node,
+		}}
+	}
+	if err := node.Decode(c); err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(path, "."), cleanDecodeError(err))
+	}
+	return nil
+}
+
+func valueNode(t reflect.Type, value string) (*yaml.Node, error) {
+	if t.Kind() == reflect.Slice && !strings.HasPrefix(strings.TrimSpace(value), "[") {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, item := range strings.Split(value, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				seq.Content = append(seq.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: item})
+			}
+		}
+		return seq, nil
+	}
+	if t.Kind() == reflect.String || t.Kind() == reflect.Bool {
+		// Strings stay literal; booleans accept what YAML 1.1 and humans do.
+		v := value
+		if t.Kind() == reflect.Bool {
+			switch strings.ToLower(strings.TrimSpace(value)) {
+			case "true", "yes", "on", "1":
+				v = "true"
+			case "false", "no", "off", "0":
+				v = "false"
+			default:
+				return nil, fmt.Errorf("%q is not true or false", value)
+			}
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v}, nil
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}, nil
+	}
+	return doc.Content[0], nil
+}

@@ -1,0 +1,94 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/grant"
+)
+
+// Duration reads a number of seconds (30, 0.5) or a duration string
+// ("90s", "1m30s").
+type Duration time.Duration
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("expected seconds or a duration like 90s")
+	}
+	v, err := grant.ParseSeconds(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON renders seconds.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(grant.Seconds(time.Duration(d))), nil
+}
+
+// ByteSize reads a byte count: a plain number, or one with a unit: K, M, G
+// (or KiB, MiB, GiB) count in powers of 1024, KB, MB, GB in powers of 1000.
+type ByteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+	{"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1},
+}
+
+// ParseByteSize parses s as a ByteSize.
+func ParseByteSize(s string) (ByteSize, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 || f*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size like 1048576, 64KiB or 1MiB", s)
+	}
+	return ByteSize(f * float64(mult)), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("expected a size like 1MiB")
+	}
+	v, err := ParseByteSize(n.Value)
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// MarshalJSON renders bytes.
+func (b ByteSize) MarshalJSON() ([]byte, error) { return json.Marshal(int64(b)) }
+
+// Strategy names a sandbox plugin or "auto".
+type Strategy string
+
+// UnmarshalYAML implements yaml.Unmarshaler. A YAML null never reaches it
+// (the decoder zeroes the field instead); Validate reports that case.
+func (s *Strategy) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("expected a plugin name or auto")
+	}
+	*s = Strategy(n.Value)
+	return nil
+}

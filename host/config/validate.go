@@ -1,0 +1,79 @@
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+)
+
+var pluginNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// Validate checks values that decode but make no sense.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if w := c.Scripts.Workdir; w != WorkdirCwd && w != WorkdirSkill {
+		bad("scripts.workdir: %q is neither %q nor %q", w, WorkdirCwd, WorkdirSkill)
+	}
+	s := c.Sandbox
+	switch {
+	case s.Strategy == "":
+		bad(`sandbox.strategy: the value is empty or a bare null, which YAML reads as "no value"; write strategy: "null" (quoted) for the null plugin, or auto`)
+	case s.Strategy != "auto" && !pluginNameRe.MatchString(string(s.Strategy)):
+		bad("sandbox.strategy: %q is not auto or a plugin name (lowercase letters, digits, - and _)", s.Strategy)
+	}
+	if s.Timeout <= 0 {
+		bad("sandbox.timeout: must be positive")
+	}
+	if s.KillGrace <= 0 {
+		bad("sandbox.kill_grace: must be positive")
+	}
+	if s.OutputLimit <= 0 {
+		bad("sandbox.output_limit: must be positive")
+	}
+	if s.Limits.OpenFiles < 0 || s.Limits.Processes < 0 || s.Limits.FileSize < 0 || s.Limits.Memory < 0 {
+		bad("sandbox.limits: values must not be negative (0 means unlimited)")
+	}
+	names := make([]string, 0, len(c.Plugins.SHA256))
+	for name := range c.Plugins.SHA256 {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if b, err := hex.DecodeString(c.Plugins.SHA256[name]); err != nil || len(b) != 32 {
+			bad("plugins.sha256.%s: %q is not a SHA-256 in hex (64 characters)", name, c.Plugins.SHA256[name])
+		}
+	}
+	if c.Plugins.StartTimeout <= 0 {
+		bad("plugins.start_timeout: must be positive")
+	}
+	m := c.Match
+	switch m.Strategy {
+	case MatchLexical:
+	case MatchEmbedding, MatchHybrid:
+		if m.Embedding.URL == "" {
+			bad("match.embedding.url: required when match.strategy is %s", m.Strategy)
+		}
+		if m.Embedding.Model == "" {
+			bad("match.embedding.model: required when match.strategy is %s", m.Strategy)
+		}
+	default:
+		bad("match.strategy: %q is not lexical, embedding or hybrid", m.Strategy)
+	}
+	if m.Threshold != nil && (*m.Threshold < 0 || *m.Threshold > 1) {
+		bad("match.threshold: %v is outside [0, 1]", *m.Threshold)
+	}
+	if m.Limit < 0 {
+		bad("match.limit: must not be negative (0 means no cap)")
+	}
+	if m.Embedding.BatchSize <= 0 {
+		bad("match.embedding.batch_size: must be positive")
+	}
+	if m.Embedding.Timeout <= 0 {
+		bad("match.embedding.timeout: must be positive")
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,121 @@
+// Package host is skillhost's host side: it ties the configuration, the
+// skill catalog, grants and the sandbox executors together behind the few
+// calls the CLI (or an embedding program) needs.
+package host
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// Options configure Open.
+type Options struct {
+	// ConfigPath is --config; empty means $SKILLHOST_CONFIG or the default
+	// location.
+	ConfigPath string
+	// SkillRoots, when set, replace skills.roots (--skills).
+	SkillRoots []string
+	// Warnings receives one line per warning; nil discards them.
+	Warnings io.Writer
+	// LogLevel is the hclog level for plugin logs ("warn" if empty).
+	LogLevel string
+}
+
+// Host is an opened skillhost.
+type Host struct {
+	Config  *config.Config
+	Catalog *catalog.Catalog
+
+	env      grant.Env
+	warnings io.Writer
+	warnMu   sync.Mutex
+	warned   map[string]bool
+}
+
+// Open loads the configuration and prepares the catalog (which reads
+// nothing until first use).
+func Open(opts Options) (*Host, error) {
+	cfg, err := config.Load(opts.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	env := grant.Env{Cwd: cwd, Home: home}
+	roots := append([]string(nil), opts.SkillRoots...)
+	if len(roots) == 0 {
+		roots = append(roots, cfg.Skills.Roots...)
+	}
+	var catOpts []catalog.Option
+	if len(roots) == 0 {
+		roots = catalog.DefaultRoots(home, cwd)
+		catOpts = append(catOpts, catalog.IgnoreMissingRoots())
+	}
+	for i, r := range roots {
+		if p, err := grant.Resolve(r, env); err == nil {
+			roots[i] = p
+		} else {
+			roots[i] = filepath.Clean(r)
+		}
+	}
+	w := opts.Warnings
+	if w == nil {
+		w = io.Discard
+	}
+	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}}, nil
+}
+
+// Warn writes a warning once per message.
+func (h *Host) Warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	h.warnMu.Lock()
+	defer h.warnMu.Unlock()
+	if h.warned[msg] {
+		return
+	}
+	h.warned[msg] = true
+	fmt.Fprintln(h.warnings, "warning: "+msg)
+}
+
+// CatalogWarnings writes the catalog's load warnings.
+func (h *Host) CatalogWarnings() {
+	for _, w := range h.Catalog.Warnings() {
+		h.Warn("%s", w)
+	}
+}
+
+// Grant computes the effective grant of s and reports what it dropped.
+func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
+	declared, warnings := grant.FromFrontMatter(s.Declared)
+	for i, w := range warnings {
+		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
+	}
+	g, more := grant.Compute(s.Name, declared, h.Config.Ceiling(), h.env)
+	for _, w := range more {
+		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+	}
+	return g, warnings
+}
+
+// Declared returns what s asks for, normalised.
+func (h *Host) Declared(s *skill.Skill) grant.Declared {
+	d, _ := grant.FromFrontMatter(s.Declared)
+	return d
+}
+
+// Env returns where relative and ~ paths resolve.
+func (h *Host) Env() grant.Env { return h.env }
+
+// Close releases what the host holds (plugin processes).
+func (h *Host) Close() {}

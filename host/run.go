@@ -1,0 +1,226 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/shellwords"
+	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/shared"
+)
+
+// RunRequest names one tool call.
+type RunRequest struct {
+	Skill string
+	Tool  string
+	// Args are passed as they are; ArgString, if set instead, is split like
+	// a POSIX shell.
+	Args      []string
+	ArgString *string
+	// Strategy overrides sandbox.strategy for this run ("" keeps it).
+	Strategy string
+}
+
+// RunResult is a finished tool call.
+type RunResult struct {
+	Skill    *skill.Skill
+	Tool     *skill.Tool
+	Grant    grant.Grant
+	Strategy string
+	Output   []byte
+	shared.Result
+}
+
+// UsageError is a request that names something that does not exist or
+// cannot be parsed; the CLI exits with status 2 for it.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Resolve finds the skill and tool of req.
+func (h *Host) Resolve(req RunRequest) (*skill.Skill, *skill.Tool, error) {
+	s, err := h.Catalog.Find(req.Skill)
+	if err != nil {
+		return nil, nil, &UsageError{err}
+	}
+	t := s.Tool(req.Tool)
+	if t == nil {
+		names := make([]string, len(s.Tools))
+		for i, tt := range s.Tools {
+			names[i] = tt.Name
+		}
+		msg := fmt.Sprintf("skill %q has no tool %q", s.Name, req.Tool)
+		if sug := catalog.Suggest(req.Tool, names); len(sug) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(quoteAll(sug), ", "))
+		} else if len(names) > 0 {
+			msg += fmt.Sprintf("; it has %s", strings.Join(quoteAll(names), ", "))
+		} else {
+			msg += "; it has no tools"
+		}
+		return nil, nil, &UsageError{errors.New(msg)}
+	}
+	return s, t, nil
+}
+
+// Run executes a tool and waits for it. emit, if not nil, receives output as
+// it arrives. A script that runs and fails is a successful Run with a
+// non-zero exit; an error means it could not run.
+func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*RunResult, error) {
+	s, t, err := h.Resolve(req)
+	if err != nil {
+		return nil, err
+	}
+	args := req.Args
+	if req.ArgString != nil {
+		if args, err = shellwords.Split(*req.ArgString); err != nil {
+			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
+		}
+	}
+	g, warnings := h.Grant(s)
+	for _, w := range warnings {
+		h.Warn("%s", w)
+	}
+	env := scriptEnv(os.Environ(), h.Config.Sandbox.Env)
+	argv := t.Command(args)
+	if argv[0], err = lookPath(argv[0], env); err != nil {
+		return nil, fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)
+	}
+	dir := h.env.Cwd
+	if h.Config.Scripts.Workdir == config.WorkdirSkill {
+		dir = s.Dir
+	}
+	exec, strategy, err := h.executor(ctx, g, req.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
+	r, err := exec.Execute(ctx, h.request(s, g, argv, dir, env), func(b []byte) error {
+		if n := out.write(b); n > 0 && emit != nil {
+			emit(b[:n])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run %s/%s with %s: %w", s.Name, t.Name, strategy, err)
+	}
+	r.Truncated = r.Truncated || out.truncated
+	return &RunResult{Skill: s, Tool: t, Grant: g, Strategy: strategy, Output: out.Bytes(), Result: r}, nil
+}
+
+func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string, env []string) shared.Request {
+	sb := h.Config.Sandbox
+	return shared.Request{
+		RunID: newRunID(),
+		Argv:  argv,
+		Dir:   dir,
+		Env:   env,
+		Grant: shared.Grant{
+			FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: g.Timeout, Trust: g.Trust,
+		},
+		SkillDir:    s.Dir,
+		OutputLimit: int64(sb.OutputLimit),
+		KillGrace:   time.Duration(sb.KillGrace),
+		Limits: shared.Limits{
+			OpenFiles: int64(sb.Limits.OpenFiles),
+			FileSize:  int64(sb.Limits.FileSize),
+			Processes: int64(sb.Limits.Processes),
+			Memory:    int64(sb.Limits.Memory),
+		},
+		ExecPaths:  h.execPaths(),
+		BestEffort: sb.Landlock.BestEffort,
+	}
+}
+
+// execPaths resolves sandbox.interpreters; unusable entries are warned
+// about once and skipped.
+func (h *Host) execPaths() []string {
+	var out []string
+	for _, p := range h.Config.Sandbox.Interpreters {
+		rp, err := grant.Resolve(p, h.env)
+		if err != nil {
+			h.Warn("sandbox.interpreters entry %q: %v; ignored", p, err)
+			continue
+		}
+		out = append(out, rp)
+	}
+	return out
+}
+
+func newRunID() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Text renders a result the way an agent sees it: the output verbatim on
+// success, otherwise an "Error (...)" header before it.
+func (r *RunResult) Text() string {
+	out := string(r.Output)
+	switch {
+	case r.TimedOut:
+		return fmt.Sprintf("Error (timed out):\n%s\n[killed: exceeded %ss]", out, grant.Seconds(r.Grant.Timeout))
+	case r.Signal != "":
+		return fmt.Sprintf("Error (signal %s):\n%s", r.Signal, out)
+	case r.ExitCode != 0:
+		return fmt.Sprintf("Error (exit %d):\n%s", r.ExitCode, out)
+	}
+	return out
+}
+
+// OK reports whether the script ran and exited 0.
+func (r *RunResult) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCode == 0 }
+
+// cappedBuffer keeps at most limit bytes of script output (plus the
+// backend's truncation marker): a defence against a backend that ignores
+// the limit.
+type cappedBuffer struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	limit     int64
+	truncated bool
+}
+
+// slack admits the backend's truncation marker after limit bytes.
+const slack = 256
+
+func (c *cappedBuffer) write(b []byte) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.limit + slack - int64(c.buf.Len())
+	if room <= 0 {
+		c.truncated = true
+		return 0
+	}
+	if int64(len(b)) > room {
+		b = b[:room]
+		c.truncated = true
+	}
+	c.buf.Write(b)
+	return len(b)
+}
+
+func (c *cappedBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.Bytes()
+}
+
+func quoteAll(names []string) []string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return q
+}

@@ -1,0 +1,163 @@
+package shared
+
+import (
+	"context"
+	"time"
+)
+
+// ContractVersion is the version of the Executor contract this package
+// implements. It changes only with a breaking change to the wire protocol.
+const ContractVersion = 1
+
+// Executor is a confinement strategy. Implementations must be safe for
+// concurrent use: the host sends many Execute calls to one plugin process.
+type Executor interface {
+	// Info describes the backend. It must be cheap and never fail for a
+	// working binary.
+	Info(ctx context.Context) (Info, error)
+	// Probe reports whether the backend can confine commands on this
+	// machine right now, and why not.
+	Probe(ctx context.Context) (Probe, error)
+	// Execute runs req.Argv under req.Grant, passes its output to emit in
+	// arrival order, and returns how it ended. An error means the command
+	// could not run at all (refused, or failed to start); a command that ran
+	// and failed is a Result. emit returning an error (the caller went
+	// away) should stop the command.
+	Execute(ctx context.Context, req Request, emit func([]byte) error) (Result, error)
+}
+
+// Trust levels of a Grant.
+const (
+	TrustCore     = "core"
+	TrustExternal = "external"
+)
+
+// Grant is what a command may do. Paths are absolute and already resolved
+// through symlinks by the host.
+type Grant struct {
+	FSRead  []string
+	FSWrite []string
+	Network bool
+	Timeout time.Duration
+	Trust   string
+}
+
+// Limits bound a command's resources; zero means unlimited.
+type Limits struct {
+	OpenFiles int64
+	FileSize  int64
+	Processes int64
+	Memory    int64
+}
+
+// Request is one command to run.
+type Request struct {
+	// RunID identifies the run in logs and denial messages.
+	RunID string
+	// Argv is the command; Argv[0] is an absolute path.
+	Argv []string
+	// Dir is the working directory.
+	Dir string
+	// Env is the complete environment, already scrubbed by the host.
+	Env []string
+	// Grant is the effective grant.
+	Grant Grant
+	// SkillDir is the skill's directory; backends make it readable.
+	SkillDir string
+	// OutputLimit caps the merged output in bytes.
+	OutputLimit int64
+	// KillGrace is the time between SIGTERM and SIGKILL at the deadline.
+	KillGrace time.Duration
+	// Limits bound resources, where the backend can.
+	Limits Limits
+	// ExecPaths are extra read-and-execute paths (interpreter trees).
+	ExecPaths []string
+	// BestEffort asks the backend to run even if it cannot enforce
+	// everything, listing what it did not enforce in Result.NotEnforced.
+	BestEffort bool
+}
+
+// Violation is an access the backend saw denied.
+type Violation struct {
+	// Kind is "fs-read", "fs-write", "exec", "network", "signal", "ptrace"
+	// or a backend-specific word.
+	Kind string
+	// Path or address concerned, if known.
+	Target string
+	// Detail explains, for a human.
+	Detail string
+}
+
+// Result is how a command ended.
+type Result struct {
+	// ExitCode is the exit status, or -1 when killed by a signal.
+	ExitCode int
+	// Signal names the killing signal ("SIGKILL"), if any.
+	Signal    string
+	TimedOut  bool
+	Truncated bool
+	Duration  time.Duration
+	// Violations the backend observed.
+	Violations []Violation
+	// NotEnforced lists grant parts the backend could not enforce (best
+	// effort only).
+	NotEnforced []string
+}
+
+// Enforcement says which parts of a grant a backend enforces.
+type Enforcement struct {
+	FSRead           bool
+	FSWrite          bool
+	Network          bool
+	Timeout          bool
+	ResourceLimits   bool
+	ProcessIsolation bool
+}
+
+// Info describes a backend.
+type Info struct {
+	// Name is the backend's name, the <name> of skillhost-sandbox-<name>.
+	Name string
+	// Version is the backend's semantic version.
+	Version string
+	// ContractVersions lists the contract versions the backend speaks.
+	ContractVersions []int
+	// Platform is GOOS/GOARCH of the binary.
+	Platform string
+	// Enforces says what the backend can enforce.
+	Enforces Enforcement
+}
+
+// ProbeStatus is a backend's health on this machine.
+type ProbeStatus int
+
+// Probe statuses.
+const (
+	// Healthy: the backend can enforce what Info claims.
+	Healthy ProbeStatus = iota + 1
+	// Unsupported: this machine lacks what the backend needs.
+	Unsupported
+	// Unhealthy: the backend should work here but currently does not.
+	Unhealthy
+)
+
+func (s ProbeStatus) String() string {
+	switch s {
+	case Healthy:
+		return "healthy"
+	case Unsupported:
+		return "unsupported"
+	case Unhealthy:
+		return "unhealthy"
+	}
+	return "unknown"
+}
+
+// Probe is the result of Executor.Probe.
+type Probe struct {
+	Status ProbeStatus
+	// Reason is one line for humans, e.g. "Landlock ABI 7".
+	Reason string
+	// Details are facts for `skillhost doctor`, e.g. {"landlock_abi": "7"}.
+	Details map[string]string
+}

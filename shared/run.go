@@ -1,0 +1,52 @@
+package shared
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
+// SpecFor returns the runner spec that runs req with the contract's bounds:
+// its argv, directory and environment, the grant's timeout, the kill grace
+// and the output limit. Backends adjust it (wrap the argv, name a confiner)
+// and pass it to Run.
+func SpecFor(req Request) runner.Spec {
+	return runner.Spec{
+		Argv:        req.Argv,
+		Dir:         req.Dir,
+		Env:         req.Env,
+		Timeout:     req.Grant.Timeout,
+		KillGrace:   req.KillGrace,
+		OutputLimit: req.OutputLimit,
+	}
+}
+
+// Run runs spec with package runner and converts the outcome. If emit fails
+// (the host went away), the command is stopped and Run returns that error.
+func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var emitErr error
+	res, err := runner.Run(ctx, spec, func(b []byte) {
+		if emitErr != nil {
+			return
+		}
+		if emitErr = emit(b); emitErr != nil {
+			cancel()
+		}
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	if emitErr != nil {
+		return Result{}, fmt.Errorf("stream output: %w", emitErr)
+	}
+	return Result{
+		ExitCode:  res.ExitCode,
+		Signal:    res.Signal,
+		TimedOut:  res.TimedOut,
+		Truncated: res.Truncated,
+		Duration:  res.Duration,
+	}, nil
+}
