@@ -1,0 +1,9 @@
+// Command skillhost-sandbox-null is the passthrough sandbox plugin.
+package main
+
+import (
+	"github.com/skillhost/skillhost/plugins/null"
+	"github.com/skillhost/skillhost/shared"
+)
+
+func main() { shared.Serve(null.New()) }

@@ -1,0 +1,90 @@
+// Package testbin builds the project's real binaries for tests that need
+// them (plugins talk to the host over go-plugin, so they must be separate
+// processes). Binaries are built once per test process, without -race, into
+// a temporary directory readable by any user.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+var (
+	mu    sync.Mutex
+	built = map[string]string{}
+	dir   string
+)
+
+// Build compiles the given ./cmd/... packages (relative to the module root)
+// and returns the directory holding the binaries, named after their
+// packages. It is meant for TestMain; the caller removes the directory with
+// Cleanup.
+func Build(pkgs ...string) (string, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir == "" {
+		d, err := os.MkdirTemp("", "skillhost-testbin-")
+		if err != nil {
+			return "", err
+		}
+		// The escape suite runs plugins as an unprivileged user.
+		if err := os.Chmod(d, 0o755); err != nil {
+			return "", err
+		}
+		dir = d
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	var todo []string
+	for _, p := range pkgs {
+		if _, ok := built[p]; !ok {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) > 0 {
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + "/"}, todo...)...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", strings.Join(todo, " "), err, out)
+		}
+		for _, p := range todo {
+			built[p] = filepath.Join(dir, filepath.Base(p))
+		}
+	}
+	return dir, nil
+}
+
+// Path returns where Build put the binary of pkg.
+func Path(pkg string) string {
+	mu.Lock()
+	defer mu.Unlock()
+	return built[pkg]
+}
+
+// Cleanup removes the binaries.
+func Cleanup() {
+	mu.Lock()
+	defer mu.Unlock()
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("not inside the skillhost module")
+	}
+	return filepath.Dir(gomod), nil
+}

@@ -1,0 +1,130 @@
+package shared
+
+import (
+	"time"
+
+	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+)
+
+func requestToProto(r Request) *executorv1.ExecuteRequest {
+	return &executorv1.ExecuteRequest{
+		RunId: r.RunID,
+		Argv:  r.Argv,
+		Dir:   r.Dir,
+		Env:   r.Env,
+		Grant: &executorv1.Grant{
+			FsRead:    r.Grant.FSRead,
+			FsWrite:   r.Grant.FSWrite,
+			Network:   r.Grant.Network,
+			TimeoutNs: int64(r.Grant.Timeout),
+			Trust:     r.Grant.Trust,
+		},
+		SkillDir:    r.SkillDir,
+		OutputLimit: r.OutputLimit,
+		KillGraceNs: int64(r.KillGrace),
+		Limits: &executorv1.Limits{
+			OpenFiles: r.Limits.OpenFiles,
+			FileSize:  r.Limits.FileSize,
+			Processes: r.Limits.Processes,
+			Memory:    r.Limits.Memory,
+		},
+		ExecPaths:  r.ExecPaths,
+		BestEffort: r.BestEffort,
+	}
+}
+
+func requestFromProto(p *executorv1.ExecuteRequest) Request {
+	g, l := p.GetGrant(), p.GetLimits()
+	return Request{
+		RunID: p.GetRunId(),
+		Argv:  p.GetArgv(),
+		Dir:   p.GetDir(),
+		Env:   p.GetEnv(),
+		Grant: Grant{
+			FSRead:  g.GetFsRead(),
+			FSWrite: g.GetFsWrite(),
+			Network: g.GetNetwork(),
+			Timeout: time.Duration(g.GetTimeoutNs()),
+			Trust:   g.GetTrust(),
+		},
+		SkillDir:    p.GetSkillDir(),
+		OutputLimit: p.GetOutputLimit(),
+		KillGrace:   time.Duration(p.GetKillGraceNs()),
+		Limits: Limits{
+			OpenFiles: l.GetOpenFiles(),
+			FileSize:  l.GetFileSize(),
+			Processes: l.GetProcesses(),
+			Memory:    l.GetMemory(),
+		},
+		ExecPaths:  p.GetExecPaths(),
+		BestEffort: p.GetBestEffort(),
+	}
+}
+
+func resultToProto(r Result) *executorv1.Result {
+	out := &executorv1.Result{
+		ExitCode:    int32(r.ExitCode),
+		Signal:      r.Signal,
+		TimedOut:    r.TimedOut,
+		Truncated:   r.Truncated,
+		DurationNs:  int64(r.Duration),
+		NotEnforced: r.NotEnforced,
+	}
+	for _, v := range r.Violations {
+		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: v.Target, Detail: v.Detail})
+	}
+	return out
+}
+
+func resultFromProto(p *executorv1.Result) Result {
+	r := Result{
+		ExitCode:    int(p.GetExitCode()),
+		Signal:      p.GetSignal(),
+		TimedOut:    p.GetTimedOut(),
+		Truncated:   p.GetTruncated(),
+		Duration:    time.Duration(p.GetDurationNs()),
+		NotEnforced: p.GetNotEnforced(),
+	}
+	for _, v := range p.GetViolations() {
+		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: v.GetTarget(), Detail: v.GetDetail()})
+	}
+	return r
+}
+
+func infoToProto(i Info) *executorv1.InfoResponse {
+	versions := make([]int32, len(i.ContractVersions))
+	for k, v := range i.ContractVersions {
+		versions[k] = int32(v)
+	}
+	e := i.Enforces
+	return &executorv1.InfoResponse{
+		Name: i.Name, Version: i.Version, ContractVersions: versions, Platform: i.Platform,
+		Enforces: &executorv1.Enforcement{
+			FsRead: e.FSRead, FsWrite: e.FSWrite, Network: e.Network, Timeout: e.Timeout,
+			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation,
+		},
+	}
+}
+
+func infoFromProto(p *executorv1.InfoResponse) Info {
+	versions := make([]int, len(p.GetContractVersions()))
+	for k, v := range p.GetContractVersions() {
+		versions[k] = int(v)
+	}
+	e := p.GetEnforces()
+	return Info{
+		Name: p.GetName(), Version: p.GetVersion(), ContractVersions: versions, Platform: p.GetPlatform(),
+		Enforces: Enforcement{
+			FSRead: e.GetFsRead(), FSWrite: e.GetFsWrite(), Network: e.GetNetwork(), Timeout: e.GetTimeout(),
+			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(),
+		},
+	}
+}
+
+func probeToProto(p Probe) *executorv1.ProbeResponse {
+	return &executorv1.ProbeResponse{Status: executorv1.ProbeResponse_Status(p.Status), Reason: p.Reason, Details: p.Details}
+}
+
+func probeFromProto(p *executorv1.ProbeResponse) Probe {
+	return Probe{Status: ProbeStatus(p.GetStatus()), Reason: p.GetReason(), Details: p.GetDetails()}
+}

@@ -1,0 +1,95 @@
+package shared
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+)
+
+// ErrCrashed is wrapped by errors of calls that failed because the plugin
+// process died.
+var ErrCrashed = errors.New("crashed")
+
+// crashWait bounds how long a failed call waits for go-plugin to notice
+// that the plugin process exited before it decides the failure was not a
+// crash.
+const crashWait = 2 * time.Second
+
+// GRPCClient is the host side of the protocol: an Executor backed by a
+// plugin process.
+type GRPCClient struct {
+	client     executorv1.ExecutorClient
+	pluginDone <-chan struct{}
+}
+
+// Info implements Executor.
+func (c *GRPCClient) Info(ctx context.Context) (Info, error) {
+	resp, err := c.client.Info(ctx, &executorv1.InfoRequest{})
+	if err != nil {
+		return Info{}, c.callError(ctx, err)
+	}
+	return infoFromProto(resp), nil
+}
+
+// Probe implements Executor.
+func (c *GRPCClient) Probe(ctx context.Context) (Probe, error) {
+	resp, err := c.client.Probe(ctx, &executorv1.ProbeRequest{})
+	if err != nil {
+		return Probe{}, c.callError(ctx, err)
+	}
+	return probeFromProto(resp), nil
+}
+
+// Execute implements Executor.
+func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte) error) (Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.client.Execute(ctx, requestToProto(req))
+	if err != nil {
+		return Result{}, c.callError(ctx, err)
+	}
+	for {
+		msg, err := stream.Recv()
+		if err == io.EOF {
+			return Result{}, errors.New("the plugin ended the call without a result")
+		}
+		if err != nil {
+			return Result{}, c.callError(ctx, err)
+		}
+		switch ev := msg.GetEvent().(type) {
+		case *executorv1.ExecuteResponse_Output:
+			if err := emit(ev.Output); err != nil {
+				return Result{}, err
+			}
+		case *executorv1.ExecuteResponse_Result:
+			return resultFromProto(ev.Result), nil
+		}
+	}
+}
+
+// callError turns a gRPC error into a plain one, wrapping ErrCrashed when
+// the plugin process died under the call.
+func (c *GRPCClient) callError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unavailable, codes.Canceled:
+		select {
+		case <-c.pluginDone:
+			return fmt.Errorf("%w: %s", ErrCrashed, st.Message())
+		case <-time.After(crashWait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return errors.New(st.Message())
+}

@@ -1,0 +1,149 @@
+package shared
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+)
+
+// LaunchConfig describes how to start a plugin binary.
+type LaunchConfig struct {
+	// Path is the plugin binary.
+	Path string
+	// Env is the plugin's whole environment; the host's is never
+	// inherited. Launch adds the variables of the protocol itself.
+	Env []string
+	// AutoMTLS makes host and plugin authenticate each other with
+	// throwaway certificates, so no other process can use the plugin's
+	// socket. It costs some tens of milliseconds per start.
+	AutoMTLS bool
+	// StartTimeout bounds the handshake; zero means 10 s.
+	StartTimeout time.Duration
+	// Logger receives the plugin's logs; nil discards them.
+	Logger hclog.Logger
+	// SysProcAttr is applied to the plugin process (for example to run it
+	// as another user); nil means none.
+	SysProcAttr *syscall.SysProcAttr
+}
+
+// Conn is a running plugin process and its Executor.
+type Conn struct {
+	Executor
+	client    *plugin.Client
+	lifeline  *os.File
+	socketDir string
+	// ContractVersion is the contract version negotiated with the plugin.
+	ContractVersion int
+}
+
+// Launch starts the plugin at cfg.Path and completes the handshake. The
+// plugin's socket lives in a fresh 0700 directory that Close removes, and
+// the plugin watches a lifeline pipe, so it exits when this process dies,
+// even by SIGKILL.
+func Launch(cfg LaunchConfig) (*Conn, error) {
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	socketDir, err := os.MkdirTemp("", "skillhost-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if a := cfg.SysProcAttr; a != nil && a.Credential != nil {
+		if err := os.Chown(socketDir, int(a.Credential.Uid), int(a.Credential.Gid)); err != nil {
+			os.RemoveAll(socketDir)
+			return nil, fmt.Errorf("socket directory: %w", err)
+		}
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(socketDir)
+		return nil, fmt.Errorf("lifeline: %w", err)
+	}
+	cmd := exec.Command(cfg.Path)
+	cmd.Env = append(append([]string{}, cfg.Env...),
+		"PLUGIN_UNIX_SOCKET_DIR="+socketDir,
+		EnvLifelineFD+"=3",
+		EnvLogLevel+"="+levelName(cfg.Logger),
+	)
+	cmd.ExtraFiles = []*os.File{lifeR}
+	cmd.SysProcAttr = cfg.SysProcAttr
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: VersionedPlugins(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         cfg.AutoMTLS,
+		SkipHostEnv:      true,
+		StartTimeout:     cfg.StartTimeout,
+		Logger:           cfg.Logger,
+	})
+	c := &Conn{client: client, lifeline: lifeW, socketDir: socketDir}
+	rpc, err := client.Client()
+	lifeR.Close()
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(cfg.Path), err)
+	}
+	raw, err := rpc.Dispense(PluginName)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(cfg.Path), err)
+	}
+	ex, ok := raw.(Executor)
+	if !ok {
+		c.Close()
+		return nil, errors.New("plugin does not serve an Executor")
+	}
+	c.Executor = ex
+	c.ContractVersion = client.NegotiatedVersion()
+	return c, nil
+}
+
+// Exited reports whether the plugin process has exited.
+func (c *Conn) Exited() bool { return c.client.Exited() }
+
+// Pid returns the plugin's process id, or 0.
+func (c *Conn) Pid() int {
+	if rc := c.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// Close stops the plugin (gracefully, then by force) and removes its socket
+// directory. It is safe to call more than once.
+func (c *Conn) Close() {
+	c.client.Kill()
+	c.lifeline.Close()
+	os.RemoveAll(c.socketDir)
+}
+
+// SocketDir is the private directory holding the plugin's socket;
+// confinement backends deny it to commands.
+func (c *Conn) SocketDir() string { return c.socketDir }
+
+func levelName(l hclog.Logger) string {
+	switch {
+	case l.IsTrace():
+		return "trace"
+	case l.IsDebug():
+		return "debug"
+	case l.IsInfo():
+		return "info"
+	case l.IsWarn():
+		return "warn"
+	case l.IsError():
+		return "error"
+	}
+	return "off"
+}

@@ -1,0 +1,87 @@
+package shared
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
+// Environment a host sets for the plugins it launches.
+const (
+	// EnvLifelineFD names the inherited file descriptor the plugin reads;
+	// EOF means the host is gone, however it died.
+	EnvLifelineFD = "SKILLHOST_LIFELINE_FD"
+	// EnvLogLevel is the hclog level of the plugin's logger.
+	EnvLogLevel = "SKILLHOST_PLUGIN_LOG_LEVEL"
+)
+
+// drainTimeout bounds how long a plugin whose host died waits for its
+// running commands to be torn down before it exits.
+const drainTimeout = 3 * time.Second
+
+// inflight counts running Execute calls, so a plugin whose host died can
+// wait for their commands to be torn down.
+var inflight sync.WaitGroup
+
+var logger = hclog.New(&hclog.LoggerOptions{
+	Name:       "sandbox",
+	JSONFormat: true,
+	Output:     os.Stderr,
+	Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
+})
+
+// Logger returns the plugin's logger. Plugins must log only through it: it
+// writes JSON to stderr, which the host re-logs at the right level, while
+// anything printed to stdout before the handshake would break it.
+func Logger() hclog.Logger { return logger }
+
+// Serve runs impl as a sandbox plugin and never returns. Call it first thing
+// in main: it also dispatches the helper processes of package runner, and
+// it must be the first thing to write to stdout.
+func Serve(impl Executor) {
+	runner.Init()
+	base, cancel := context.WithCancel(context.Background())
+	watchLifeline(cancel)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			ContractVersion: {PluginName: &ExecutorPlugin{Impl: impl, base: base}},
+		},
+		GRPCServer: plugin.DefaultGRPCServer,
+		Logger:     logger,
+	})
+	os.Exit(0)
+}
+
+// watchLifeline exits the plugin when the host's end of the lifeline pipe
+// closes: first cancelling every running call, so their commands are killed,
+// then exiting once they are done or drainTimeout has passed.
+func watchLifeline(cancel context.CancelFunc) {
+	fd, err := strconv.Atoi(os.Getenv(EnvLifelineFD))
+	if err != nil || fd < 3 {
+		return
+	}
+	syscall.CloseOnExec(fd) // commands must not hold the host's lifeline
+	f := os.NewFile(uintptr(fd), "lifeline")
+	go func() {
+		_, _ = io.Copy(io.Discard, f)
+		logger.Info("host is gone; stopping")
+		cancel()
+		done := make(chan struct{})
+		go func() { inflight.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(drainTimeout):
+		}
+		os.Exit(0)
+	}()
+}
