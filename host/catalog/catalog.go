@@ -26,8 +26,8 @@ type Catalog struct {
 	roots         []string
 	ignoreMissing bool
 	mu            sync.Mutex // serialises loads
-	snap  atomic.Pointer[snapshot]
-	gen   atomic.Uint64
+	snap          atomic.Pointer[snapshot]
+	gen           atomic.Uint64
 }
 
 type snapshot struct {
