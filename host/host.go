@@ -8,11 +8,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -38,6 +43,10 @@ type Host struct {
 	warnings io.Writer
 	warnMu   sync.Mutex
 	warned   map[string]bool
+	logLevel string
+
+	sandboxOnce sync.Once
+	sandbox     *sandbox.Manager
 }
 
 // Open loads the configuration and prepares the catalog (which reads
@@ -73,7 +82,11 @@ func Open(opts Options) (*Host, error) {
 	if w == nil {
 		w = io.Discard
 	}
-	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}}, nil
+	level := opts.LogLevel
+	if level == "" {
+		level = "warn"
+	}
+	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level}, nil
 }
 
 // Warn writes a warning once per message.
@@ -117,5 +130,47 @@ func (h *Host) Declared(s *skill.Skill) grant.Declared {
 // Env returns where relative and ~ paths resolve.
 func (h *Host) Env() grant.Env { return h.env }
 
-// Close releases what the host holds (plugin processes).
-func (h *Host) Close() {}
+// Sandbox returns the plugin manager, creating it on first use.
+func (h *Host) Sandbox() *sandbox.Manager {
+	h.sandboxOnce.Do(func() {
+		pc := h.Config.Plugins
+		dirs, strict := pc.Dirs, true
+		if len(dirs) == 0 {
+			dirs, strict = sandbox.DefaultDirs(), false
+		}
+		h.sandbox = sandbox.NewManager(sandbox.Options{
+			Dirs:         dirs,
+			StrictDirs:   strict,
+			Pins:         pc.SHA256,
+			AutoMTLS:     pc.AutoMTLS,
+			StartTimeout: time.Duration(pc.StartTimeout),
+			Logger: hclog.New(&hclog.LoggerOptions{
+				Name: "skillhost", Output: h.warnings, Level: hclog.LevelFromString(h.logLevel),
+			}),
+			Env: pluginEnv(os.Environ()),
+		})
+	})
+	return h.sandbox
+}
+
+// pluginEnv is the environment of plugin processes: only what they need to
+// find programs and temporary space. Scripts get their own environment in
+// each request.
+func pluginEnv(host []string) []string {
+	var env []string
+	for _, kv := range host {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PATH", "TMPDIR", "GORACE":
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// Close stops the plugin processes the host started.
+func (h *Host) Close() {
+	if h.sandbox != nil {
+		h.sandbox.Close()
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -13,7 +15,8 @@ import (
 // serves sandbox.enabled: false.
 type inProcess struct{}
 
-// InProcessName is the strategy name reported for sandbox.enabled: false.
+// InProcessName is the strategy name reported for sandbox.enabled: false;
+// --strategy none selects it for one run.
 const InProcessName = "none"
 
 func (inProcess) Info(context.Context) (shared.Info, error) {
@@ -34,8 +37,29 @@ func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]by
 	return shared.Run(ctx, shared.SpecFor(req), emit)
 }
 
-// executor picks the executor for a run. Until sandbox plugins exist,
-// everything runs in-process.
-func (h *Host) executor(ctx context.Context, g interface{ Core() bool }, override string) (shared.Executor, string, error) {
-	return inProcess{}, InProcessName, nil
+// executor picks the executor for a run: the in-process runner when the
+// sandbox is disabled, else the plugin of the strategy (an explicit
+// override, else null for an honoured trust: core, else sandbox.strategy,
+// where auto means the platform's plugin).
+func (h *Host) executor(g grant.Grant, override string) (shared.Executor, string) {
+	name := override
+	if name == "" {
+		if !h.Config.Sandbox.Enabled {
+			return inProcess{}, InProcessName
+		}
+		name = string(h.Config.Sandbox.Strategy)
+		if g.Core() {
+			name = sandbox.Null
+		}
+	}
+	if name == InProcessName {
+		return inProcess{}, InProcessName
+	}
+	if name == sandbox.Auto {
+		var confine bool
+		if name, confine = sandbox.AutoFor(runtime.GOOS); !confine {
+			h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
+		}
+	}
+	return h.Sandbox().Executor(name), name
 }

@@ -101,10 +101,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*Run
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
-	exec, strategy, err := h.executor(ctx, g, req.Strategy)
-	if err != nil {
-		return nil, err
-	}
+	exec, strategy := h.executor(g, req.Strategy)
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := exec.Execute(ctx, h.request(s, g, argv, dir, env), func(b []byte) error {
 		if n := out.write(b); n > 0 && emit != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -18,11 +19,30 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// plugins builds the real plugin binaries once, plus the example
+// third-party plugin under its plugin name.
+func plugins(t *testing.T) string {
+	t.Helper()
+	dir, err := testbin.Build("./cmd/skillhost-sandbox-null", "./examples/plugin-echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := filepath.Join(dir, "skillhost-sandbox-echo")
+	if _, err := os.Stat(echo); err != nil {
+		if err := os.Link(filepath.Join(dir, "plugin-echo"), echo); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func TestScripts(t *testing.T) {
 	fixtures, err := filepath.Abs("../../testdata/skills")
 	if err != nil {
 		t.Fatal(err)
 	}
+	pluginDir := plugins(t)
+	t.Cleanup(testbin.Cleanup)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
@@ -32,6 +52,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "xdg-data"))
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "xdg-cache"))
 			env.Setenv("SKILLHOST_SANDBOX__ENABLED", "false")
+			env.Setenv("SKILLHOST_PLUGINS__DIRS", pluginDir)
+			env.Setenv("PLUGINS", pluginDir)
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 	})

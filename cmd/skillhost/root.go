@@ -11,6 +11,7 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 // Exit statuses.
@@ -98,28 +99,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // commands lists every subcommand; each file adds its own.
 func commands(a *app) []*cobra.Command {
-	return []*cobra.Command{a.listCmd(), a.showCmd(), a.grantCmd(), a.validateCmd(), a.runCmd()}
+	return []*cobra.Command{a.listCmd(), a.showCmd(), a.grantCmd(), a.validateCmd(), a.runCmd(), a.pluginsCmd(), a.doctorCmd()}
 }
 
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	code := exitUsage // cobra's own errors (unknown command, bad args) are usage errors
 	var ee *exitError
-	var ue *host.UsageError
-	var ce *config.Error
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-		if ee.err == nil {
-			return code
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "skillhost: "+ee.err.Error())
 		}
-	case errors.As(err, &ue), errors.As(err, &ce), catalog.IsNotFound(err):
-		code = exitUsage
+		return ee.code
 	}
+	// Errors cobra returns by itself (unknown command, bad arguments) and
+	// configuration errors are usage errors.
 	fmt.Fprintln(stderr, "skillhost: "+err.Error())
-	return code
+	return exitUsage
+}
+
+// failureCode is exitUsage for a usage or configuration problem, including
+// a strategy whose plugin is missing, cannot work here or is not the pinned
+// binary, and exitFailed for anything else (a plugin crashed, a script
+// could not start).
+func failureCode(err error) int {
+	var (
+		ue *host.UsageError
+		ce *config.Error
+		nf *sandbox.NotFoundError
+		us *sandbox.UnsupportedError
+		cs *sandbox.ChecksumError
+	)
+	if errors.As(err, &ue) || errors.As(err, &ce) || catalog.IsNotFound(err) ||
+		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) {
+		return exitUsage
+	}
+	return exitFailed
 }
 
 // args wraps a cobra argument validator so its errors are usage errors.

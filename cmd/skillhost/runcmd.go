@@ -51,10 +51,7 @@ func (a *app) runCmd() *cobra.Command {
 			defer stop()
 			res, err := h.Run(ctx, req, nil)
 			if err != nil {
-				if isUsage(err) {
-					return err
-				}
-				return failed(err)
+				return &exitError{code: failureCode(err), err: err}
 			}
 			if a.jsonOut {
 				violations := []any{}
@@ -84,11 +81,3 @@ func (a *app) runCmd() *cobra.Command {
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
 	return cmd
 }
-
-func isUsage(err error) bool {
-	return exitCode(err, discard{}) == exitUsage
-}
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }

@@ -41,14 +41,10 @@ func (c *cappedOutput) write(p []byte) {
 		c.emit(append([]byte(nil), p...))
 		return
 	}
-	if before >= c.limit {
-		return
+	keep := min(int64(len(p)), max(c.limit-before, 0))
+	if keep > 0 {
+		c.emit(append([]byte(nil), p[:keep]...))
 	}
-	keep := int64(len(p))
-	if before+keep > c.limit {
-		keep = c.limit - before
-	}
-	c.emit(append([]byte(nil), p[:keep]...))
 	if keep < int64(len(p)) && !c.truncated {
 		c.truncated = true
 		c.emit([]byte(TruncationMarker(c.limit)))

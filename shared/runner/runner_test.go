@@ -335,3 +335,28 @@ func TestCallerKilledTakesTheTreeWithIt(t *testing.T) {
 	_ = cmd.Wait()
 	waitDead(t, readPids(t, pidfile))
 }
+
+func TestCappedOutputBoundaries(t *testing.T) {
+	tests := []struct {
+		chunks    []string
+		limit     int64
+		want      string
+		truncated bool
+	}{
+		{[]string{"abc", "def"}, 6, "abcdef", false},
+		{[]string{"abc", "def", "g"}, 6, "abcdef" + TruncationMarker(6), true}, // a chunk ends exactly at the limit
+		{[]string{"abcdefgh"}, 6, "abcdef" + TruncationMarker(6), true},
+		{[]string{"abc", "defgh", "ij"}, 4, "abcd" + TruncationMarker(4), true},
+		{[]string{"abc"}, -1, "abc", false},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		c := newCappedOutput(tt.limit, func(b []byte) { out.Write(b) })
+		for _, ch := range tt.chunks {
+			c.write([]byte(ch))
+		}
+		if out.String() != tt.want || c.truncated != tt.truncated {
+			t.Errorf("chunks %q limit %d: got %q truncated=%v", tt.chunks, tt.limit, out.String(), c.truncated)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/shared"
+)
+
+func (a *app) doctorCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the configuration, skills, plugins and this machine's confinement features",
+		Long:  "Doctor ends with a one-line verdict and exits 1 when runs would not be confined as configured.",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			ctx := context.Background()
+			plat := host.DetectPlatform()
+			reports, pluginWarnings := h.Plugins(ctx)
+			skills := h.Catalog.All()
+			skillWarnings := h.Catalog.Warnings()
+			name, confine := h.Strategy()
+			ok, verdict := diagnose(h, name, confine, reports)
+			if a.jsonOut {
+				if err := a.printJSON(map[string]any{
+					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(skills),
+					"skill_warnings": nonNil(skillWarnings), "platform": plat, "strategy": name,
+					"plugins": reports, "plugin_warnings": nonNil(pluginWarnings), "ok": ok, "verdict": verdict,
+				}); err != nil {
+					return err
+				}
+			} else {
+				w := a.stdout
+				src := h.Config.Source
+				if src == "" {
+					src = "built-in defaults (no configuration file)"
+				}
+				fmt.Fprintf(w, "config:    %s\n", src)
+				fmt.Fprintf(w, "skills:    %d loaded, %d warnings, from:\n", len(skills), len(skillWarnings))
+				for _, r := range h.Catalog.Roots() {
+					state := ""
+					if _, err := os.Stat(r); err != nil {
+						state = " (missing)"
+					}
+					fmt.Fprintf(w, "             %s%s\n", r, state)
+				}
+				fmt.Fprintf(w, "platform:  %s", plat.OS)
+				if plat.Kernel != "" {
+					fmt.Fprintf(w, ", kernel %s", plat.Kernel)
+				}
+				fmt.Fprintln(w)
+				keys := make([]string, 0, len(plat.Features))
+				for k := range plat.Features {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					fmt.Fprintf(w, "             %s: %s\n", k, plat.Features[k])
+				}
+				fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, name)
+				fmt.Fprintf(w, "plugins:   %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
+				for _, r := range reports {
+					line := r.Name
+					if r.Probe != nil {
+						line += fmt.Sprintf(": %s, %s", r.Probe.Status, r.Probe.Reason)
+					}
+					if r.Error != "" {
+						line += ": error: " + r.Error
+					}
+					fmt.Fprintf(w, "             %s\n", line)
+					for _, k := range sortedKeys(r.Probe) {
+						fmt.Fprintf(w, "               %s: %s\n", k, r.Probe.Details[k])
+					}
+				}
+				for _, pw := range pluginWarnings {
+					fmt.Fprintf(w, "             warning: %s\n", pw)
+				}
+				fmt.Fprintf(w, "verdict:   %s\n", verdict)
+			}
+			if !ok {
+				return &exitError{code: exitFailed}
+			}
+			return nil
+		},
+	}
+}
+
+func sortedKeys(p *shared.Probe) []string {
+	if p == nil {
+		return nil
+	}
+	keys := make([]string, 0, len(p.Details))
+	for k := range p.Details {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// diagnose states in one line whether runs are confined as configured.
+func diagnose(h *host.Host, name string, confine bool, reports []host.PluginReport) (bool, string) {
+	if name == host.InProcessName {
+		return true, "sandbox disabled: scripts run in-process, unconfined, bounded by timeout and output limit"
+	}
+	for _, r := range reports {
+		if r.Name != name {
+			continue
+		}
+		switch {
+		case r.Error != "":
+			return false, fmt.Sprintf("PROBLEM: the %s plugin does not work: %s", name, r.Error)
+		case r.Pinned == "mismatch":
+			return false, fmt.Sprintf("PROBLEM: the %s plugin does not match its pinned SHA-256; runs will be refused", name)
+		case r.Probe.Status != shared.Healthy:
+			return false, fmt.Sprintf("PROBLEM: the %s plugin is %s here: %s", name, r.Probe.Status, r.Probe.Reason)
+		case !confine:
+			return true, fmt.Sprintf("WARNING: scripts run under %s, which does not confine them (only timeout and output limit)", name)
+		}
+		return true, fmt.Sprintf("OK: scripts are confined by %s (%s)", name, r.Probe.Reason)
+	}
+	return false, fmt.Sprintf("PROBLEM: the %s plugin is not installed in %s; run make build, pick another strategy, or set sandbox.enabled: false",
+		name, strings.Join(h.Sandbox().Dirs(), ", "))
+}

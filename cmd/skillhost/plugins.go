@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/shared"
+)
+
+func (a *app) pluginsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List the sandbox plugins found, what each enforces and whether it works here",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			reports, warnings := h.Plugins(context.Background())
+			for _, w := range warnings {
+				h.Warn("%s", w)
+			}
+			auto, _ := h.Strategy()
+			if a.jsonOut {
+				if reports == nil {
+					reports = []host.PluginReport{}
+				}
+				return a.printJSON(map[string]any{"plugins": reports, "dirs": h.Sandbox().Dirs(), "strategy": auto})
+			}
+			if len(reports) == 0 {
+				fmt.Fprintf(a.stdout, "no sandbox plugins in %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
+			}
+			for _, r := range reports {
+				printPlugin(a.stdout, r)
+			}
+			fmt.Fprintf(a.stdout, "strategy here: %s (sandbox.strategy %s on %s)\n", auto, h.Config.Sandbox.Strategy, runtime.GOOS)
+			return nil
+		},
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "pin",
+		Short: "Record the SHA-256 of every discovered plugin in the configuration (plugins.sha256)",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			sums, warnings, err := h.PinAll()
+			for _, w := range warnings {
+				h.Warn("%s", w)
+			}
+			if err != nil {
+				return failed(err)
+			}
+			if len(sums) == 0 {
+				return failed(fmt.Errorf("no sandbox plugins found in %s", strings.Join(h.Sandbox().Dirs(), ", ")))
+			}
+			path := h.Config.Source
+			if path == "" {
+				path, _ = config.Path(a.configPath)
+			}
+			if err := config.WritePins(path, sums); err != nil {
+				return failed(err)
+			}
+			names := make([]string, 0, len(sums))
+			for n := range sums {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				fmt.Fprintf(a.stdout, "pinned %s %s\n", n, sums[n])
+			}
+			fmt.Fprintf(a.stdout, "wrote plugins.sha256 to %s\n", path)
+			return nil
+		},
+	})
+	return cmd
+}
+
+func printPlugin(w io.Writer, r host.PluginReport) {
+	fmt.Fprintf(w, "%s  %s\n", r.Name, r.Path)
+	if r.Info != nil {
+		fmt.Fprintf(w, "  version:  %s, contract %s, %s\n", r.Info.Version, ints(r.Info.ContractVersions), r.Info.Platform)
+		fmt.Fprintf(w, "  enforces: %s\n", enforced(r.Info.Enforces))
+	}
+	if r.Probe != nil {
+		fmt.Fprintf(w, "  probe:    %s: %s\n", r.Probe.Status, r.Probe.Reason)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error:    %s\n", r.Error)
+	}
+	pin := "not pinned"
+	switch r.Pinned {
+	case "match":
+		pin = "matches plugins.sha256"
+	case "mismatch":
+		pin = "DOES NOT MATCH plugins.sha256"
+	}
+	fmt.Fprintf(w, "  sha256:   %s (%s)\n", r.SHA256, pin)
+}
+
+func enforced(e shared.Enforcement) string {
+	var parts []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{e.FSRead, "fs-read"}, {e.FSWrite, "fs-write"}, {e.Network, "network"}, {e.Timeout, "timeout"},
+		{e.ResourceLimits, "resource-limits"}, {e.ProcessIsolation, "process-isolation"}} {
+		if f.on {
+			parts = append(parts, f.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
+}

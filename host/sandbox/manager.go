@@ -1,0 +1,280 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Dirs are searched in order for plugin binaries.
+	Dirs []string
+	// StrictDirs warns about directories in Dirs that do not exist (set
+	// when they come from the configuration rather than the defaults).
+	StrictDirs bool
+	// Pins maps plugin names to the hex SHA-256 their binary must have.
+	Pins map[string]string
+	// AutoMTLS, StartTimeout, Logger, Env and SysProcAttr are passed to
+	// shared.Launch.
+	AutoMTLS     bool
+	StartTimeout time.Duration
+	Logger       hclog.Logger
+	Env          []string
+	SysProcAttr  *syscall.SysProcAttr
+}
+
+// Manager keeps one long-lived process per plugin, shared by all calls,
+// and replaces a process that crashed. It is safe for concurrent use.
+type Manager struct {
+	opts Options
+
+	discover sync.Once
+	found    map[string]Candidate
+	warnings []string
+
+	mu        sync.Mutex
+	instances map[string]*instance
+	closed    bool
+}
+
+type instance struct {
+	mu        sync.Mutex // serialises starts
+	conn      *shared.Conn
+	probe     shared.Probe
+	failures  int
+	notBefore time.Time
+}
+
+// Backoff bounds between restarts of a plugin that keeps failing.
+const (
+	backoffBase = 100 * time.Millisecond
+	backoffMax  = 5 * time.Second
+)
+
+// NewManager returns a manager; nothing is discovered or started until
+// first use.
+func NewManager(opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	return &Manager{opts: opts, instances: map[string]*instance{}}
+}
+
+// Plugins returns the discovered plugins and the discovery warnings.
+func (m *Manager) Plugins() (map[string]Candidate, []string) {
+	m.discover.Do(func() { m.found, m.warnings = Discover(m.opts.Dirs, m.opts.StrictDirs) })
+	return m.found, m.warnings
+}
+
+// Dirs returns the directories searched.
+func (m *Manager) Dirs() []string { return m.opts.Dirs }
+
+// NotFoundError is a strategy whose plugin binary is nowhere to be found.
+type NotFoundError struct {
+	Name string
+	Dirs []string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("sandbox plugin %q not found: there is no %s%s in %s. Install it (make build puts every plugin next to skillhost), "+
+		"pick another with sandbox.strategy or --strategy, or set sandbox.enabled: false to run scripts unconfined",
+		e.Name, BinaryPrefix, e.Name, strings.Join(e.Dirs, ", "))
+}
+
+// UnsupportedError is a plugin that cannot confine commands on this machine.
+type UnsupportedError struct {
+	Name, Path string
+	Probe      shared.Probe
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("sandbox plugin %q (%s) cannot confine scripts here (%s: %s). Pick another with sandbox.strategy or --strategy, "+
+		"allow a partial sandbox if the plugin supports it (sandbox.landlock.best_effort: true), or set sandbox.enabled: false to run scripts unconfined",
+		e.Name, e.Path, e.Probe.Status, e.Probe.Reason)
+}
+
+// Executor returns the executor of plugin name. The plugin is started on
+// first use and restarted, with backoff, after a crash.
+func (m *Manager) Executor(name string) shared.Executor { return &managed{m: m, name: name} }
+
+// Close stops every plugin process.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	m.closed = true
+	insts := m.instances
+	m.instances = map[string]*instance{}
+	m.mu.Unlock()
+	for _, inst := range insts {
+		inst.mu.Lock()
+		if inst.conn != nil {
+			inst.conn.Close()
+			inst.conn = nil
+		}
+		inst.mu.Unlock()
+	}
+}
+
+func (m *Manager) instance(name string) (*instance, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errors.New("sandbox manager is closed")
+	}
+	inst := m.instances[name]
+	if inst == nil {
+		inst = &instance{}
+		m.instances[name] = inst
+	}
+	return inst, nil
+}
+
+// conn returns a running process for name, starting one if needed.
+func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.Probe, error) {
+	inst, err := m.instance(name)
+	if err != nil {
+		return nil, shared.Probe{}, err
+	}
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.conn != nil {
+		if !inst.conn.Exited() {
+			return inst.conn, inst.probe, nil
+		}
+		m.opts.Logger.Warn("sandbox plugin exited; restarting", "plugin", name)
+		inst.conn.Close()
+		inst.conn = nil
+		inst.fail()
+	}
+	if wait := time.Until(inst.notBefore); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, shared.Probe{}, ctx.Err()
+		}
+	}
+	found, _ := m.Plugins()
+	cand, ok := found[name]
+	if !ok {
+		return nil, shared.Probe{}, &NotFoundError{Name: name, Dirs: m.opts.Dirs}
+	}
+	if err := verify(cand, m.opts.Pins); err != nil {
+		return nil, shared.Probe{}, err
+	}
+	conn, err := shared.Launch(shared.LaunchConfig{
+		Path:         cand.Path,
+		Env:          m.opts.Env,
+		AutoMTLS:     m.opts.AutoMTLS,
+		StartTimeout: m.opts.StartTimeout,
+		Logger:       m.opts.Logger.Named(name),
+		SysProcAttr:  m.opts.SysProcAttr,
+	})
+	if err != nil {
+		inst.fail()
+		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
+	}
+	probe, err := conn.Probe(ctx)
+	if err != nil {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
+	}
+	inst.conn, inst.probe = conn, probe
+	return conn, probe, nil
+}
+
+func (inst *instance) fail() {
+	inst.failures++
+	d := backoffBase << min(inst.failures-1, 10)
+	inst.notBefore = time.Now().Add(min(d, backoffMax))
+}
+
+// crashed drops a dead process so the next call starts a fresh one.
+func (m *Manager) crashed(name string, conn *shared.Conn) {
+	inst, err := m.instance(name)
+	if err != nil {
+		return
+	}
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.conn == conn {
+		conn.Close()
+		inst.conn = nil
+		inst.fail()
+	}
+}
+
+func (m *Manager) succeeded(name string) {
+	if inst, err := m.instance(name); err == nil {
+		inst.mu.Lock()
+		inst.failures = 0
+		inst.mu.Unlock()
+	}
+}
+
+// Pid returns the process id of the running plugin name, or 0.
+func (m *Manager) Pid(name string) int {
+	inst, err := m.instance(name)
+	if err != nil {
+		return 0
+	}
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	if inst.conn == nil {
+		return 0
+	}
+	return inst.conn.Pid()
+}
+
+// managed is the Executor of one plugin name, backed by whatever process
+// currently serves it.
+type managed struct {
+	m    *Manager
+	name string
+}
+
+func (e *managed) Info(ctx context.Context) (shared.Info, error) {
+	conn, _, err := e.m.conn(ctx, e.name)
+	if err != nil {
+		return shared.Info{}, err
+	}
+	return conn.Info(ctx)
+}
+
+func (e *managed) Probe(ctx context.Context) (shared.Probe, error) {
+	conn, _, err := e.m.conn(ctx, e.name)
+	if err != nil {
+		return shared.Probe{}, err
+	}
+	return conn.Probe(ctx)
+}
+
+func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	conn, probe, err := e.m.conn(ctx, e.name)
+	if err != nil {
+		return shared.Result{}, err
+	}
+	if probe.Status != shared.Healthy && !req.BestEffort {
+		found, _ := e.m.Plugins()
+		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
+	}
+	res, err := conn.Execute(ctx, req, emit)
+	if err != nil {
+		if ctx.Err() == nil && (errors.Is(err, shared.ErrCrashed) || conn.Exited()) {
+			e.m.crashed(e.name, conn)
+			detail := strings.TrimPrefix(err.Error(), shared.ErrCrashed.Error()+": ")
+			return shared.Result{}, fmt.Errorf("sandbox plugin %q crashed: %s", e.name, detail)
+		}
+		return shared.Result{}, err
+	}
+	e.m.succeeded(e.name)
+	return res, nil
+}
