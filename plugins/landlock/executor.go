@@ -1,0 +1,156 @@
+// Package landlock is the Linux sandbox backend. It confines each command
+// with Landlock (files, TCP, signal and abstract-socket scopes), a seccomp
+// filter (other socket families, ptrace, namespaces, io_uring and other
+// kernel interfaces), resource limits, and, for root, an empty capability
+// set and a pids cgroup. Restrictions are applied in a short-lived helper
+// process just before it execs the command, never in the plugin itself,
+// because Landlock binds a process for good. No extra system package is
+// needed, and it works for unprivileged users without user namespaces.
+package landlock
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Version is the backend's version.
+const Version = "0.1.0"
+
+// Executor is the Landlock backend.
+type Executor struct {
+	once     sync.Once
+	features Features
+}
+
+// New returns the Landlock backend.
+func New() *Executor { return &Executor{} }
+
+func (e *Executor) kernel() Features {
+	e.once.Do(func() { e.features = detect() })
+	return e.features
+}
+
+// Info implements shared.Executor.
+func (e *Executor) Info(context.Context) (shared.Info, error) {
+	return shared.Info{
+		Name:             "landlock",
+		Version:          Version,
+		ContractVersions: []int{shared.ContractVersion},
+		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
+		Enforces: shared.Enforcement{
+			FSRead: true, FSWrite: true, Network: true, Timeout: true,
+			ResourceLimits: true, ProcessIsolation: true,
+		},
+	}, nil
+}
+
+// Probe implements shared.Executor.
+func (e *Executor) Probe(context.Context) (shared.Probe, error) {
+	return e.kernel().Probe(), nil
+}
+
+// ErrUnsupported is returned, wrapped, when the kernel cannot confine and
+// the request did not ask for best effort.
+var ErrUnsupported = errors.New("the landlock plugin cannot confine scripts on this machine")
+
+// captureLimit bounds the output kept to look for denials.
+const captureLimit = 256 << 10
+
+// Execute implements shared.Executor.
+func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	f := e.kernel()
+	probe := f.Probe()
+	if probe.Status != shared.Healthy && !req.BestEffort {
+		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set sandbox.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
+	}
+	tmp, err := os.MkdirTemp("", "skillhost-run-")
+	if err != nil {
+		return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := createWritePaths(req.Grant.FSWrite); err != nil {
+		return shared.Result{}, err
+	}
+
+	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0})
+	if f.Uid != 0 && req.Limits.Processes > 0 {
+		pol.NprocBase = nprocOf(f.Uid)
+	}
+	if f.Uid == 0 && f.Cgroup != "" && req.Limits.Processes > 0 {
+		dir, remove, err := runCgroup(f.Cgroup, req.RunID, req.Limits.Processes)
+		if err != nil {
+			return shared.Result{}, fmt.Errorf("process limit: %w", err)
+		}
+		defer remove()
+		pol.Cgroup = dir
+	}
+	payload, err := json.Marshal(pol)
+	if err != nil {
+		return shared.Result{}, err
+	}
+	spec := shared.SpecFor(req)
+	spec.Env = withEnv(req.Env, "TMPDIR", tmp)
+	spec.Confine, spec.ConfinePayload = confinerName, payload
+
+	var captured bytes.Buffer
+	res, err := shared.Run(ctx, spec, func(b []byte) error {
+		if room := captureLimit - captured.Len(); room > 0 {
+			captured.Write(b[:min(len(b), room)])
+		}
+		return emit(b)
+	})
+	if err != nil {
+		return shared.Result{}, explainSetup(err, pol, req)
+	}
+	res.Violations = Violations(captured.String(), pol)
+	if req.BestEffort {
+		res.NotEnforced = f.NotEnforced()
+	}
+	res.NotEnforced = append(res.NotEnforced, socketNote(pol)...)
+	return res, nil
+}
+
+// createWritePaths creates granted write directories that do not exist
+// yet: Landlock can only grant what exists, and a script could not create
+// them itself without write access to their parent.
+func createWritePaths(paths []string) error {
+	for _, p := range paths {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return fmt.Errorf("create fs_write directory %s: %w", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// withEnv sets name=value in env, replacing an existing entry.
+func withEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
+// socketNote warns when a grant covers the plugin's own socket directory,
+// which Landlock cannot carve out of a granted tree; AutoMTLS keeps the
+// socket unusable to scripts even then.
+func socketNote(p Policy) []string {
+	dir := os.Getenv("PLUGIN_UNIX_SOCKET_DIR")
+	if dir == "" || !p.Network || !p.Readable(dir) {
+		return nil
+	}
+	return []string{fmt.Sprintf("the grant covers the plugin's socket directory %s; only AutoMTLS protects the socket", dir)}
+}

@@ -1,0 +1,108 @@
+package landlock
+
+import (
+	"fmt"
+	"unsafe"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// deniedSyscalls fail with EPERM for every confined script: kernel
+// interfaces a script has no business with, and ways around the other
+// layers (ptrace and process_vm_* to reach other processes, io_uring to
+// open sockets and files behind seccomp's back, namespaces and mounts to
+// rearrange what paths mean, open_by_handle_at to skip path checks).
+var deniedSyscalls = []string{
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+	"bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
+	"move_mount", "open_tree", "mount_setattr", "unshare", "setns",
+	"io_uring_setup", "io_uring_enter", "io_uring_register",
+	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
+	"iopl", "ioperm", "quotactl", "lookup_dcookie", "vhangup", "open_by_handle_at", "name_to_handle_at",
+	"syslog", "uselib",
+}
+
+// namespaceFlags are the clone(2) flags that create namespaces.
+const namespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// seccompPolicy is the filter for one run. With the network off, socket(2)
+// fails: for every family, or, where Landlock can confine pathname Unix
+// sockets (ABI 9), for every family but AF_UNIX.
+func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return seccomp.Policy{}, err
+	}
+	known := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			if _, ok := info.SyscallNames[n]; ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	enosys := seccomp.Action(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	groups := []seccomp.SyscallGroup{
+		{Names: known(deniedSyscalls...), Action: seccomp.ActionErrno},
+		// clone3 passes its flags in memory, where a filter cannot look;
+		// ENOSYS makes libc fall back to clone, whose flags it can.
+		{Names: known("clone3"), Action: enosys},
+		{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: []seccomp.Condition{
+			{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags},
+		}}}, Action: seccomp.ActionErrno},
+	}
+	if !network {
+		if landlockUnix {
+			groups = append(groups, seccomp.SyscallGroup{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: []seccomp.Condition{
+				{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX},
+			}}}, Action: seccomp.ActionErrno})
+		} else {
+			groups = append(groups, seccomp.SyscallGroup{Names: known("socket"), Action: seccomp.ActionErrno})
+		}
+	}
+	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}, nil
+}
+
+// loadSeccomp installs the filter on every thread. The program is the
+// policy's, preceded by an architecture check that kills the process for a
+// system call made through another ABI (32-bit int 0x80 on x86-64), which
+// the policy's own check would let through.
+func loadSeccomp(network, landlockUnix bool) error {
+	pol, err := seccompPolicy(network, landlockUnix)
+	if err != nil {
+		return err
+	}
+	body, err := pol.Assemble()
+	if err != nil {
+		return err
+	}
+	info, err := arch.GetInfo("")
+	if err != nil {
+		return err
+	}
+	prog := append([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+	}, body...)
+	raw, err := bpf.Assemble(prog)
+	if err != nil {
+		return err
+	}
+	filters := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		filters[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp(SET_MODE_FILTER): %w", errno)
+	}
+	return nil
+}
