@@ -44,10 +44,10 @@ type Grant struct {
 
 // Limits bound a command's resources; zero means unlimited.
 type Limits struct {
-	OpenFiles int64
-	FileSize  int64
-	Processes int64
-	Memory    int64
+	OpenFiles int64 `json:"open_files"`
+	FileSize  int64 `json:"file_size"`
+	Processes int64 `json:"processes"`
+	Memory    int64 `json:"memory"`
 }
 
 // Request is one command to run.
@@ -79,8 +79,8 @@ type Request struct {
 
 // Violation is an access the backend saw denied.
 type Violation struct {
-	// Kind is "fs-read", "fs-write", "exec", "network", "signal", "ptrace"
-	// or a backend-specific word.
+	// Kind is "fs" (outside the grant), "fs-write" (read-only there),
+	// "network", "signal", "ptrace", "limit" or a backend-specific word.
 	Kind string
 	// Path or address concerned, if known.
 	Target string

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -23,7 +26,7 @@ func TestMain(m *testing.M) {
 // third-party plugin under its plugin name.
 func plugins(t *testing.T) string {
 	t.Helper()
-	dir, err := testbin.Build("./cmd/skillhost-sandbox-null", "./examples/plugin-echo")
+	dir, err := testbin.Build("./cmd/skillhost-sandbox-null", "./cmd/skillhost-sandbox-landlock", "./examples/plugin-echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +44,20 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
 	pluginDir := plugins(t)
 	t.Cleanup(testbin.Cleanup)
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		Condition: func(cond string) (bool, error) {
+			if cond == "landlock" {
+				return landlockWorks(pluginDir), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FIXTURES", fixtures)
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
@@ -54,7 +67,19 @@ func TestScripts(t *testing.T) {
 			env.Setenv("SKILLHOST_SANDBOX__ENABLED", "false")
 			env.Setenv("SKILLHOST_PLUGINS__DIRS", pluginDir)
 			env.Setenv("PLUGINS", pluginDir)
+			env.Setenv("REPO", repo)
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 	})
+}
+
+// landlockWorks reports whether the Landlock plugin can confine here.
+func landlockWorks(pluginDir string) bool {
+	conn, err := shared.Launch(shared.LaunchConfig{Path: filepath.Join(pluginDir, "skillhost-sandbox-landlock")})
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	p, err := conn.Probe(context.Background())
+	return err == nil && p.Status == shared.Healthy
 }

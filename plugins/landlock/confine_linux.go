@@ -3,9 +3,6 @@ package landlock
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -13,9 +10,6 @@ import (
 
 	"github.com/skillhost/skillhost/shared/runner"
 )
-
-// confinerName is the runner confiner this package registers.
-const confinerName = "landlock"
 
 func init() { runner.RegisterConfiner(confinerName, confine) }
 
@@ -27,9 +21,9 @@ func confine(payload []byte) error {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	if p.Cgroup != "" {
-		if err := os.WriteFile(filepath.Join(p.Cgroup, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			return fmt.Errorf("join cgroup %s: %w", p.Cgroup, err)
+	if p.CgroupLimit && p.Limits.Processes > 0 {
+		if err := limitProcesses(p.Limits.Processes); err != nil {
+			return err
 		}
 	}
 	if err := setLimits(p); err != nil {
@@ -48,7 +42,7 @@ func confine(payload []byte) error {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
-	if err := loadSeccomp(p.Network, p.ABI >= 9); err != nil {
+	if err := loadSeccomp(p.Seccomp); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil

@@ -25,6 +25,9 @@ import (
 // Version is the backend's version.
 const Version = "0.1.0"
 
+// confinerName is the runner confiner this package registers.
+const confinerName = "landlock"
+
 // Executor is the Landlock backend.
 type Executor struct {
 	once     sync.Once
@@ -86,12 +89,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		pol.NprocBase = nprocOf(f.Uid)
 	}
 	if f.Uid == 0 && f.Cgroup != "" && req.Limits.Processes > 0 {
-		dir, remove, err := runCgroup(f.Cgroup, req.RunID, req.Limits.Processes)
-		if err != nil {
-			return shared.Result{}, fmt.Errorf("process limit: %w", err)
-		}
-		defer remove()
-		pol.Cgroup = dir
+		pol.CgroupLimit = true
+		defer func() { go sweepCgroups(f.Cgroup) }()
+	}
+	if pol.Seccomp, err = seccompFilter(pol.Network, pol.ABI >= 9); err != nil {
+		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
 	}
 	payload, err := json.Marshal(pol)
 	if err != nil {
@@ -111,7 +113,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
-	res.Violations = Violations(captured.String(), pol)
+	res.Violations = Violations(captured.String(), pol, req.Argv)
 	if req.BestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}

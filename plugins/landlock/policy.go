@@ -57,11 +57,14 @@ type Policy struct {
 	// NprocBase is the number of processes the script's user already runs;
 	// RLIMIT_NPROC is set to NprocBase+Limits.Processes. Zero: not set.
 	NprocBase int64 `json:"nproc_base,omitempty"`
-	// Cgroup is a cgroup directory the script joins (its process limit when
-	// running as root, where RLIMIT_NPROC does not apply).
-	Cgroup string `json:"cgroup,omitempty"`
+	// CgroupLimit enforces Limits.Processes with a pids cgroup (for root,
+	// where RLIMIT_NPROC does not apply).
+	CgroupLimit bool `json:"cgroup_limit,omitempty"`
 	// DropCaps removes every capability from a root script.
 	DropCaps bool `json:"drop_caps"`
+	// Seccomp is the assembled seccomp program, built by the plugin (once
+	// per kind) so the helper only loads it.
+	Seccomp Filter `json:"seccomp,omitempty"`
 }
 
 // Env is what Build needs to know about the machine and the run.

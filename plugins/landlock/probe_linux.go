@@ -61,27 +61,22 @@ func cgroupRoot(root bool) string {
 	return ""
 }
 
-// nprocOf counts the processes of uid, for a relative RLIMIT_NPROC.
+// nprocOf counts the processes of uid, for a relative RLIMIT_NPROC. A
+// /proc/<pid> directory belongs to its process's user, so a stat each is
+// enough.
 func nprocOf(uid int) int64 {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
 	var n int64
-	want := strconv.Itoa(uid)
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Uid:" && f[1] == want {
-				n++
-				break
-			}
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+e.Name(), &st) == nil && int(st.Uid) == uid {
+			n++
 		}
 	}
 	return n

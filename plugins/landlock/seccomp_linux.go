@@ -1,7 +1,9 @@
 package landlock
 
 import (
+	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -70,22 +72,33 @@ func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}, nil
 }
 
-// loadSeccomp installs the filter on every thread. The program is the
-// policy's, preceded by an architecture check that kills the process for a
-// system call made through another ABI (32-bit int 0x80 on x86-64), which
-// the policy's own check would let through.
-func loadSeccomp(network, landlockUnix bool) error {
+// Filter is an assembled seccomp program.
+type Filter []unix.SockFilter
+
+var filterCache sync.Map // filterKey -> Filter
+
+type filterKey struct{ network, landlockUnix bool }
+
+// seccompFilter assembles (once per kind) the filter for a run: the
+// policy's program, preceded by an architecture check that kills the
+// process for a system call made through another ABI (32-bit int 0x80 on
+// x86-64), which the policy's own check would let through.
+func seccompFilter(network, landlockUnix bool) (Filter, error) {
+	key := filterKey{network, landlockUnix}
+	if f, ok := filterCache.Load(key); ok {
+		return f.(Filter), nil
+	}
 	pol, err := seccompPolicy(network, landlockUnix)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	body, err := pol.Assemble()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	info, err := arch.GetInfo("")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	prog := append([]bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
@@ -94,13 +107,22 @@ func loadSeccomp(network, landlockUnix bool) error {
 	}, body...)
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	filters := make([]unix.SockFilter, len(raw))
+	f := make(Filter, len(raw))
 	for i, r := range raw {
-		filters[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+		f[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
-	fprog := unix.SockFprog{Len: uint16(len(filters)), Filter: &filters[0]}
+	filterCache.Store(key, f)
+	return f, nil
+}
+
+// loadSeccomp installs f on every thread of the calling process.
+func loadSeccomp(f Filter) error {
+	if len(f) == 0 {
+		return errors.New("empty filter")
+	}
+	fprog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
 		return fmt.Errorf("seccomp(SET_MODE_FILTER): %w", errno)
 	}

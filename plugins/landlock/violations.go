@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/skillhost/skillhost/shared"
@@ -25,11 +26,14 @@ var (
 )
 
 // Violations reads a run's output for the marks sandbox denials leave:
-// EACCES and EPERM messages naming a path the policy does not grant, socket
-// errors with the network off, refused signals and exhausted limits. The
-// output is attacker-controlled, so this is a diagnostic for humans, never
-// a security decision.
-func Violations(output string, p Policy) []shared.Violation {
+// EACCES and EPERM messages naming a path the policy does not grant
+// ("fs" outside the grant, "fs-write" where only reading is granted),
+// socket errors with the network off, refused signals and exhausted
+// limits. Paths in argv (the interpreter and the script, which prefix
+// their own error messages) are not reported. The output is
+// attacker-controlled, so this is a diagnostic for humans, never a
+// security decision.
+func Violations(output string, p Policy, argv []string) []shared.Violation {
 	var out []shared.Violation
 	seen := map[string]bool{}
 	add := func(v shared.Violation) {
@@ -63,15 +67,16 @@ func Violations(output string, p Policy) []shared.Violation {
 		case ptraceRe.MatchString(line):
 			add(shared.Violation{Kind: "ptrace", Detail: "tracing other processes is not allowed"})
 			continue
-		case !p.Network && netRe.MatchString(line):
+		case !p.Network && (netRe.MatchString(line) || strings.Contains(line, "/dev/tcp/") || strings.Contains(line, "/dev/udp/")):
 			add(shared.Violation{Kind: "network", Detail: "the grant has no network: " + strings.TrimSpace(line)})
 			continue
 		}
 		for _, m := range pathRe.FindAllStringSubmatch(line, -1) {
 			path := filepath.Clean(m[2])
 			switch {
+			case slices.Contains(argv, path):
 			case !p.Readable(path):
-				add(shared.Violation{Kind: "fs-read", Target: path, Detail: "outside the grant; " + interpHint + " or to the skill's fs_read"})
+				add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + interpHint})
 			case !p.Writable(path):
 				add(shared.Violation{Kind: "fs-write", Target: path, Detail: "readable but not writable; writes need the skill's fs_write"})
 			}

@@ -11,32 +11,43 @@ import (
 // those of its process group.
 type directProcess struct {
 	proc *os.Process
+	out  *os.File
 }
 
-func startDirect(spec Spec, out *os.File) (process, error) {
+func startDirect(spec Spec) (process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	defer devnull.Close()
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: output pipe: %w", ErrSetup, err)
+	}
+	defer outW.Close()
 	proc, err := os.StartProcess(spec.Argv[0], spec.Argv, &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   nonNilEnv(spec.Env),
-		Files: []*os.File{devnull, out, out},
+		Files: []*os.File{devnull, outW, outW},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
+		outR.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	return &directProcess{proc: proc}, nil
+	return &directProcess{proc: proc, out: outR}, nil
 }
+
+func (d *directProcess) output() *os.File { return d.out }
 
 func (d *directProcess) wait() status {
 	ps, err := d.proc.Wait()
 	if err != nil {
 		return status{exitCode: -1, setupErr: err.Error()}
 	}
-	return statusOf(ps.Sys().(syscall.WaitStatus))
+	st := statusOf(ps.Sys().(syscall.WaitStatus))
+	st.pid = d.proc.Pid
+	return st
 }
 
 func (d *directProcess) terminate(grace time.Duration, stop <-chan struct{}) {

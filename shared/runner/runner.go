@@ -68,6 +68,8 @@ type Result struct {
 	// OutputBytes counts every byte the command wrote, including dropped
 	// ones.
 	OutputBytes int64
+	// Pid is the command's process id (gone by the time Run returns).
+	Pid int
 }
 
 // ErrSetup is wrapped by errors that happen before the command runs: the
@@ -109,22 +111,18 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 		spec.Argv = append([]string{p}, spec.Argv[1:]...)
 	}
 
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: output pipe: %w", ErrSetup, err)
-	}
-	defer outR.Close()
-
 	var p process
+	var err error
 	if Supervised() {
-		p, err = startSupervised(spec, outW)
+		p, err = startSupervised(spec)
 	} else {
-		p, err = startDirect(spec, outW)
+		p, err = startDirect(spec)
 	}
-	outW.Close()
 	if err != nil {
 		return Result{}, err
 	}
+	outR := p.output()
+	defer outR.Close()
 	start := time.Now()
 
 	out := newCappedOutput(spec.OutputLimit, emit)
@@ -177,13 +175,15 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	if st.setupErr != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
-	res.ExitCode, res.Signal = st.exitCode, st.signal
+	res.ExitCode, res.Signal, res.Pid = st.exitCode, st.signal, st.pid
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
 }
 
 // process is a started command, supervised or not.
 type process interface {
+	// output is the read end of the command's merged stdout and stderr.
+	output() *os.File
 	// wait blocks until the command has ended and reports how.
 	wait() status
 	// terminate sends SIGTERM, then after grace kills everything, unless
@@ -194,6 +194,7 @@ type process interface {
 }
 
 type status struct {
+	pid      int
 	exitCode int
 	signal   string
 	setupErr string

@@ -22,12 +22,34 @@ const (
 // reported to Run's caller as a setup error.
 type Confiner func(payload []byte) error
 
+// Preparer does, ahead of time, the slow part of confining a command that
+// does not depend on it (joining a cgroup, say). It runs in the confine
+// helper as soon as the helper starts, usually long before a command
+// arrives, on the thread that will run the Confiner. It must not fail: what
+// it could not do, the Confiner does or reports.
+type Preparer func()
+
 var (
 	supervised atomic.Bool
 
 	confinersMu sync.RWMutex
 	confiners   = map[string]Confiner{}
+	preparers   = map[string]Preparer{}
 )
+
+// RegisterPreparer adds a Preparer to the confiner called name. Like
+// RegisterConfiner it must be called before Init.
+func RegisterPreparer(name string, fn Preparer) {
+	confinersMu.Lock()
+	defer confinersMu.Unlock()
+	preparers[name] = fn
+}
+
+func preparer(name string) Preparer {
+	confinersMu.RLock()
+	defer confinersMu.RUnlock()
+	return preparers[name]
+}
 
 // RegisterConfiner makes fn available under name to Spec.Confine. It must be
 // called before Init, typically from a package init function, because Init
@@ -79,6 +101,7 @@ type wireSpec struct {
 
 // wireStatus travels from the supervisor back to Run.
 type wireStatus struct {
+	Pid        int    `json:"pid,omitempty"`
 	ExitCode   int    `json:"exit_code"`
 	Signal     string `json:"signal,omitempty"`
 	SetupError string `json:"setup_error,omitempty"`

@@ -52,55 +52,134 @@ func supervisionSupported() bool {
 	return err == nil
 }
 
+// supervisedProcess is a supervisor, started ahead of time or on demand.
 type supervisedProcess struct {
 	proc      *os.Process
+	out       *os.File // read end of the merged output
+	spec      *os.File // write end; closed once the spec is sent
 	status    *os.File
 	lifeline  *os.File
 	closeLine sync.Once
 }
 
-func startSupervised(spec Spec, out *os.File) (process, error) {
+// Starting a supervisor (and a confine helper) means exec'ing this binary,
+// which costs milliseconds of runtime and package initialisation. So one
+// supervisor of each kind is kept started and waiting for its command;
+// Run takes it and starts a replacement in the background.
+var warm struct {
+	sync.Mutex
+	ready map[string]*supervisedProcess // by confiner name, "" for none
+	busy  map[string]bool               // a replacement is being started
+}
+
+func startSupervised(spec Spec) (process, error) {
+	for attempt := 0; attempt < 2; attempt++ {
+		p := takeWarm(spec.Confine)
+		if p == nil {
+			var err error
+			if p, err = prestart(spec.Confine); err != nil {
+				return nil, err
+			}
+		}
+		go refill(spec.Confine)
+		if err := p.send(spec); err != nil {
+			// A warm supervisor that died while waiting; start afresh.
+			p.cleanup()
+			_, _ = p.proc.Wait()
+			p.out.Close()
+			p.status.Close()
+			if attempt == 0 {
+				continue
+			}
+			return nil, fmt.Errorf("%w: hand spec to supervisor: %w", ErrSetup, err)
+		}
+		return p, nil
+	}
+	panic("unreachable")
+}
+
+func takeWarm(confine string) *supervisedProcess {
+	warm.Lock()
+	defer warm.Unlock()
+	p := warm.ready[confine]
+	delete(warm.ready, confine)
+	return p
+}
+
+func refill(confine string) {
+	warm.Lock()
+	if warm.busy[confine] || warm.ready[confine] != nil {
+		warm.Unlock()
+		return
+	}
+	if warm.busy == nil {
+		warm.busy = map[string]bool{}
+		warm.ready = map[string]*supervisedProcess{}
+	}
+	warm.busy[confine] = true
+	warm.Unlock()
+
+	p, err := prestart(confine)
+
+	warm.Lock()
+	defer warm.Unlock()
+	warm.busy[confine] = false
+	if err == nil {
+		warm.ready[confine] = p
+	}
+}
+
+// prestart starts a supervisor that waits for its spec, with a confine
+// helper for confine already started if it is not "".
+func prestart(confine string) (*supervisedProcess, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
 	defer devnull.Close()
-	pipes, err := newPipes(3)
+	pipes, err := newPipes(4)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	lifeR, lifeW := pipes[0][0], pipes[0][1]
-	specR, specW := pipes[1][0], pipes[1][1]
-	statusR, statusW := pipes[2][0], pipes[2][1]
-	proc, err := os.StartProcess(selfExe, []string{selfExe, superviseArg}, &os.ProcAttr{
+	outR, outW := pipes[0][0], pipes[0][1]
+	lifeR, lifeW := pipes[1][0], pipes[1][1]
+	specR, specW := pipes[2][0], pipes[2][1]
+	statusR, statusW := pipes[3][0], pipes[3][1]
+	argv := []string{selfExe, superviseArg}
+	if confine != "" {
+		argv = append(argv, confine)
+	}
+	proc, err := os.StartProcess(selfExe, argv, &os.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
-		Files: []*os.File{devnull, out, out, lifeR, specR, statusW},
+		Files: []*os.File{devnull, outW, outW, lifeR, specR, statusW},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
-	lifeR.Close()
-	specR.Close()
-	statusW.Close()
+	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
+		f.Close()
+	}
 	if err != nil {
-		lifeW.Close()
-		specW.Close()
-		statusR.Close()
+		for _, f := range []*os.File{outR, lifeW, specW, statusR} {
+			f.Close()
+		}
 		return nil, fmt.Errorf("%w: start supervisor: %w", ErrSetup, err)
 	}
-	p := &supervisedProcess{proc: proc, status: statusR, lifeline: lifeW}
-	err = json.NewEncoder(specW).Encode(wireSpec{
+	return &supervisedProcess{proc: proc, out: outR, spec: specW, status: statusR, lifeline: lifeW}, nil
+}
+
+// send hands the command to a waiting supervisor.
+func (p *supervisedProcess) send(spec Spec) error {
+	err := json.NewEncoder(p.spec).Encode(wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
 		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload,
 	})
-	specW.Close()
-	if err != nil {
-		p.cleanup()
-		_, _ = proc.Wait()
-		statusR.Close()
-		return nil, fmt.Errorf("%w: hand spec to supervisor: %w", ErrSetup, err)
+	if cerr := p.spec.Close(); err == nil {
+		err = cerr
 	}
-	return p, nil
+	return err
 }
+
+func (p *supervisedProcess) output() *os.File { return p.out }
 
 func (p *supervisedProcess) wait() status {
 	_, err := p.proc.Wait()
@@ -158,9 +237,9 @@ func newPipes(n int) ([][2]*os.File, error) {
 	return out, nil
 }
 
-// superviseMain is the supervisor process: it starts the command, reaps
-// everything that is re-parented to it, and makes sure the whole tree is
-// dead before it reports the command's status and exits.
+// superviseMain is the supervisor process: it waits for its command, starts
+// it, reaps everything that is re-parented to it, and makes sure the whole
+// tree is dead before it reports the command's status and exits.
 func superviseMain() int {
 	for _, fd := range []int{fdLifeline, fdSpec, fdStatus} {
 		syscall.CloseOnExec(fd)
@@ -172,13 +251,7 @@ func superviseMain() int {
 		_ = json.NewEncoder(statusF).Encode(st)
 		return 0
 	}
-
-	var spec wireSpec
-	err := json.NewDecoder(specF).Decode(&spec)
-	specF.Close()
-	if err != nil {
-		return report(wireStatus{ExitCode: -1, SetupError: "supervisor: read spec: " + err.Error()})
-	}
+	self := os.Getpid()
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return report(wireStatus{ExitCode: -1, SetupError: "supervisor: become subreaper: " + err.Error()})
 	}
@@ -187,24 +260,35 @@ func superviseMain() int {
 	// descendants that left the group, and tear everything down after.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-
-	self := os.Getpid()
-	pid, err := startChild(spec)
-	if err != nil {
-		killTree(self, true)
-		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
-	}
 	go func() {
 		_, _ = io.Copy(io.Discard, lifeline)
 		// The runner cut the lifeline or died: nothing may survive it. The
 		// wait loop below then sees the command die and reports it.
 		killTree(self, false)
+		os.Exit(0) // still waiting for a spec: nothing to report
 	}()
+	var h *helper
+	if len(os.Args) > 2 {
+		h, _ = startHelper(os.Args[2]) // on failure the spec's confine step retries
+	}
+
+	var spec wireSpec
+	err := json.NewDecoder(specF).Decode(&spec)
+	specF.Close()
+	if err != nil {
+		killTree(self, true)
+		return report(wireStatus{ExitCode: -1, SetupError: "supervisor: read spec: " + err.Error()})
+	}
 	go func() {
 		for range sigs {
 			signalTree(self, syscall.SIGTERM)
 		}
 	}()
+	pid, err := startChild(spec, h)
+	if err != nil {
+		killTree(self, true)
+		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
+	}
 
 	st := wireStatus{ExitCode: -1}
 	for {
@@ -218,7 +302,7 @@ func superviseMain() int {
 		}
 		if wpid == pid {
 			s := statusOf(ws)
-			st = wireStatus{ExitCode: s.exitCode, Signal: s.signal}
+			st = wireStatus{Pid: pid, ExitCode: s.exitCode, Signal: s.signal}
 			break
 		}
 	}
@@ -226,15 +310,60 @@ func superviseMain() int {
 	return report(st)
 }
 
-// startChild starts the command, through the confine helper when a confiner
-// is named, and returns its pid once it has exec'd.
-func startChild(spec wireSpec) (int, error) {
+// helper is a started confine helper waiting for its spec.
+type helper struct {
+	pid   int
+	spec  *os.File // write end
+	error *os.File // read end
+}
+
+func startHelper(confine string) (*helper, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer devnull.Close()
+	pipes, err := newPipes(2)
+	if err != nil {
+		return nil, err
+	}
+	specR, specW := pipes[0][0], pipes[0][1]
+	errR, errW := pipes[1][0], pipes[1][1]
+	pid, err := syscall.ForkExec(selfExe, []string{selfExe, confineArg, confine}, &syscall.ProcAttr{
+		Dir:   "/",
+		Env:   helperEnv(),
+		Files: []uintptr{devnull.Fd(), 1, 2, specR.Fd(), errW.Fd()},
+	})
+	specR.Close()
+	errW.Close()
+	if err != nil {
+		specW.Close()
+		errR.Close()
+		return nil, fmt.Errorf("start confine helper: %w", err)
+	}
+	return &helper{pid: pid, spec: specW, error: errR}, nil
+}
+
+// discard ends a helper that is not needed.
+func (h *helper) discard() {
+	h.spec.Close() // the helper reads EOF and exits
+	h.error.Close()
+	var ws syscall.WaitStatus
+	_, _ = syscall.Wait4(h.pid, &ws, 0, nil)
+}
+
+// startChild starts the command, through the confine helper when a confiner
+// is named, and returns its pid once it has exec'd.
+func startChild(spec wireSpec, h *helper) (int, error) {
 	if spec.Confine == "" {
+		if h != nil {
+			h.discard()
+		}
+		devnull, err := os.Open(os.DevNull)
+		if err != nil {
+			return 0, err
+		}
+		defer devnull.Close()
 		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
 			Dir:   spec.Dir,
 			Env:   spec.Env,
@@ -245,47 +374,40 @@ func startChild(spec wireSpec) (int, error) {
 		}
 		return pid, nil
 	}
-
-	pipes, err := newPipes(2)
-	if err != nil {
-		return 0, err
+	if h == nil {
+		var err error
+		if h, err = startHelper(spec.Confine); err != nil {
+			return 0, err
+		}
 	}
-	specR, specW := pipes[0][0], pipes[0][1]
-	errR, errW := pipes[1][0], pipes[1][1]
-	defer errR.Close()
-	pid, err := syscall.ForkExec(selfExe, []string{selfExe, confineArg}, &syscall.ProcAttr{
-		Dir:   "/",
-		Env:   helperEnv(),
-		Files: []uintptr{devnull.Fd(), 1, 2, specR.Fd(), errW.Fd()},
-	})
-	specR.Close()
-	errW.Close()
-	if err != nil {
-		specW.Close()
-		return 0, fmt.Errorf("start confine helper: %w", err)
-	}
-	err = json.NewEncoder(specW).Encode(spec)
-	specW.Close()
+	defer h.error.Close()
+	err := json.NewEncoder(h.spec).Encode(spec)
+	h.spec.Close()
 	// The error pipe is close-on-exec in the helper: EOF without data means
 	// the command is running; a message means setup failed.
-	msg, _ := io.ReadAll(errR)
+	msg, _ := io.ReadAll(h.error)
 	if err != nil && len(msg) == 0 {
 		msg = []byte("hand spec to confine helper: " + err.Error())
 	}
 	if len(msg) > 0 {
 		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		_, _ = syscall.Wait4(h.pid, &ws, 0, nil)
 		return 0, errors.New(string(msg))
 	}
-	return pid, nil
+	return h.pid, nil
 }
 
-// confineMain is the confine helper: it applies the named confiner to itself
-// and execs the command.
+// confineMain is the confine helper: it waits for its command, applies the
+// named confiner to itself and execs the command.
 func confineMain() int {
 	runtime.LockOSThread()
 	syscall.CloseOnExec(fdConfineSpec)
 	syscall.CloseOnExec(fdConfineErr)
+	if len(os.Args) > 2 {
+		if prepare := preparer(os.Args[2]); prepare != nil {
+			prepare()
+		}
+	}
 	errF := os.NewFile(fdConfineErr, "confine-error")
 	fail := func(err error) int {
 		_, _ = errF.WriteString(err.Error())

@@ -19,6 +19,6 @@ func confineMain() int {
 	return 126
 }
 
-func startSupervised(Spec, *os.File) (process, error) {
+func startSupervised(Spec) (process, error) {
 	return nil, errors.New("runner: supervision is only available on Linux")
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,12 @@ import (
 // for that, or it would steal the command's exit status.
 func killTree(root int, reapChildren bool) {
 	for round := 0; round < 1000; round++ {
+		if reapChildren {
+			reap()
+		}
+		if none, ok := childless(root); ok && none {
+			return // the common case, answered without walking /proc
+		}
 		pids := descendants(root)
 		if reapChildren {
 			reap()
@@ -33,6 +40,27 @@ func killTree(root int, reapChildren bool) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+}
+
+// childless reports whether root has no child processes left, from
+// /proc/<root>/task/*/children; ok is false where the kernel lacks those
+// files. Orphaned descendants are re-parented to root (a subreaper), so no
+// children means no descendants at all.
+func childless(root int) (none, ok bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", root))
+	if err != nil {
+		return false, false
+	}
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", root, t.Name()))
+		if err != nil {
+			return false, false
+		}
+		if len(bytes.TrimSpace(data)) > 0 {
+			return false, true
+		}
+	}
+	return true, true
 }
 
 // signalTree sends sig to every live descendant of root.

@@ -1,0 +1,634 @@
+package landlock_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/shared"
+)
+
+// The escape suite: every attack is a real skill script run through the
+// real Landlock plugin, and must fail there. Each also runs under a control
+// (the null plugin, or directly without any runner for attacks on the
+// runner's own process bounds) where it must succeed, so that no test can
+// pass because the attack itself is broken.
+
+// control says where an attack must succeed to prove it is real.
+type control int
+
+const (
+	viaNull   control = iota // the same script under the null plugin
+	viaDirect                // the same script run directly, no runner at all
+)
+
+type outcome struct {
+	out  string
+	res  shared.Result
+	err  error
+	took time.Duration
+}
+
+type attack struct {
+	name string
+	// script is bash; env has BASE HOME SECRET WORK SKILL_DIR and the
+	// listener addresses of the world.
+	script string
+	// python marks attacks written in Python (run by /usr/bin/python3).
+	python bool
+	// prepare adjusts the request (grant, limits, timeout).
+	prepare func(w *world, r *shared.Request)
+	// escaped inspects the outcome, and the world, and says whether the
+	// attack achieved what it tried.
+	escaped func(w *world, o outcome) bool
+	control control
+	// rootOnly: the control needs root's permissions (for example to read
+	// /etc/shadow), so the attack is skipped for other users.
+	rootOnly bool
+	// cleanup undoes what a successful control run left behind.
+	cleanup func(w *world, o outcome)
+}
+
+func marker(_ *world, o outcome) bool { return strings.Contains(o.out, "ESCAPED") }
+
+var attacks = []attack{
+	{name: "read ssh key in $HOME", script: `cat "$HOME/.ssh/id_rsa" && echo ESCAPED`},
+	{name: "read /etc/shadow", script: `head -c 16 /etc/shadow >/dev/null && echo ESCAPED`, rootOnly: true},
+	{name: "read a file outside the grant by absolute path", script: `cat "$SECRET" && echo ESCAPED`},
+	{name: "read outside the grant by .. traversal", script: `cat "$WORK/../secret/data.txt" && echo ESCAPED`},
+	{name: "read through a symlink planted in a granted directory", script: `ln -s "$SECRET" "$WORK/link" && cat "$WORK/link" && echo ESCAPED`},
+	{name: "read through a symlink shipped inside the skill", script: `cat "$SKILL_DIR/references/leak" && echo ESCAPED`},
+	{name: "read through a hard link made in a granted directory", script: `ln "$BASE/secret/linkable.txt" "$WORK/hard" && cat "$WORK/hard" && echo ESCAPED`},
+	{name: "read the host's working directory", script: `cat ./cwd-file.txt && echo ESCAPED`},
+	{name: "list $HOME", script: `ls -a "$HOME" | grep -q .ssh && echo ESCAPED`},
+	{name: "write outside fs_write", script: `echo pwned > "$BASE/outside/file" && echo ESCAPED`,
+		escaped: fileExists("outside/file"), cleanup: removeFile("outside/file")},
+	{name: "write into the skill's own scripts/", script: `echo pwned >> "$SKILL_DIR/scripts/planted" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.skill, "scripts", "planted")) },
+		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.skill, "scripts", "planted")) }},
+	{name: "write to /tmp", script: `f=/tmp/skillhost-escape-$$; echo x > "$f" && echo "ESCAPED $f"`,
+		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "ESCAPED ") }},
+	{name: "a granted /tmp/x does not open /tmp/xy", script: `echo x > "$BASE/xy/file" && echo ESCAPED`,
+		prepare: func(w *world, r *shared.Request) { r.Grant.FSWrite = []string{filepath.Join(w.base, "x")} },
+		escaped: fileExists("xy/file"), cleanup: removeFile("xy/file")},
+	{name: "TCP connect to a loopback server", script: `exec 3<>"/dev/tcp/127.0.0.1/$TCP_PORT" && echo ESCAPED`},
+	{name: "TCP listen on loopback", python: true, script: `
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print("ESCAPED", s.getsockname())`},
+	{name: "UDP send", script: `echo "udp-$RUN" > "/dev/udp/127.0.0.1/$UDP_PORT" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.udpGot(o.res) }},
+	{name: "DNS lookup", python: true, script: `
+import os, socket, struct
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x07example\x03com\x00" + struct.pack(">HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(q, ("127.0.0.1", int(os.environ["DNS_PORT"])))
+answer = s.recv(512)
+print("ESCAPED resolved to", socket.inet_ntoa(answer[-4:]))`},
+	{name: "connect to a Unix socket outside the grant", python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["UNIX_SOCK"])
+print("ESCAPED", s.recv(16))`},
+	{name: "connect to an abstract Unix socket", python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("\0" + os.environ["ABSTRACT_SOCK"])
+print("ESCAPED", s.recv(16))`},
+	{name: "connect to the plugin's own socket", python: true, script: `
+import os, socket
+d = os.environ["PLUGIN_SOCKET_DIR"]
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.path.join(d, os.listdir(d)[0]))
+print("ESCAPED")`},
+	{name: "netlink socket (ip addr)", script: `ip addr show lo >/dev/null && echo ESCAPED`},
+	{name: "read the host's environment via /proc", script: `grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
+		rootOnly: true}, // the host runs as root: only root may read its /proc entries
+	{name: "read the plugin's environment via /proc", script: `tr '\0' '\n' < "/proc/$PLUGIN_PID/environ" | grep -q PLUGIN_UNIX_SOCKET_DIR && echo ESCAPED`},
+	{name: "a secret in the host's environment", script: `env | grep -q "^$SECRET_NAME=" && echo ESCAPED-env; grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
+		rootOnly: true},
+	{name: "signal the parent", script: `kill -WINCH "$PPID" && echo ESCAPED`},
+	{name: "signal the plugin", script: `kill -WINCH "$PLUGIN_PID" && echo ESCAPED`},
+	{name: "ptrace the parent", python: true, script: `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+ppid = os.getppid()
+if libc.ptrace(PTRACE_SEIZE, ppid, 0, 0) == 0:
+    libc.ptrace(PTRACE_DETACH, ppid, 0, 0)
+    print("ESCAPED")
+else:
+    print("ptrace:", os.strerror(ctypes.get_errno()))`},
+	{name: "create a user namespace", script: `unshare -U true && echo ESCAPED`},
+	{name: "raise the file size limit", script: `ulimit -f unlimited && echo ESCAPED`},
+	{name: "fork bomb", python: true, script: `
+import os, time
+n = 0
+for i in range(400):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError as e:
+        print("fork failed after", n, "children:", e)
+        break
+print("started", n)
+if n >= 400:
+    print("ESCAPED")`,
+		prepare: func(_ *world, r *shared.Request) { r.Limits.Processes = 64 }},
+	{name: "fill the disk past the file-size limit", script: `head -c 20000000 /dev/zero > "$WORK/big"; ls -l "$WORK/big"`,
+		escaped: func(w *world, _ outcome) bool {
+			fi, err := os.Stat(filepath.Join(w.work, "big"))
+			return err == nil && fi.Size() > 1<<20
+		},
+		cleanup: removeFile("work/big")},
+	{name: "keep a file in TMPDIR after the run", script: `d=${TMPDIR:-/tmp}; echo loot > "$d/stash-$RUN" && echo "STASH $d/stash-$RUN"`,
+		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "STASH ") },
+		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "STASH ") }},
+	{name: "a setsid process outlives the run", script: `setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$WORK/pid"; echo started`,
+		control: viaDirect, escaped: pidAlive, cleanup: killPid},
+	{name: "a setsid process outlives the timeout", script: `setsid bash -c 'trap "" TERM; echo $$ > "$WORK/pid"; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
+		control: viaDirect, escaped: pidAlive, cleanup: killPid},
+	{name: "close stdout and sleep past the timeout", script: `echo $$ > "$WORK/pid"; exec >&- 2>&-; sleep 300`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
+		control: viaDirect, escaped: func(w *world, o outcome) bool { return pidAlive(w, o) || o.took > 8*time.Second },
+		cleanup: killPid},
+}
+
+// world is one user's playground: files, grants and listeners.
+type world struct {
+	t        *testing.T
+	base     string // everything lives here
+	home     string // fake $HOME holding .ssh/id_rsa
+	secret   string
+	work     string // the granted fs_write directory
+	cwd      string // the host's working directory, not granted
+	skill    string
+	landlock *shared.Conn
+	null     *shared.Conn
+
+	env []string // listener addresses etc.
+
+	udpMu  sync.Mutex
+	udpLog []string
+}
+
+func newWorld(t *testing.T, cred *syscall.Credential) *world {
+	base, err := os.MkdirTemp("", "skillhost-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := &world{t: t, base: base}
+	w.home = w.dir("home", 0o755)
+	w.secret = filepath.Join(w.dir("secret", 0o755), "data.txt")
+	w.work = w.dir("work", 0o777)
+	w.cwd = w.dir("cwd", 0o755)
+	w.dir("outside", 0o777)
+	w.dir("x", 0o777)
+	w.dir("xy", 0o777)
+	w.skill = w.dir("skill", 0o755)
+	w.dir("skill/scripts", 0o777)
+	w.dir("skill/references", 0o755)
+	w.dir("home/.ssh", 0o755)
+	w.file("home/.ssh/id_rsa", "-----BEGIN FAKE TEST KEY-----\n", 0o644)
+	w.file("secret/data.txt", "top secret\n", 0o644)
+	w.file("secret/linkable.txt", "linkable secret\n", 0o666) // protected_hardlinks wants rw for non-owners
+	w.file("cwd/cwd-file.txt", "host cwd\n", 0o644)
+	w.file("skill/SKILL.md", "---\nname: skill\ndescription: escape suite\n---\n", 0o644)
+	if err := os.Symlink(w.secret, filepath.Join(w.skill, "references", "leak")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.listen()
+
+	pluginEnv := []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0", "SKILLHOST_TEST_PLUGIN_SECRET=plugin-secret"}
+	var attr *syscall.SysProcAttr
+	if cred != nil {
+		attr = &syscall.SysProcAttr{Credential: cred}
+	}
+	launch := func(pkg string) *shared.Conn {
+		conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, Env: pluginEnv, SysProcAttr: attr})
+		if err != nil {
+			t.Fatalf("launch %s: %v", pkg, err)
+		}
+		t.Cleanup(conn.Close)
+		return conn
+	}
+	w.landlock, w.null = launch(landlockPkg), launch(nullPkg)
+	p, err := w.landlock.Probe(context.Background())
+	if err != nil || p.Status != shared.Healthy {
+		t.Skipf("the landlock plugin cannot confine here: %v %+v", err, p)
+	}
+	t.Logf("landlock plugin: %s", p.Reason)
+	return w
+}
+
+func (w *world) dir(rel string, mode os.FileMode) string {
+	p := filepath.Join(w.base, rel)
+	if err := os.MkdirAll(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+func (w *world) file(rel, content string, mode os.FileMode) {
+	p := filepath.Join(w.base, rel)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// listen starts the loopback servers attacks try to reach.
+func (w *world) listen() {
+	t := w.t
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			w.udpMu.Lock()
+			w.udpLog = append(w.udpLog, strings.TrimSpace(string(buf[:n])))
+			w.udpMu.Unlock()
+		}
+	}()
+	dns, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dns.Close() })
+	go serveDNS(dns)
+	sockDir := w.dir("sockets", 0o755)
+	unixPath := filepath.Join(sockDir, "outside.sock")
+	unixL, err := net.Listen("unix", unixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(unixPath, 0o777)
+	t.Cleanup(func() { unixL.Close() })
+	go serveHello(unixL)
+	abstract := "skillhost-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.base)
+	absL, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { absL.Close() })
+	go serveHello(absL)
+	secretName, _, _ := strings.Cut(hostSecret, "=")
+	w.env = []string{
+		"BASE=" + w.base, "SECRET=" + w.secret, "WORK=" + w.work, "SKILL_DIR=" + w.skill,
+		"TCP_PORT=" + port(tcp.Addr()), "UDP_PORT=" + port(udp.LocalAddr()), "DNS_PORT=" + port(dns.LocalAddr()),
+		"UNIX_SOCK=" + unixPath, "ABSTRACT_SOCK=" + abstract, "SECRET_NAME=" + secretName,
+	}
+}
+
+func port(a net.Addr) string {
+	_, p, _ := net.SplitHostPort(a.String())
+	return p
+}
+
+func serveHello(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Write([]byte("hello"))
+		c.Close()
+	}
+}
+
+// serveDNS answers every A query with 192.0.2.1.
+func serveDNS(pc net.PacketConn) {
+	buf := make([]byte, 512)
+	for {
+		n, addr, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if n < 12 {
+			continue
+		}
+		resp := append([]byte{}, buf[:n]...)
+		binary.BigEndian.PutUint16(resp[2:], 0x8180) // response, no error
+		binary.BigEndian.PutUint16(resp[6:], 1)      // one answer
+		resp = append(resp, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1)
+		pc.WriteTo(resp, addr)
+	}
+}
+
+func (w *world) udpGot(res shared.Result) bool {
+	w.udpMu.Lock()
+	defer w.udpMu.Unlock()
+	return len(w.udpLog) > 0
+}
+
+func (w *world) resetUDP() {
+	w.udpMu.Lock()
+	w.udpLog = nil
+	w.udpMu.Unlock()
+}
+
+// request builds the base request of an attack: read nothing extra, write
+// only $WORK, no network, tight limits, cwd outside the grant.
+func (w *world) request(a attack, conn *shared.Conn, run string) shared.Request {
+	script := filepath.Join(w.skill, "scripts", "attack")
+	argv := []string{"/bin/bash", script}
+	if a.python {
+		argv = []string{"/usr/bin/python3", script}
+	}
+	env := append([]string{
+		"PATH=/usr/bin:/bin", "HOME=" + w.home, "RUN=" + run,
+		"PLUGIN_PID=" + strconv.Itoa(conn.Pid()), "PLUGIN_SOCKET_DIR=" + conn.SocketDir(),
+	}, w.env...)
+	r := shared.Request{
+		RunID:       run,
+		Argv:        argv,
+		Dir:         w.cwd,
+		Env:         env,
+		Grant:       shared.Grant{FSWrite: []string{w.work}, Timeout: 15 * time.Second, Trust: shared.TrustExternal},
+		SkillDir:    w.skill,
+		OutputLimit: 1 << 20,
+		KillGrace:   500 * time.Millisecond,
+		Limits:      shared.Limits{OpenFiles: 256, FileSize: 1 << 20, Processes: 256, Memory: 1 << 30},
+	}
+	if a.prepare != nil {
+		a.prepare(w, &r)
+	}
+	return r
+}
+
+func (w *world) writeScript(a attack) {
+	content := a.script
+	if !a.python {
+		content = "#!/bin/bash\n" + content + "\n"
+	}
+	w.file("skill/scripts/attack", content, 0o755)
+	// Every run starts from an empty work directory.
+	entries, _ := os.ReadDir(w.work)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(w.work, e.Name()))
+	}
+	w.resetUDP()
+}
+
+func (w *world) execute(conn *shared.Conn, req shared.Request) outcome {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	start := time.Now()
+	res, err := conn.Execute(context.Background(), req, func(b []byte) error {
+		mu.Lock()
+		buf.Write(b)
+		mu.Unlock()
+		return nil
+	})
+	return outcome{out: buf.String(), res: res, err: err, took: time.Since(start)}
+}
+
+// direct runs the attack with nothing but os/exec: no process group, no
+// supervisor, no deadline. It returns after the script's own process ends
+// or after a few seconds, whichever comes first, leaving anything else
+// running for the check to find.
+func (w *world) direct(req shared.Request, cred *syscall.Credential) outcome {
+	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	cmd.Dir, cmd.Env = req.Dir, req.Env
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return outcome{err: err}
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+	}
+	time.Sleep(200 * time.Millisecond) // let a detached process settle
+	o := outcome{out: buf.String(), took: time.Since(start)}
+	select {
+	case <-done:
+	default:
+		o.took = 9 * time.Second // still running: past any deadline the runner would have enforced
+		cmd.Process.Kill()
+	}
+	return o
+}
+
+// syncBuffer is a bytes.Buffer safe for the copying goroutines of os/exec
+// and a concurrent reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func fileExists(rel string) func(*world, outcome) bool {
+	return func(w *world, _ outcome) bool { return exists(filepath.Join(w.base, rel)) }
+}
+
+func removeFile(rel string) func(*world, outcome) {
+	return func(w *world, _ outcome) { os.Remove(filepath.Join(w.base, rel)) }
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func mentioned(out, prefix string) []string {
+	var paths []string
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			paths = append(paths, strings.TrimSpace(rest))
+		}
+	}
+	return paths
+}
+
+func mentionedExists(out, prefix string) bool {
+	for _, p := range mentioned(out, prefix) {
+		if exists(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func removeMentioned(out, prefix string) {
+	for _, p := range mentioned(out, prefix) {
+		if strings.HasPrefix(p, "/tmp/") {
+			os.Remove(p)
+		}
+	}
+}
+
+func recordedPid(w *world) int {
+	data, err := os.ReadFile(filepath.Join(w.work, "pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+// pidAlive reports whether the process the script recorded is still alive
+// a moment after the run ended.
+func pidAlive(w *world, _ outcome) bool {
+	pid := recordedPid(w)
+	if pid == 0 {
+		return false
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(data), ") Z ") {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+func killPid(w *world, _ outcome) {
+	if pid := recordedPid(w); pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+func TestEscapeSuite(t *testing.T) {
+	users := []struct {
+		name string
+		cred *syscall.Credential
+	}{{name: "uid" + strconv.Itoa(os.Geteuid())}}
+	if os.Geteuid() == 0 {
+		users = append(users, struct {
+			name string
+			cred *syscall.Credential
+		}{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	_, pyErr := os.Stat("/usr/bin/python3")
+	if len(attacks) < 25 {
+		t.Fatalf("the suite has %d attacks; at least 25 are required", len(attacks))
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, u.cred)
+			for i, a := range attacks {
+				t.Run(a.name, func(t *testing.T) {
+					if a.python && pyErr != nil {
+						t.Skip("needs /usr/bin/python3")
+					}
+					if a.rootOnly && u.cred != nil {
+						t.Skip("the control needs root")
+					}
+					if a.rootOnly && os.Geteuid() != 0 {
+						t.Skip("the control needs root")
+					}
+					escaped := a.escaped
+					if escaped == nil {
+						escaped = marker
+					}
+					run := fmt.Sprintf("%s-%d", u.name, i)
+
+					w.writeScript(a)
+					o := w.execute(w.landlock, w.request(a, w.landlock, run+"-landlock"))
+					if o.err != nil {
+						t.Fatalf("landlock run failed to start: %v", o.err)
+					}
+					if escaped(w, o) {
+						t.Errorf("ESCAPE under landlock: %+v\n%s", o.res, o.out)
+					}
+					if a.cleanup != nil {
+						a.cleanup(w, o)
+					}
+					confined := o
+
+					w.writeScript(a)
+					var c outcome
+					switch a.control {
+					case viaNull:
+						c = w.execute(w.null, w.request(a, w.null, run+"-null"))
+					case viaDirect:
+						c = w.direct(w.request(a, w.null, run+"-direct"), u.cred)
+					}
+					if !escaped(w, c) {
+						t.Errorf("control: the attack does not work even unconfined, so it proves nothing (err %v, %+v)\n%s", c.err, c.res, c.out)
+					}
+					if a.cleanup != nil {
+						a.cleanup(w, c)
+					}
+					t.Logf("landlock: exit %d %s, violations %v | control escaped", confined.res.ExitCode, confined.res.Signal, kinds(confined.res.Violations))
+				})
+			}
+		})
+	}
+}
+
+func kinds(vs []shared.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Kind+":"+v.Target)
+	}
+	return out
+}

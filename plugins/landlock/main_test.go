@@ -1,0 +1,43 @@
+package landlock_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
+const (
+	landlockPkg = "./cmd/skillhost-sandbox-landlock"
+	nullPkg     = "./cmd/skillhost-sandbox-null"
+)
+
+// hostSecret sits in this test process's environment, which plays the
+// host's: no script may ever see it.
+const hostSecret = "SKILLHOST_TEST_HOST_SECRET=correct-horse-battery-staple"
+
+func TestMain(m *testing.M) {
+	runner.Init()
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	// /proc/<pid>/environ shows the environment a process was started
+	// with, so the secret must be there from exec: start over with it.
+	if name, _, _ := strings.Cut(hostSecret, "="); os.Getenv(name) == "" {
+		exe, err := os.Executable()
+		if err == nil {
+			err = syscall.Exec(exe, os.Args, append(os.Environ(), hostSecret))
+		}
+		fmt.Fprintln(os.Stderr, "re-exec with the host secret:", err)
+		os.Exit(1)
+	}
+	if _, err := testbin.Build(landlockPkg, nullPkg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
