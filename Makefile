@@ -28,8 +28,9 @@ fmt-check:
 
 ## cross: the Seatbelt plugin and the host must build for macOS
 cross:
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/skillhost
-	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/skillhost
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/skillhost ./cmd/skillhost-sandbox-seatbelt
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./plugins/seatbelt ./shared/...
+	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/skillhost ./cmd/skillhost-sandbox-seatbelt
 
 ## fuzz: a short run of every fuzz target
 fuzz:

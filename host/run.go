@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -49,11 +50,18 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
-// Resolve finds the skill and tool of req.
+// Resolve finds the skill and tool of req. An empty Tool means the skill's
+// first tool, or a placeholder when it has none.
 func (h *Host) Resolve(req RunRequest) (*skill.Skill, *skill.Tool, error) {
 	s, err := h.Catalog.Find(req.Skill)
 	if err != nil {
 		return nil, nil, &UsageError{err}
+	}
+	if req.Tool == "" { // any tool: for explaining a skill's confinement
+		if len(s.Tools) > 0 {
+			return s, &s.Tools[0], nil
+		}
+		return s, &skill.Tool{Name: "(none)", Script: filepath.Join(s.Dir, "scripts", "<script>"), Interpreter: []string{"/bin/sh"}}, nil
 	}
 	t := s.Tool(req.Tool)
 	if t == nil {
@@ -74,10 +82,19 @@ func (h *Host) Resolve(req RunRequest) (*skill.Skill, *skill.Tool, error) {
 	return s, t, nil
 }
 
-// Run executes a tool and waits for it. emit, if not nil, receives output as
-// it arrives. A script that runs and fails is a successful Run with a
-// non-zero exit; an error means it could not run.
-func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*RunResult, error) {
+// prepared is a tool call ready to hand to an executor.
+type prepared struct {
+	skill    *skill.Skill
+	tool     *skill.Tool
+	grant    grant.Grant
+	request  shared.Request
+	exec     shared.Executor
+	strategy string
+}
+
+// prepare resolves a call: skill, tool, arguments, grant, command line,
+// environment, working directory and executor.
+func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	s, t, err := h.Resolve(req)
 	if err != nil {
 		return nil, err
@@ -102,18 +119,47 @@ func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*Run
 		dir = s.Dir
 	}
 	exec, strategy := h.executor(g, req.Strategy)
+	return &prepared{skill: s, tool: t, grant: g, request: h.request(s, g, argv, dir, env), exec: exec, strategy: strategy}, nil
+}
+
+// Run executes a tool and waits for it. emit, if not nil, receives output as
+// it arrives. A script that runs and fails is a successful Run with a
+// non-zero exit; an error means it could not run.
+func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*RunResult, error) {
+	p, err := h.prepare(req)
+	if err != nil {
+		return nil, err
+	}
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
-	r, err := exec.Execute(ctx, h.request(s, g, argv, dir, env), func(b []byte) error {
+	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {
 		if n := out.write(b); n > 0 && emit != nil {
 			emit(b[:n])
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("run %s/%s with %s: %w", s.Name, t.Name, strategy, err)
+		return nil, fmt.Errorf("run %s/%s with %s: %w", p.skill.Name, p.tool.Name, p.strategy, err)
 	}
 	r.Truncated = r.Truncated || out.truncated
-	return &RunResult{Skill: s, Tool: t, Grant: g, Strategy: strategy, Output: out.Bytes(), Result: r}, nil
+	return &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Output: out.Bytes(), Result: r}, nil
+}
+
+// Explain asks the strategy's plugin how it would confine a tool call,
+// without running it: the Seatbelt profile, the Landlock policy.
+func (h *Host) Explain(ctx context.Context, req RunRequest) (shared.Explanation, string, error) {
+	p, err := h.prepare(req)
+	if err != nil {
+		return shared.Explanation{}, "", err
+	}
+	ex, ok := p.exec.(shared.Explainer)
+	if !ok {
+		return shared.Explanation{}, p.strategy, fmt.Errorf("strategy %s: %w", p.strategy, shared.ErrNotExplainable)
+	}
+	e, err := ex.Explain(ctx, p.request)
+	if err != nil {
+		return shared.Explanation{}, p.strategy, fmt.Errorf("explain %s/%s with %s: %w", p.skill.Name, p.tool.Name, p.strategy, err)
+	}
+	return e, p.strategy, nil
 }
 
 func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string, env []string) shared.Request {

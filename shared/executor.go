@@ -26,6 +26,22 @@ type Executor interface {
 	Execute(ctx context.Context, req Request, emit func([]byte) error) (Result, error)
 }
 
+// Explainer is implemented by backends that can show, without running
+// anything, how they would confine a request, for review (skillhost
+// profile). It is optional.
+type Explainer interface {
+	Explain(ctx context.Context, req Request) (Explanation, error)
+}
+
+// Explanation is a backend's account of how it would confine a request.
+type Explanation struct {
+	// Format names Text's language: "sbpl", "json" or "text".
+	Format string
+	Text   string
+	// Argv is the command line that would run the request's argv.
+	Argv []string
+}
+
 // Trust levels of a Grant.
 const (
 	TrustCore     = "core"

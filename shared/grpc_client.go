@@ -47,6 +47,22 @@ func (c *GRPCClient) Probe(ctx context.Context) (Probe, error) {
 	return probeFromProto(resp), nil
 }
 
+// ErrNotExplainable is returned by Explain for a backend that does not
+// implement Explainer.
+var ErrNotExplainable = errors.New("this backend cannot explain its confinement")
+
+// Explain implements Explainer.
+func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, error) {
+	resp, err := c.client.Explain(ctx, requestToProto(req))
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return Explanation{}, ErrNotExplainable
+		}
+		return Explanation{}, c.callError(ctx, err)
+	}
+	return Explanation{Format: resp.GetFormat(), Text: resp.GetText(), Argv: resp.GetArgv()}, nil
+}
+
 // Execute implements Executor.
 func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte) error) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)

@@ -69,3 +69,15 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 	defer mu.Unlock()
 	return stream.Send(&executorv1.ExecuteResponse{Event: &executorv1.ExecuteResponse_Result{Result: resultToProto(res)}})
 }
+
+func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExplainResponse, error) {
+	ex, ok := s.impl.(Explainer)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this backend cannot explain its confinement")
+	}
+	e, err := ex.Explain(ctx, requestFromProto(req))
+	if err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return &executorv1.ExplainResponse{Format: e.Format, Text: e.Text, Argv: e.Argv}, nil
+}

@@ -3,6 +3,7 @@ package shared
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/skillhost/skillhost/shared/runner"
 )
@@ -49,4 +50,15 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result
 		Truncated: res.Truncated,
 		Duration:  res.Duration,
 	}, nil
+}
+
+// WithEnv returns env with name set to value, replacing an earlier entry.
+func WithEnv(env []string, name, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, name+"="+value)
 }

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // third-party plugin under its plugin name.
 func plugins(t *testing.T) string {
 	t.Helper()
-	dir, err := testbin.Build("./cmd/skillhost-sandbox-null", "./cmd/skillhost-sandbox-landlock", "./examples/plugin-echo")
+	dir, err := testbin.Build("./cmd/skillhost-sandbox-null", "./cmd/skillhost-sandbox-landlock", "./cmd/skillhost-sandbox-seatbelt", "./examples/plugin-echo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -278,3 +278,16 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	e.m.succeeded(e.name)
 	return res, nil
 }
+
+// Explain implements shared.Explainer for plugins that do.
+func (e *managed) Explain(ctx context.Context, req shared.Request) (shared.Explanation, error) {
+	conn, _, err := e.m.conn(ctx, e.name)
+	if err != nil {
+		return shared.Explanation{}, err
+	}
+	ex, ok := conn.Executor.(shared.Explainer)
+	if !ok {
+		return shared.Explanation{}, shared.ErrNotExplainable
+	}
+	return ex.Explain(ctx, req)
+}

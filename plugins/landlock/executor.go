@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
@@ -100,7 +99,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, err
 	}
 	spec := shared.SpecFor(req)
-	spec.Env = withEnv(req.Env, "TMPDIR", tmp)
+	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
 	spec.Confine, spec.ConfinePayload = confinerName, payload
 
 	var captured bytes.Buffer
@@ -135,17 +134,6 @@ func createWritePaths(paths []string) error {
 	return nil
 }
 
-// withEnv sets name=value in env, replacing an existing entry.
-func withEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
-}
-
 // socketNote warns when a grant covers the plugin's own socket directory,
 // which Landlock cannot carve out of a granted tree; AutoMTLS keeps the
 // socket unusable to scripts even then.
@@ -155,4 +143,18 @@ func socketNote(p Policy) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("the grant covers the plugin's socket directory %s; only AutoMTLS protects the socket", dir)}
+}
+
+// Explain implements shared.Explainer: the policy the confine helper would
+// apply, as JSON, with a placeholder for the per-run temporary directory.
+func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
+	f := e.kernel()
+	pol := Build(req, Env{ABI: f.ABI, TempDir: "", Root: f.Uid == 0})
+	pol.RWDirs = append(pol.RWDirs, "<per-run temporary directory>")
+	pol.CgroupLimit = f.Uid == 0 && f.Cgroup != "" && req.Limits.Processes > 0
+	text, err := json.MarshalIndent(pol, "", "  ")
+	if err != nil {
+		return shared.Explanation{}, err
+	}
+	return shared.Explanation{Format: "json", Text: string(text) + "\n", Argv: req.Argv}, nil
 }

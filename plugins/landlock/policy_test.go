@@ -120,53 +120,6 @@ func TestPolicyNeverGrantsSecrets(t *testing.T) {
 	}
 }
 
-func TestViolations(t *testing.T) {
-	p := Policy{RODirs: []string{"/usr", "/skill"}, RWDirs: []string{"/work"}, Limits: shared.Limits{Processes: 10, FileSize: 100}}
-	argv := []string{"/bin/bash", "/skill/scripts/run.sh"}
-	tests := []struct {
-		output string
-		want   string // kind:target, or "" for none
-	}{
-		{"cat: /etc/shadow: Permission denied", "fs:/etc/shadow"},
-		{"/skill/scripts/run.sh: line 3: /skill/scripts/out: Permission denied", "fs-write:/skill/scripts/out"},
-		{"PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
-		{"python3: error while loading shared libraries: libpython3.12.so: cannot open shared object file: Permission denied", "fs-read:libpython3.12.so"},
-		{"bash: socket: Operation not permitted", "network:"},
-		{"bash: /dev/tcp/127.0.0.1/80: Operation not permitted", "network:"},
-		{"bash: line 1: kill: (4242) - Operation not permitted", "signal:4242"},
-		{"bash: fork: retry: Resource temporarily unavailable", "limit:processes"},
-		{"File size limit exceeded", "limit:file_size"},
-		{"cat: /work/file: Permission denied", ""}, // writable, so not a sandbox denial
-		{"everything is fine", ""},
-	}
-	for _, tt := range tests {
-		got := ""
-		if vs := Violations(tt.output, p, argv); len(vs) > 0 {
-			got = vs[0].Kind + ":" + vs[0].Target
-		}
-		if got != tt.want {
-			t.Errorf("Violations(%q) = %q, want %q", tt.output, got, tt.want)
-		}
-	}
-	many := strings.Repeat("cat: /secret/a: Permission denied\ncat: /secret/b: Permission denied\n", 10)
-	if n := len(Violations(many, p, argv)); n != 2 {
-		t.Errorf("duplicates are reported once: got %d", n)
-	}
-}
-
-func TestSuggestRoot(t *testing.T) {
-	tests := map[string]string{
-		"/home/u/.pyenv/shims/python3":            "/home/u/.pyenv",
-		"/home/u/.nvm/versions/node/v20/bin/node": "/home/u/.nvm",
-		"/opt/homebrew/bin/python3":               "/opt/homebrew/bin",
-	}
-	for in, want := range tests {
-		if got := suggestRoot(in, "/home/u"); got != want {
-			t.Errorf("suggestRoot(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestFeaturesProbe(t *testing.T) {
 	tests := []struct {
 		f      Features

@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -197,110 +193,6 @@ func TestSetupErrors(t *testing.T) {
 	})
 }
 
-// pidAlive reports whether pid exists and is not a zombie.
-func pidAlive(pid int) bool {
-	ppid, state, ok := procStat(pid)
-	_ = ppid
-	return ok && state != 'Z'
-}
-
-func readPids(t *testing.T, path string) []int {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read pid file: %v", err)
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(data)) {
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			t.Fatalf("pid file: %v", err)
-		}
-		pids = append(pids, n)
-	}
-	return pids
-}
-
-func waitDead(t *testing.T, pids []int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for _, pid := range pids {
-		for pidAlive(pid) {
-			if time.Now().After(deadline) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				t.Fatalf("pid %d survived the run", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-func requireSupervision(t *testing.T) {
-	if !Supervised() {
-		t.Skip("supervision needs Linux")
-	}
-}
-
-func TestNoDescendantSurvives(t *testing.T) {
-	requireSupervision(t)
-	tests := []struct {
-		name    string
-		script  string
-		timeout time.Duration
-	}{
-		{name: "background child after exit", script: "sleep 30 & echo $! > $PIDS"},
-		{name: "setsid child after exit", script: "setsid bash -c 'echo $$ >> $PIDS; exec sleep 30' & sleep 0.2"},
-		{name: "double-forked orphan", script: "( ( sleep 30 & echo $! >> $PIDS ) & ); sleep 0.2"},
-		{name: "setsid child at timeout", script: "setsid bash -c 'trap \"\" TERM; echo $$ >> $PIDS; sleep 30; sleep 30' & sleep 30", timeout: 500 * time.Millisecond},
-		{name: "many children at timeout", script: "for i in $(seq 100); do sleep 30 & echo $! >> $PIDS; done; wait", timeout: 800 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			pidfile := filepath.Join(t.TempDir(), "pids")
-			res, _ := run(t, Spec{Argv: bash(tt.script), Env: []string{"PIDS=" + pidfile, "PATH=" + os.Getenv("PATH")},
-				Timeout: tt.timeout, KillGrace: 200 * time.Millisecond})
-			if tt.timeout > 0 && !res.TimedOut {
-				t.Errorf("expected a timeout: %+v", res)
-			}
-			pids := readPids(t, pidfile)
-			if len(pids) == 0 {
-				t.Fatal("script recorded no pids")
-			}
-			waitDead(t, pids)
-		})
-	}
-}
-
-func TestConfiner(t *testing.T) {
-	requireSupervision(t)
-	res, out := run(t, Spec{Argv: bash("ulimit -n"), Confine: "test-nofile", ConfinePayload: []byte("42")})
-	if res.ExitCode != 0 || out != "42\n" {
-		t.Fatalf("confined run: %+v %q", res, out)
-	}
-	_, err := Run(context.Background(), Spec{Argv: bash("echo should not run"), Confine: "test-fail"}, nil)
-	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "refusing on purpose") {
-		t.Fatalf("failing confiner: err = %v", err)
-	}
-	_, err = Run(context.Background(), Spec{Argv: bash("true"), Confine: "unknown"}, nil)
-	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), `"unknown"`) {
-		t.Fatalf("unknown confiner: err = %v", err)
-	}
-	_, err = Run(context.Background(), Spec{Argv: []string{"/nonexistent"}, Confine: "test-nofile", ConfinePayload: []byte("64")}, nil)
-	if !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "/nonexistent") {
-		t.Fatalf("exec failure after confine: err = %v", err)
-	}
-}
-
-func TestConfinerNeedsSupervision(t *testing.T) {
-	was := Supervised()
-	supervised.Store(false)
-	defer supervised.Store(was)
-	_, err := Run(context.Background(), Spec{Argv: bash("true"), Confine: "test-nofile"}, nil)
-	if !errors.Is(err, ErrSetup) {
-		t.Fatalf("err = %v, want ErrSetup", err)
-	}
-}
-
 // orphanHelper runs a long command through Run and never returns; the test
 // kills it with SIGKILL to check that the command dies with it.
 func orphanHelper() {
@@ -311,29 +203,6 @@ func orphanHelper() {
 	}, func(b []byte) { os.Stdout.Write(b) })
 	fmt.Fprintln(os.Stderr, "orphan helper: Run returned:", err)
 	os.Exit(1)
-}
-
-func TestCallerKilledTakesTheTreeWithIt(t *testing.T) {
-	requireSupervision(t)
-	pidfile := filepath.Join(t.TempDir(), "pids")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "RUNNER_TEST_ORPHAN="+pidfile)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 64)
-	n, _ := stdout.Read(buf)
-	if !strings.Contains(string(buf[:n]), "ready") {
-		_ = cmd.Process.Kill()
-		t.Fatalf("helper did not start: %q", buf[:n])
-	}
-	_ = cmd.Process.Signal(unix.SIGKILL)
-	_ = cmd.Wait()
-	waitDead(t, readPids(t, pidfile))
 }
 
 func TestCappedOutputBoundaries(t *testing.T) {

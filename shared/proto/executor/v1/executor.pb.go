@@ -724,6 +724,68 @@ func (*ExecuteResponse_Output) isExecuteResponse_Event() {}
 
 func (*ExecuteResponse_Result) isExecuteResponse_Event() {}
 
+type ExplainResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// format names the text's language: "sbpl", "json" or "text".
+	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
+	Text   string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// argv is the command line that would run the request's argv.
+	Argv          []string `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainResponse) Reset() {
+	*x = ExplainResponse{}
+	mi := &file_executor_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainResponse) ProtoMessage() {}
+
+func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
+func (*ExplainResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ExplainResponse) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+func (x *ExplainResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *ExplainResponse) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
 type Violation struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -735,7 +797,7 @@ type Violation struct {
 
 func (x *Violation) Reset() {
 	*x = Violation{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -747,7 +809,7 @@ func (x *Violation) String() string {
 func (*Violation) ProtoMessage() {}
 
 func (x *Violation) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -760,7 +822,7 @@ func (x *Violation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Violation.ProtoReflect.Descriptor instead.
 func (*Violation) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Violation) GetKind() string {
@@ -799,7 +861,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -811,7 +873,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -824,7 +886,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Result) GetExitCode() int32 {
@@ -939,7 +1001,11 @@ const file_executor_proto_rawDesc = "" +
 	"\x0fExecuteResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x127\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06resultB\a\n" +
-	"\x05event\"O\n" +
+	"\x05event\"Q\n" +
+	"\x0fExplainResponse\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
+	"\x04argv\x18\x03 \x03(\tR\x04argv\"O\n" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x16\n" +
@@ -954,11 +1020,12 @@ const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"violations\x18\x06 \x03(\v2 .skillhost.executor.v1.ViolationR\n" +
 	"violations\x12!\n" +
-	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced2\x8b\x02\n" +
+	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced2\xe5\x02\n" +
 	"\bExecutor\x12O\n" +
 	"\x04Info\x12\".skillhost.executor.v1.InfoRequest\x1a#.skillhost.executor.v1.InfoResponse\x12R\n" +
 	"\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n" +
-	"\aExecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01BDZBgithub.com/skillhost/skillhost/shared/proto/executor/v1;executorv1b\x06proto3"
+	"\aExecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01\x12X\n" +
+	"\aExplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponseBDZBgithub.com/skillhost/skillhost/shared/proto/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -973,7 +1040,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_executor_proto_goTypes = []any{
 	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
 	(*InfoRequest)(nil),       // 1: skillhost.executor.v1.InfoRequest
@@ -985,26 +1052,29 @@ var file_executor_proto_goTypes = []any{
 	(*Limits)(nil),            // 7: skillhost.executor.v1.Limits
 	(*ExecuteRequest)(nil),    // 8: skillhost.executor.v1.ExecuteRequest
 	(*ExecuteResponse)(nil),   // 9: skillhost.executor.v1.ExecuteResponse
-	(*Violation)(nil),         // 10: skillhost.executor.v1.Violation
-	(*Result)(nil),            // 11: skillhost.executor.v1.Result
-	nil,                       // 12: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	(*ExplainResponse)(nil),   // 10: skillhost.executor.v1.ExplainResponse
+	(*Violation)(nil),         // 11: skillhost.executor.v1.Violation
+	(*Result)(nil),            // 12: skillhost.executor.v1.Result
+	nil,                       // 13: skillhost.executor.v1.ProbeResponse.DetailsEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	3,  // 0: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
 	0,  // 1: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	12, // 2: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	13, // 2: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
 	6,  // 3: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
 	7,  // 4: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
-	11, // 5: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	10, // 6: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	12, // 5: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
+	11, // 6: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
 	1,  // 7: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
 	4,  // 8: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
 	8,  // 9: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	2,  // 10: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	5,  // 11: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	9,  // 12: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
+	8,  // 10: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	2,  // 11: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	5,  // 12: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	9,  // 13: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	10, // 14: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1025,7 +1095,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

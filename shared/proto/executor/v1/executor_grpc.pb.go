@@ -28,6 +28,7 @@ const (
 	Executor_Info_FullMethodName    = "/skillhost.executor.v1.Executor/Info"
 	Executor_Probe_FullMethodName   = "/skillhost.executor.v1.Executor/Probe"
 	Executor_Execute_FullMethodName = "/skillhost.executor.v1.Executor/Execute"
+	Executor_Explain_FullMethodName = "/skillhost.executor.v1.Executor/Explain"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -43,6 +44,10 @@ type ExecutorClient interface {
 	// Execute runs one command. The stream carries output chunks (at most
 	// 64 KiB each) in arrival order, then exactly one result.
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ExecuteResponse], error)
+	// Explain shows, without running anything, how the backend would confine
+	// a request: a profile, a policy, the command line. Optional: a backend
+	// may answer UNIMPLEMENTED.
+	Explain(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
 }
 
 type executorClient struct {
@@ -92,6 +97,16 @@ func (c *executorClient) Execute(ctx context.Context, in *ExecuteRequest, opts .
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Executor_ExecuteClient = grpc.ServerStreamingClient[ExecuteResponse]
 
+func (c *executorClient) Explain(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExplainResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExplainResponse)
+	err := c.cc.Invoke(ctx, Executor_Explain_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -105,6 +120,10 @@ type ExecutorServer interface {
 	// Execute runs one command. The stream carries output chunks (at most
 	// 64 KiB each) in arrival order, then exactly one result.
 	Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteResponse]) error
+	// Explain shows, without running anything, how the backend would confine
+	// a request: a profile, a policy, the command line. Optional: a backend
+	// may answer UNIMPLEMENTED.
+	Explain(context.Context, *ExecuteRequest) (*ExplainResponse, error)
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -123,6 +142,9 @@ func (UnimplementedExecutorServer) Probe(context.Context, *ProbeRequest) (*Probe
 }
 func (UnimplementedExecutorServer) Execute(*ExecuteRequest, grpc.ServerStreamingServer[ExecuteResponse]) error {
 	return status.Error(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedExecutorServer) Explain(context.Context, *ExecuteRequest) (*ExplainResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -192,6 +214,24 @@ func _Executor_Execute_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Executor_ExecuteServer = grpc.ServerStreamingServer[ExecuteResponse]
 
+func _Executor_Explain_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExecuteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServer).Explain(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Executor_Explain_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServer).Explain(ctx, req.(*ExecuteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -206,6 +246,10 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Probe",
 			Handler:    _Executor_Probe_Handler,
+		},
+		{
+			MethodName: "Explain",
+			Handler:    _Executor_Explain_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,9 @@
+// Command skillhost-sandbox-seatbelt is the macOS sandbox plugin.
+package main
+
+import (
+	"github.com/skillhost/skillhost/plugins/seatbelt"
+	"github.com/skillhost/skillhost/shared"
+)
+
+func main() { shared.Serve(seatbelt.New()) }

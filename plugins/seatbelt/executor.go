@@ -1,0 +1,139 @@
+// Package seatbelt is the macOS sandbox backend. It renders the effective
+// grant into a deny-by-default Seatbelt (SBPL) profile and runs each
+// command as /usr/bin/sandbox-exec -f <profile> -D KEY=VALUE... <argv>.
+// The package builds everywhere, so profiles can be reviewed on any OS
+// (skillhost profile); off macOS Probe reports unsupported and Execute
+// refuses.
+package seatbelt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/denials"
+)
+
+// Version is the backend's version.
+const Version = "0.1.0"
+
+// SandboxExec is where macOS keeps sandbox-exec. It is always called by
+// absolute path.
+const SandboxExec = "/usr/bin/sandbox-exec"
+
+// Executor is the Seatbelt backend.
+type Executor struct {
+	// sandboxExec and goos are fixed in production and replaced by tests
+	// that exercise the whole Execute path on other systems.
+	sandboxExec string
+	goos        string
+}
+
+// New returns the Seatbelt backend.
+func New() *Executor { return &Executor{sandboxExec: SandboxExec, goos: runtime.GOOS} }
+
+// Info implements shared.Executor.
+func (e *Executor) Info(context.Context) (shared.Info, error) {
+	return shared.Info{
+		Name:             "seatbelt",
+		Version:          Version,
+		ContractVersions: []int{shared.ContractVersion},
+		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
+		Enforces:         shared.Enforcement{FSRead: true, FSWrite: true, Network: true, Timeout: true, ProcessIsolation: true},
+	}, nil
+}
+
+// Probe implements shared.Executor. On macOS it applies a trivial profile,
+// which fails inside another Seatbelt sandbox: they cannot nest.
+func (e *Executor) Probe(ctx context.Context) (shared.Probe, error) {
+	if e.goos != "darwin" {
+		return shared.Probe{Status: shared.Unsupported, Reason: "sandbox-exec requires macOS"}, nil
+	}
+	if _, err := os.Stat(e.sandboxExec); err != nil {
+		return shared.Probe{Status: shared.Unsupported, Reason: fmt.Sprintf("%s is missing: %v", e.sandboxExec, err)}, nil
+	}
+	out, err := exec.CommandContext(ctx, e.sandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true").CombinedOutput()
+	if err != nil {
+		reason := strings.TrimSpace(string(out))
+		if strings.Contains(reason, "sandbox_apply") {
+			reason = "already inside a Seatbelt sandbox, and Seatbelt sandboxes cannot nest (" + reason + ")"
+		}
+		return shared.Probe{Status: shared.Unhealthy, Reason: reason}, nil
+	}
+	return shared.Probe{Status: shared.Healthy, Reason: "sandbox-exec applies deny-by-default profiles (deprecated by Apple, still shipped)",
+		Details: map[string]string{"sandbox_exec": e.sandboxExec}}, nil
+}
+
+// ErrUnsupported is returned, wrapped, when sandbox-exec cannot be used.
+var ErrUnsupported = errors.New("the seatbelt plugin cannot confine scripts here")
+
+// captureLimit bounds the output kept to look for denials.
+const captureLimit = 256 << 10
+
+// Execute implements shared.Executor.
+func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	probe, _ := e.Probe(ctx)
+	if probe.Status != shared.Healthy {
+		return shared.Result{}, fmt.Errorf("%w: %s", ErrUnsupported, probe.Reason)
+	}
+	tmp, err := os.MkdirTemp("", "skillhost-run-")
+	if err != nil {
+		return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	prof := Render(req, Env{RunID: req.RunID, TempDir: tmp, SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")})
+	file, err := writeProfile(prof.Text)
+	if err != nil {
+		return shared.Result{}, err
+	}
+	defer os.Remove(file) // also after a failure or a timeout
+
+	spec := shared.SpecFor(req)
+	spec.Argv = Command(e.sandboxExec, file, prof, req.Argv)
+	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
+	var captured strings.Builder
+	res, err := shared.Run(ctx, spec, func(b []byte) error {
+		if room := captureLimit - captured.Len(); room > 0 {
+			captured.Write(b[:min(len(b), room)])
+		}
+		return emit(b)
+	})
+	if err != nil {
+		return shared.Result{}, err
+	}
+	res.Violations = denials.Scan(captured.String(), prof, denials.Options{
+		Network: req.Grant.Network, Limits: req.Limits, Ignore: req.Argv,
+	})
+	res.NotEnforced = []string{"resource limits (Seatbelt has none; the timeout and output limit still apply)"}
+	return res, nil
+}
+
+// Explain implements shared.Explainer: the profile and the command line,
+// with a placeholder for the per-run temporary directory.
+func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
+	prof := Render(req, Env{RunID: req.RunID, TempDir: "/private/var/folders/<per-run temporary directory>", SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")})
+	return shared.Explanation{Format: "sbpl", Text: prof.Text, Argv: Command(e.sandboxExec, "<profile file>", prof, req.Argv)}, nil
+}
+
+// writeProfile stores the profile in a fresh 0600 file and returns its path.
+func writeProfile(text string) (string, error) {
+	f, err := os.CreateTemp("", "skillhost-*.sb")
+	if err != nil {
+		return "", fmt.Errorf("profile file: %w", err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fmt.Errorf("profile file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("profile file: %w", err)
+	}
+	return f.Name(), nil
+}

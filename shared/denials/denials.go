@@ -1,0 +1,126 @@
+// Package denials reads a sandboxed command's output for the marks that
+// sandbox denials leave, so a backend can report them as violations. The
+// output is attacker-controlled: this is a diagnostic for humans, never a
+// security decision.
+package denials
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Grant answers what the sandbox lets a command read and write.
+type Grant interface {
+	Readable(path string) bool
+	Writable(path string) bool
+}
+
+// Options describe the run whose output is scanned.
+type Options struct {
+	// Network is whether the grant allowed the network.
+	Network bool
+	// Limits are the resource limits that applied.
+	Limits shared.Limits
+	// Ignore lists paths never reported: the interpreter and the script,
+	// which prefix their own error messages.
+	Ignore []string
+}
+
+// Max bounds the violations reported for one run.
+const Max = 50
+
+// InterpreterHint tells users how to admit an interpreter tree.
+const InterpreterHint = "if scripts need it (an interpreter or its libraries), add its tree to sandbox.interpreters (read and execute only)"
+
+var (
+	deniedRe = regexp.MustCompile(`Permission denied|Operation not permitted|\[Errno (1|13)\]`)
+	pathRe   = regexp.MustCompile(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
+	libRe    = regexp.MustCompile(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
+	netRe    = regexp.MustCompile(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
+	signalRe = regexp.MustCompile(`kill: \(?(\d+)\)?`)
+	forkRe   = regexp.MustCompile(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
+	fsizeRe  = regexp.MustCompile(`File size limit exceeded|File too large`)
+	ptraceRe = regexp.MustCompile(`(?i)ptrace`)
+)
+
+// Scan returns the violations the output shows: EACCES and EPERM messages
+// naming a path the grant does not cover ("fs" outside the grant,
+// "fs-write" where only reading is granted), socket errors with the network
+// off, refused signals and ptrace, and exhausted limits.
+func Scan(output string, g Grant, opts Options) []shared.Violation {
+	var out []shared.Violation
+	seen := map[string]bool{}
+	add := func(v shared.Violation) {
+		key := v.Kind + "\x00" + v.Target
+		if seen[key] || len(out) >= Max {
+			return
+		}
+		seen[key] = true
+		out = append(out, v)
+	}
+	l := opts.Limits
+	for _, line := range strings.Split(output, "\n") {
+		if m := libRe.FindStringSubmatch(line); m != nil {
+			add(shared.Violation{Kind: "fs-read", Target: m[1], Detail: "a shared library is not readable in the sandbox; " + InterpreterHint})
+			continue
+		}
+		if forkRe.MatchString(line) && l.Processes > 0 {
+			add(shared.Violation{Kind: "limit", Target: "processes", Detail: fmt.Sprintf("process or memory limit reached (sandbox.limits: processes %d, memory %d bytes)", l.Processes, l.Memory)})
+			continue
+		}
+		if fsizeRe.MatchString(line) && l.FileSize > 0 {
+			add(shared.Violation{Kind: "limit", Target: "file_size", Detail: fmt.Sprintf("file size limit reached (sandbox.limits.file_size %d bytes)", l.FileSize)})
+			continue
+		}
+		if !deniedRe.MatchString(line) {
+			continue
+		}
+		switch {
+		case signalRe.MatchString(line):
+			add(shared.Violation{Kind: "signal", Target: signalRe.FindStringSubmatch(line)[1], Detail: "signals may only reach processes of the same run"})
+			continue
+		case ptraceRe.MatchString(line):
+			add(shared.Violation{Kind: "ptrace", Detail: "tracing other processes is not allowed"})
+			continue
+		case !opts.Network && (netRe.MatchString(line) || strings.Contains(line, "/dev/tcp/") || strings.Contains(line, "/dev/udp/")):
+			add(shared.Violation{Kind: "network", Detail: "the grant has no network: " + strings.TrimSpace(line)})
+			continue
+		}
+		for _, m := range pathRe.FindAllStringSubmatch(line, -1) {
+			path := filepath.Clean(m[2])
+			switch {
+			case slices.Contains(opts.Ignore, path):
+			case !g.Readable(path):
+				add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
+			case !g.Writable(path):
+				add(shared.Violation{Kind: "fs-write", Target: path, Detail: "readable but not writable; writes need the skill's fs_write"})
+			}
+		}
+	}
+	return out
+}
+
+// SuggestRoot proposes the tree to admit for path: the top directory under
+// home it lives in (~/.pyenv for a pyenv shim), else its directory.
+func SuggestRoot(path, home string) string {
+	if home != "" && strings.HasPrefix(path, home+"/") {
+		first, _, _ := strings.Cut(strings.TrimPrefix(path, home+"/"), "/")
+		return filepath.Join(home, first)
+	}
+	return filepath.Dir(path)
+}
+
+// Home returns HOME from an environment list, or "".
+func Home(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			return v
+		}
+	}
+	return ""
+}

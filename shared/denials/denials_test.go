@@ -1,0 +1,69 @@
+package denials
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+type grant struct{ ro, rw []string }
+
+func under(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (g grant) Readable(p string) bool { return under(p, g.ro) || under(p, g.rw) }
+func (g grant) Writable(p string) bool { return under(p, g.rw) }
+
+func TestViolations(t *testing.T) {
+	g := grant{ro: []string{"/usr", "/skill"}, rw: []string{"/work"}}
+	opts := Options{Limits: shared.Limits{Processes: 10, FileSize: 100}, Ignore: []string{"/bin/bash", "/skill/scripts/run.sh"}}
+	tests := []struct {
+		output string
+		want   string // kind:target, or "" for none
+	}{
+		{"cat: /etc/shadow: Permission denied", "fs:/etc/shadow"},
+		{"/skill/scripts/run.sh: line 3: /skill/scripts/out: Permission denied", "fs-write:/skill/scripts/out"},
+		{"PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
+		{"python3: error while loading shared libraries: libpython3.12.so: cannot open shared object file: Permission denied", "fs-read:libpython3.12.so"},
+		{"bash: socket: Operation not permitted", "network:"},
+		{"bash: /dev/tcp/127.0.0.1/80: Operation not permitted", "network:"},
+		{"bash: line 1: kill: (4242) - Operation not permitted", "signal:4242"},
+		{"bash: fork: retry: Resource temporarily unavailable", "limit:processes"},
+		{"File size limit exceeded", "limit:file_size"},
+		{"cat: /work/file: Permission denied", ""}, // writable, so not a sandbox denial
+		{"everything is fine", ""},
+	}
+	for _, tt := range tests {
+		got := ""
+		if vs := Scan(tt.output, g, opts); len(vs) > 0 {
+			got = vs[0].Kind + ":" + vs[0].Target
+		}
+		if got != tt.want {
+			t.Errorf("Violations(%q) = %q, want %q", tt.output, got, tt.want)
+		}
+	}
+	many := strings.Repeat("cat: /secret/a: Permission denied\ncat: /secret/b: Permission denied\n", 10)
+	if n := len(Scan(many, g, opts)); n != 2 {
+		t.Errorf("duplicates are reported once: got %d", n)
+	}
+}
+
+func TestSuggestRoot(t *testing.T) {
+	tests := map[string]string{
+		"/home/u/.pyenv/shims/python3":            "/home/u/.pyenv",
+		"/home/u/.nvm/versions/node/v20/bin/node": "/home/u/.nvm",
+		"/opt/homebrew/bin/python3":               "/opt/homebrew/bin",
+	}
+	for in, want := range tests {
+		if got := SuggestRoot(in, "/home/u"); got != want {
+			t.Errorf("SuggestRoot(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
