@@ -61,8 +61,8 @@ func TestExecuteArgvProfileAndCleanup(t *testing.T) {
 	work := t.TempDir()
 	req := shared.Request{
 		RunID: "run-7", Argv: []string{"/bin/sh", "-c", "echo confined; echo $TMPDIR"}, Dir: work, SkillDir: work,
-		Env:   []string{"PATH=/usr/bin:/bin"},
-		Grant: shared.Grant{FSRead: []string{work}, FSWrite: []string{filepath.Join(work, "out")}, Timeout: 10 * time.Second},
+		Env:         []string{"PATH=/usr/bin:/bin"},
+		Grant:       shared.Grant{FSRead: []string{work}, FSWrite: []string{filepath.Join(work, "out")}, Timeout: 10 * time.Second},
 		OutputLimit: 1 << 20,
 	}
 	out, res, err := execute(e, req)
