@@ -47,6 +47,8 @@ type Host struct {
 
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
+
+	matcherState
 }
 
 // Open loads the configuration and prepares the catalog (which reads

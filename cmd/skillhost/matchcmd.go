@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host/match"
+)
+
+type scoreJSON struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+func scores(ms []match.Match) []scoreJSON {
+	out := []scoreJSON{}
+	for _, m := range ms {
+		out = append(out, scoreJSON{Name: m.Skill.Name, Score: round(m.Score)})
+	}
+	return out
+}
+
+func round(f float64) float64 { return float64(int(f*10000+0.5)) / 10000 }
+
+func (a *app) matchCmd() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "match MESSAGE",
+		Short: "Rank the skills that fit a message (scores in [0, 1], above match.threshold)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			ms, err := h.Match(context.Background(), argv[0], limit)
+			if err != nil {
+				return usage(err)
+			}
+			if a.jsonOut {
+				return a.printJSON(scores(ms))
+			}
+			if len(ms) == 0 {
+				fmt.Fprintln(a.stderr, "no skill fits this message")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			for _, m := range ms {
+				fmt.Fprintf(tw, "%.3f\t%s\t%s\n", m.Score, m.Skill.Name, oneLine(m.Skill.Description, 70))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many skills (0: match.limit)")
+	return cmd
+}
+
+func (a *app) activateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "activate MESSAGE",
+		Short: "What an agent needs for this turn: matched skills, their instructions and their tools",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, argv []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			act, err := h.Activate(context.Background(), argv[0])
+			if err != nil {
+				return usage(err)
+			}
+			if a.jsonOut {
+				out := map[string]any{"skills": scores(act.Skills), "instructions": act.Instructions, "tools": act.Tools}
+				if act.Tools == nil {
+					out["tools"] = []any{}
+				}
+				return a.printJSON(out)
+			}
+			if len(act.Skills) == 0 {
+				fmt.Fprintln(a.stderr, "no skill fits this message")
+				return nil
+			}
+			var names []string
+			for _, m := range act.Skills {
+				names = append(names, fmt.Sprintf("%s (%.3f)", m.Skill.Name, m.Score))
+			}
+			fmt.Fprintf(a.stdout, "# Skills: %s\n\n%s\n", strings.Join(names, ", "), act.Instructions)
+			if len(act.Tools) > 0 {
+				fmt.Fprintln(a.stdout, "\n# Tools")
+				for _, t := range act.Tools {
+					fmt.Fprintf(a.stdout, "- %s/%s: %s\n", t.Skill, t.Name, t.Description)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) promptCmd() *cobra.Command {
+	var budget int
+	var format, message string
+	cmd := &cobra.Command{
+		Use:   "prompt",
+		Short: "Print the catalog for a system prompt (<available_skills>), within a character budget",
+		Long: "Prompt prints every skill's name, description and SKILL.md location, in the form of the\n" +
+			"Agent Skills reference tool. Over --budget it shortens descriptions first, then drops the\n" +
+			"lowest-ranked skills (by relevance to --for MESSAGE, else the last by name), and says so on stderr.",
+		Args: args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			if format != match.FormatXML && format != match.FormatJSON {
+				return usage(fmt.Errorf("--format: %q is neither xml nor json", format))
+			}
+			if budget < 0 {
+				return usage(fmt.Errorf("--budget: must not be negative"))
+			}
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			h.CatalogWarnings()
+			res, err := h.PromptCatalog(context.Background(), format, budget, message)
+			if err != nil {
+				return err
+			}
+			if res.Shortened > 0 {
+				fmt.Fprintf(a.stderr, "prompt: shortened %d descriptions to %d characters to fit the budget of %d\n", res.Shortened, res.ShortenedTo, budget)
+			}
+			if len(res.Dropped) > 0 {
+				fmt.Fprintf(a.stderr, "prompt: dropped %d skills to fit the budget of %d: %s\n", len(res.Dropped), budget, strings.Join(res.Dropped, ", "))
+			}
+			fmt.Fprint(a.stdout, res.Text)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&budget, "budget", 0, "maximum length in characters (0: no limit)")
+	cmd.Flags().StringVar(&format, "format", match.FormatXML, "xml or json")
+	cmd.Flags().StringVar(&message, "for", "", "rank skills by relevance to this message")
+	return cmd
+}

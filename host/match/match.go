@@ -1,0 +1,124 @@
+// Package match ranks a catalog's skills for a user's message, so an agent
+// can load the instructions and tools of the skills that fit and nothing
+// else. The default matcher is lexical (BM25F, offline, nothing to
+// download); an OpenAI-compatible embeddings endpoint and a hybrid of both
+// are available.
+package match
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// Doc is what a matcher indexes of one skill.
+type Doc struct {
+	Name        string
+	Description string
+	Body        string
+}
+
+// DocOf returns the indexed parts of s.
+func DocOf(s *skill.Skill) Doc {
+	return Doc{Name: s.Name, Description: s.Description, Body: s.Instructions}
+}
+
+// Matcher scores messages against an indexed set of documents. Scores are
+// in [0, 1] and comparable across messages, so one threshold can say "no
+// skill fits". Implementations are safe for concurrent use; Index replaces
+// the whole set.
+type Matcher interface {
+	Index(ctx context.Context, docs []Doc) error
+	// Score returns one score per indexed document, in index order.
+	Score(ctx context.Context, message string) ([]float64, error)
+}
+
+// Match is a skill and its score.
+type Match struct {
+	Skill *skill.Skill
+	Score float64
+}
+
+// Engine ranks the skills of a catalog, re-indexing whenever the catalog
+// reloads. It is safe for concurrent use.
+type Engine struct {
+	cat       *catalog.Catalog
+	m         Matcher
+	threshold float64
+	limit     int
+
+	mu     sync.Mutex
+	gen    uint64
+	skills []*skill.Skill
+}
+
+// NewEngine ranks cat's skills with m, keeping scores at or above
+// threshold and at most limit matches (0: no cap).
+func NewEngine(cat *catalog.Catalog, m Matcher, threshold float64, limit int) *Engine {
+	return &Engine{cat: cat, m: m, threshold: threshold, limit: limit}
+}
+
+// Threshold returns the minimum score of a match.
+func (e *Engine) Threshold() float64 { return e.threshold }
+
+// indexed returns the skills in index order, indexing first if the
+// catalog changed since the last call.
+func (e *Engine) indexed(ctx context.Context) ([]*skill.Skill, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	gen := e.cat.Generation()
+	if e.skills != nil && gen == e.gen {
+		return e.skills, nil
+	}
+	skills := e.cat.All()
+	docs := make([]Doc, len(skills))
+	for i, s := range skills {
+		docs[i] = DocOf(s)
+	}
+	if err := e.m.Index(ctx, docs); err != nil {
+		return nil, err
+	}
+	e.skills, e.gen = skills, gen
+	return skills, nil
+}
+
+// Rank returns every skill with its score, best first.
+func (e *Engine) Rank(ctx context.Context, message string) ([]Match, error) {
+	skills, err := e.indexed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	scores, err := e.m.Score(ctx, message)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Match, len(skills))
+	for i, s := range skills {
+		out[i] = Match{Skill: s, Score: scores[i]}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out, nil
+}
+
+// Match returns the skills that fit message: score at or above the
+// threshold, best first, at most the limit.
+func (e *Engine) Match(ctx context.Context, message string) ([]Match, error) {
+	ranked, err := e.Rank(ctx, message)
+	if err != nil {
+		return nil, err
+	}
+	var out []Match
+	for _, m := range ranked {
+		if m.Score < e.threshold || m.Score <= 0 {
+			break
+		}
+		if e.limit > 0 && len(out) == e.limit {
+			break
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}

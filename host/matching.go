@@ -1,0 +1,159 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/match"
+)
+
+// Matcher returns the match engine of the configured strategy, built on
+// first use.
+func (h *Host) Matcher() (*match.Engine, error) {
+	h.matchOnce.Do(func() { h.engine, h.engineErr = h.newEngine() })
+	return h.engine, h.engineErr
+}
+
+func (h *Host) newEngine() (*match.Engine, error) {
+	mc := h.Config.Match
+	threshold := func(def float64) float64 {
+		if mc.Threshold != nil {
+			return *mc.Threshold
+		}
+		return def
+	}
+	lexical := match.NewLexical(match.LexicalOptions{})
+	switch mc.Strategy {
+	case config.MatchEmbedding, config.MatchHybrid:
+		emb, err := h.embedding()
+		if err != nil {
+			return nil, err
+		}
+		if mc.Strategy == config.MatchEmbedding {
+			return match.NewEngine(h.Catalog, emb, threshold(match.DefaultEmbeddingThreshold), mc.Limit), nil
+		}
+		hy := &match.Hybrid{Lexical: lexical, Embedding: emb, Weight: 0.5,
+			Warn: func(err error) { h.Warn("embedding matcher failed; matching lexically only: %v", err) }}
+		return match.NewEngine(h.Catalog, hy, threshold(match.DefaultHybridThreshold), mc.Limit), nil
+	}
+	return match.NewEngine(h.Catalog, lexical, threshold(match.DefaultLexicalThreshold), mc.Limit), nil
+}
+
+func (h *Host) embedding() (*match.Embedding, error) {
+	ec := h.Config.Match.Embedding
+	var key string
+	if ec.APIKeyEnv != "" {
+		key = os.Getenv(ec.APIKeyEnv)
+		if key == "" {
+			h.Warn("match.embedding.api_key_env names %s, which is not set; calling the endpoint without a key", ec.APIKeyEnv)
+		}
+	}
+	dir := ec.CacheDir
+	if dir == "" {
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "skillhost", "embeddings")
+		}
+	}
+	return match.NewEmbedding(match.EmbeddingOptions{
+		URL: ec.URL, Model: ec.Model, APIKey: key, CacheDir: dir,
+		BatchSize: ec.BatchSize, Timeout: time.Duration(ec.Timeout),
+	})
+}
+
+// Match ranks the catalog for message. limit > 0 overrides match.limit. A
+// failing matcher (an unreachable embedding endpoint) is a warning and no
+// match, as in the reference implementation; only configuration errors
+// are returned.
+func (h *Host) Match(ctx context.Context, message string, limit int) ([]match.Match, error) {
+	e, err := h.Matcher()
+	if err != nil {
+		return nil, err
+	}
+	ms, err := e.Match(ctx, message)
+	if err != nil {
+		h.Warn("matching failed, so no skill is matched: %v", err)
+		return nil, nil
+	}
+	if limit > 0 && len(ms) > limit {
+		ms = ms[:limit]
+	}
+	return ms, nil
+}
+
+// ToolRef is a tool offered to an agent for one turn.
+type ToolRef struct {
+	Name        string         `json:"name"`
+	Skill       string         `json:"skill"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// Activation is what an agent needs for one turn: the matched skills, their
+// instructions (best first, joined by a blank line) and their tools.
+type Activation struct {
+	Skills       []match.Match
+	Instructions string
+	Tools        []ToolRef
+}
+
+// Activate matches message and gathers the matched skills' instructions and
+// tools.
+func (h *Host) Activate(ctx context.Context, message string) (Activation, error) {
+	ms, err := h.Match(ctx, message, 0)
+	if err != nil {
+		return Activation{}, err
+	}
+	var a Activation
+	a.Skills = ms
+	var parts []string
+	for _, m := range ms {
+		if m.Skill.Instructions != "" {
+			parts = append(parts, m.Skill.Instructions)
+		}
+		for _, t := range m.Skill.Tools {
+			a.Tools = append(a.Tools, ToolRef{Name: t.Name, Skill: m.Skill.Name, Description: t.Description, Parameters: t.Parameters()})
+		}
+	}
+	a.Instructions = strings.Join(parts, "\n\n")
+	return a, nil
+}
+
+// PromptCatalog renders the catalog for a system prompt. With a message,
+// skills are ranked by relevance to it (and the least relevant dropped
+// first over the budget); otherwise they keep catalog (name) order.
+func (h *Host) PromptCatalog(ctx context.Context, format string, budget int, message string) (match.PromptResult, error) {
+	skills := h.Catalog.All()
+	if message != "" {
+		e, err := h.Matcher()
+		if err != nil {
+			return match.PromptResult{}, err
+		}
+		ranked, err := e.Rank(ctx, message)
+		if err != nil {
+			h.Warn("ranking failed, so the catalog keeps name order: %v", err)
+		} else {
+			skills = skills[:0]
+			for _, m := range ranked {
+				skills = append(skills, m.Skill)
+			}
+		}
+	}
+	res, err := match.Prompt(skills, format, budget)
+	if err != nil {
+		return res, &UsageError{fmt.Errorf("prompt: %w", err)}
+	}
+	return res, nil
+}
+
+// matcherState is embedded in Host.
+type matcherState struct {
+	matchOnce sync.Once
+	engine    *match.Engine
+	engineErr error
+}
