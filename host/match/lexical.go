@@ -15,13 +15,13 @@ type LexicalOptions struct {
 	// NameWeight, DescriptionWeight and BodyWeight scale a term's
 	// frequency by the field it occurs in (BM25F).
 	NameWeight, DescriptionWeight, BodyWeight float64
-	// UnknownWeight scales the weight of message terms no skill contains;
-	// they count against every skill, so that an off-topic message scores
-	// low however it happens to brush a skill's vocabulary.
-	UnknownWeight float64
+	// Saturation turns BM25F evidence e into a score e/(e+Saturation): the
+	// evidence at which a skill scores 0.5.
+	Saturation float64
 }
 
-// DefaultLexicalThreshold is the lexical matcher's default minimum score.
+// DefaultLexicalThreshold is the lexical matcher's default minimum score,
+// chosen on the labelled set (see TestTune).
 const DefaultLexicalThreshold = 0.30
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
@@ -31,19 +31,21 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 		}
 	}
 	def(&o.K1, 1.2)
-	def(&o.B, 0.5)
-	def(&o.NameWeight, 3)
-	def(&o.DescriptionWeight, 1.5)
+	def(&o.B, 0.3)
+	def(&o.NameWeight, 1)
+	def(&o.DescriptionWeight, 1)
 	def(&o.BodyWeight, 0.5)
-	def(&o.UnknownWeight, 0.6)
+	def(&o.Saturation, 1.25)
 	return o
 }
 
 // Lexical ranks skills by BM25F over their name, description and
-// instructions, normalised into [0, 1]: a message scores the share of its
-// terms' weight (idf) that a skill explains, each term counting by BM25's
-// saturated frequency. Identical scores mean the same thing for any
-// message, so a fixed threshold can reject messages no skill fits.
+// instructions: each message term a skill contains adds its idf (relative
+// to the rarest possible) times BM25's saturated, length-normalised
+// frequency. The sum is evidence that
+// does not grow with the length of the message, only with what it shares
+// with the skill, so it is mapped into [0, 1] by a fixed saturation and a
+// fixed threshold can reject messages no skill fits.
 type Lexical struct {
 	opts LexicalOptions
 	mu   sync.RWMutex
@@ -70,13 +72,14 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	idx := &lexIndex{n: len(docs), docLen: make([]float64, len(docs)), postings: map[string][]posting{}}
 	o := l.opts
 	var total float64
+	memo := map[string]string{}
 	for i, d := range docs {
 		tf := map[string]float64{}
 		for _, f := range []struct {
 			text   string
 			weight float64
 		}{{d.Name, o.NameWeight}, {d.Description, o.DescriptionWeight}, {d.Body, o.BodyWeight}} {
-			for _, t := range Tokens(f.text) {
+			for _, t := range tokens(f.text, memo) {
 				tf[t] += f.weight
 				idx.docLen[i] += f.weight
 			}
@@ -111,29 +114,22 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	o := l.opts
 	scores := make([]float64, idx.n)
 	seen := map[string]bool{}
-	var total float64
 	for _, t := range Tokens(message) {
 		if seen[t] {
 			continue
 		}
 		seen[t] = true
 		plist := idx.postings[t]
-		if len(plist) == 0 {
-			total += o.UnknownWeight * idf(idx.n, 0)
-			continue
-		}
-		w := idf(idx.n, len(plist))
-		total += w
+		// idf relative to that of a term only one skill has, so evidence
+		// means the same in a catalog of ten skills or ten thousand.
+		w := idf(idx.n, len(plist)) / idf(idx.n, 1)
 		for _, p := range plist {
 			norm := o.K1 * (1 - o.B + o.B*idx.docLen[p.doc]/idx.avgLen)
 			scores[p.doc] += w * p.tf / (p.tf + norm)
 		}
 	}
-	if total == 0 {
-		return scores, nil
-	}
 	for i := range scores {
-		scores[i] /= total
+		scores[i] /= scores[i] + o.Saturation
 	}
 	return scores, nil
 }

@@ -32,19 +32,35 @@ func toSet(words string) map[string]bool {
 // names (report.pdf) split too, and at lower-to-upper case changes
 // (camelCase); stop words go; plurals and other suffixes are stemmed
 // (Porter2), so "summaries" and "summarize" meet at "summari".
-func Tokens(text string) []string {
+func Tokens(text string) []string { return tokens(text, nil) }
+
+// tokens is Tokens with an optional memo of stems, which indexing a large
+// catalog shares across skills (stemming dominates the cost otherwise).
+func tokens(text string, memo map[string]string) []string {
 	var out []string
 	var word []rune
 	flush := func() {
 		if len(word) == 0 {
 			return
 		}
+		if acronymPlural(word) {
+			word = word[:len(word)-1] // PDFs, APIs, URLs
+		}
 		w := strings.ToLower(string(word))
 		word = word[:0]
 		if stopWords[w] || len(w) < 2 && !unicode.IsDigit([]rune(w)[0]) {
 			return
 		}
-		out = append(out, english.Stem(w, false))
+		if memo == nil {
+			out = append(out, english.Stem(w, false))
+			return
+		}
+		st, ok := memo[w]
+		if !ok {
+			st = english.Stem(w, false)
+			memo[w] = st
+		}
+		out = append(out, st)
 	}
 	var prev rune
 	for _, r := range text {
@@ -64,4 +80,17 @@ func Tokens(text string) []string {
 	}
 	flush()
 	return out
+}
+
+// acronymPlural reports whether w is an upper-case acronym with a plural s.
+func acronymPlural(w []rune) bool {
+	if len(w) < 3 || w[len(w)-1] != 's' {
+		return false
+	}
+	for _, r := range w[:len(w)-1] {
+		if !unicode.IsUpper(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
 }

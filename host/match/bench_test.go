@@ -1,0 +1,73 @@
+package match
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// generated builds n skills with realistic sizes: a two-word name, a
+// 25-word description and a 80-word body drawn from a 5,000-word
+// vocabulary with a skewed (Zipf) distribution, as real text is.
+func generated(n int) []Doc {
+	r := rand.New(rand.NewSource(1))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx%c", i, 'a'+rune(i%26))
+	}
+	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
+	words := func(k int) string {
+		var b strings.Builder
+		for i := 0; i < k; i++ {
+			b.WriteString(vocab[z.Uint64()])
+			b.WriteByte(' ')
+		}
+		return b.String()
+	}
+	docs := make([]Doc, n)
+	for i := range docs {
+		docs[i] = Doc{Name: fmt.Sprintf("skill-%d-%s", i, vocab[r.Intn(len(vocab))]), Description: words(25), Body: words(80)}
+	}
+	return docs
+}
+
+func BenchmarkLexicalIndex10k(b *testing.B) {
+	docs := generated(10000)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := NewLexical(LexicalOptions{}).Index(context.Background(), docs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkLexicalMatch10k(b *testing.B) {
+	docs := generated(10000)
+	l := NewLexical(LexicalOptions{})
+	if err := l.Index(context.Background(), docs); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(2))
+	messages := make([]string, 256)
+	for i := range messages {
+		d := docs[r.Intn(len(docs))]
+		msg := strings.Fields(d.Description)[:6]
+		messages[i] = "could you please help me with " + strings.Join(msg, " ") + " for the quarterly report today"
+	}
+	times := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if _, err := l.Score(context.Background(), messages[i%len(messages)]); err != nil {
+			b.Fatal(err)
+		}
+		times = append(times, time.Since(start))
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	b.ReportMetric(float64(times[len(times)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(times[len(times)*99/100])/1e6, "p99-ms")
+}

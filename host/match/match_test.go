@@ -1,0 +1,168 @@
+package match
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+func TestTokens(t *testing.T) {
+	tests := map[string][]string{
+		"check-deploy.sh":               {"check", "deploy", "sh"},
+		"csv_summary":                   {"csv", "summari"},
+		"parseDurationValue":            {"pars", "durat", "valu"},
+		"Summaries of the summarized":   {"summari", "summar"},
+		"Could you please help me with": nil,
+		"report.pdf files, 2 PDFs":      {"report", "pdf", "file", "2", "pdf"},
+		"don't":                         nil,
+		"Übersetzung ins Deutsche":      {"übersetzung", "in", "deutsch"},
+	}
+	for in, want := range tests {
+		if got := Tokens(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("Tokens(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func writeSkill(t *testing.T, root, name, desc, body string) {
+	t.Helper()
+	dir := filepath.Join(root, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	content := fmt.Sprintf("---\nname: %s\ndescription: %q\n---\n%s\n", name, desc, body)
+	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func names(ms []Match) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.Skill.Name)
+	}
+	return out
+}
+
+func TestEngine(t *testing.T) {
+	root := t.TempDir()
+	writeSkill(t, root, "pdf-tools", "Extract text from PDF files and merge PDF documents.", "Use pdftotext.")
+	writeSkill(t, root, "csv-summary", "Summarize CSV files: rows, columns and statistics.", "")
+	writeSkill(t, root, "git-history", "Explain a repository's history with git log and blame.", "")
+	cat := catalog.New([]string{root})
+	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+	ctx := context.Background()
+
+	got, err := e.Match(ctx, "merge these two PDF files into one")
+	if err != nil || len(got) == 0 || got[0].Skill.Name != "pdf-tools" {
+		t.Fatalf("Match = %v, %v", names(got), err)
+	}
+	if got[0].Score <= 0 || got[0].Score >= 1 {
+		t.Errorf("score %v is not in (0, 1)", got[0].Score)
+	}
+	if got, _ := e.Match(ctx, "what's the weather in Lisbon tomorrow?"); len(got) != 0 {
+		t.Errorf("an off-topic message matched %v", names(got))
+	}
+	if got, _ := e.Match(ctx, ""); len(got) != 0 {
+		t.Errorf("an empty message matched %v", names(got))
+	}
+	ranked, _ := e.Rank(ctx, "summarize the statistics of this csv")
+	if len(ranked) != 3 || ranked[0].Skill.Name != "csv-summary" || ranked[0].Score < ranked[1].Score {
+		t.Errorf("Rank = %v", ranked)
+	}
+
+	// A limit caps the matches; the catalog reloading re-indexes.
+	limited := NewEngine(cat, NewLexical(LexicalOptions{}), 0.01, 1)
+	if got, _ := limited.Match(ctx, "pdf csv git"); len(got) != 1 {
+		t.Errorf("limit 1 gave %v", names(got))
+	}
+	writeSkill(t, root, "image-resize", "Resize and crop images and photos.", "")
+	if got, _ := e.Match(ctx, "resize my photos"); len(got) != 0 {
+		t.Errorf("matched a skill the catalog has not loaded yet: %v", names(got))
+	}
+	cat.Reload()
+	if got, _ := e.Match(ctx, "resize my photos"); len(got) == 0 || got[0].Skill.Name != "image-resize" {
+		t.Errorf("after Reload: %v", names(got))
+	}
+}
+
+func TestEngineConcurrent(t *testing.T) {
+	cat := catalog.New(corpusRoots)
+	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+	set := loadLabelled(t)
+	want := map[string][]string{}
+	for _, l := range set {
+		ms, _ := e.Match(context.Background(), l.Message)
+		want[l.Message] = names(ms)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i, l := range set {
+				if g == 0 && i%20 == 0 {
+					cat.Reload()
+				}
+				ms, err := e.Match(context.Background(), l.Message)
+				if err != nil || !reflect.DeepEqual(names(ms), want[l.Message]) {
+					t.Errorf("concurrent Match(%q) = %v, %v", l.Message, names(ms), err)
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+}
+
+func TestPrompt(t *testing.T) {
+	skills := []*skill.Skill{
+		{Name: "pdf", Description: "Work with <PDF> files & forms, \"quoted\"", File: "/s/pdf/SKILL.md"},
+		{Name: "csv", Description: strings.Repeat("Summarize CSV files. ", 10), File: "/s/csv/SKILL.md"},
+		{Name: "git", Description: "History.", File: "/s/git/SKILL.md"},
+	}
+	res, err := Prompt(skills, FormatXML, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStart := "<available_skills>\n<skill>\n<name>\npdf\n</name>\n<description>\nWork with &lt;PDF&gt; files &amp; forms, &#34;quoted&#34;\n</description>\n<location>\n/s/pdf/SKILL.md\n</location>\n</skill>\n"
+	if !strings.HasPrefix(res.Text, wantStart) || !strings.HasSuffix(res.Text, "</available_skills>\n") {
+		t.Errorf("XML:\n%s", res.Text)
+	}
+	if empty, _ := Prompt(nil, FormatXML, 0); empty.Text != "<available_skills>\n</available_skills>\n" {
+		t.Errorf("empty catalog: %q", empty.Text)
+	}
+	js, _ := Prompt(skills, FormatJSON, 0)
+	if !strings.Contains(js.Text, `"location": "/s/csv/SKILL.md"`) {
+		t.Errorf("JSON:\n%s", js.Text)
+	}
+	full := len([]rune(res.Text))
+
+	// Over the budget: descriptions are shortened first...
+	short, err := Prompt(skills, FormatXML, full-60)
+	if err != nil || short.Shortened == 0 || len(short.Dropped) != 0 || len([]rune(short.Text)) > full-60 {
+		t.Fatalf("shortening: %+v %v", short, err)
+	}
+	if !strings.Contains(short.Text, "…") {
+		t.Error("a shortened description is not marked")
+	}
+	// ...then the lowest-ranked skills are dropped.
+	tiny, err := Prompt(skills, FormatXML, 200)
+	if err != nil || len(tiny.Dropped) == 0 || tiny.Dropped[0] != "git" || len([]rune(tiny.Text)) > 200 {
+		t.Fatalf("dropping: %+v %v", tiny, err)
+	}
+	if _, err := Prompt(skills, FormatXML, 10); err == nil {
+		t.Error("a budget below an empty catalog must fail")
+	}
+	if _, err := Prompt(skills, "yaml", 0); err == nil {
+		t.Error("an unknown format must fail")
+	}
+}
