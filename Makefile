@@ -36,6 +36,7 @@ cross:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./host/skill
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./host/shellwords
+	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./plugins/seatbelt
 
 ## bench: the benchmarks behind the numbers in the README
 bench:

@@ -13,9 +13,12 @@ step() {
 must() { step "$@" || status=1; }
 
 must list
+must plugins
 must show csv-summary
 must grant release-notes
 must validate examples/skills
+must match "which words does this article use most?"
+must activate "draft release notes for 1.4.0 from the CHANGES file"
 must run csv-summary summarize -- examples/data/sales.csv
 must run text-stats top_words -- -n 5 examples/data/article.txt
 must run json-tools keys -- examples/data/inventory.json items.0

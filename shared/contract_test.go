@@ -1,0 +1,94 @@
+package shared_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/sharedtest"
+)
+
+// fake echoes its request back as output and result, emitting in one
+// oversized chunk to check that the transport splits it.
+type fake struct{ last shared.Request }
+
+func (f *fake) Info(context.Context) (shared.Info, error) {
+	return shared.Info{Name: "fake", Version: "1.2.3", ContractVersions: []int{1}, Platform: "test/test",
+		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true}}, nil
+}
+
+func (f *fake) Probe(context.Context) (shared.Probe, error) {
+	return shared.Probe{Status: shared.Unhealthy, Reason: "because", Details: map[string]string{"k": "v"}}, nil
+}
+
+func (f *fake) Execute(_ context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	f.last = req
+	if len(req.Argv) > 0 && req.Argv[0] == "refuse" {
+		return shared.Result{}, errors.New("refused on purpose")
+	}
+	if err := emit(bytes.Repeat([]byte("x"), 300<<10)); err != nil {
+		return shared.Result{}, err
+	}
+	return shared.Result{ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Truncated: true, Duration: 1500 * time.Millisecond,
+		Violations:  []shared.Violation{{Kind: "fs", Target: "/etc/shadow", Detail: "d"}},
+		NotEnforced: []string{"network"}}, nil
+}
+
+func TestRoundTripThroughGRPC(t *testing.T) {
+	impl := &fake{}
+	ex := sharedtest.InProcess(t, impl)
+	ctx := context.Background()
+	info, err := ex.Info(ctx)
+	if want, _ := impl.Info(ctx); err != nil || !reflect.DeepEqual(info, want) {
+		t.Errorf("Info = %+v, %v", info, err)
+	}
+	probe, err := ex.Probe(ctx)
+	if want, _ := impl.Probe(ctx); err != nil || !reflect.DeepEqual(probe, want) {
+		t.Errorf("Probe = %+v, %v", probe, err)
+	}
+	req := shared.Request{
+		RunID: "r", Argv: []string{"/bin/x", "a b"}, Dir: "/d", Env: []string{"A=1"},
+		Grant:    shared.Grant{FSRead: []string{"/r"}, FSWrite: []string{"/w"}, Network: true, Timeout: 2 * time.Second, Trust: "external"},
+		SkillDir: "/s", OutputLimit: 99, KillGrace: time.Second,
+		Limits:    shared.Limits{OpenFiles: 1, FileSize: 2, Processes: 3, Memory: 4},
+		ExecPaths: []string{"/opt/py"}, BestEffort: true,
+	}
+	var chunks []int
+	res, err := ex.Execute(ctx, req, func(b []byte) error { chunks = append(chunks, len(b)); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(impl.last, req) {
+		t.Errorf("the request changed on the way:\n%+v\n%+v", impl.last, req)
+	}
+	if want, _ := impl.Execute(ctx, req, func([]byte) error { return nil }); !reflect.DeepEqual(res, want) {
+		t.Errorf("Result = %+v, want %+v", res, want)
+	}
+	total := 0
+	for _, n := range chunks {
+		if n > shared.MaxChunk {
+			t.Errorf("a chunk of %d bytes exceeds %d", n, shared.MaxChunk)
+		}
+		total += n
+	}
+	if total != 300<<10 || len(chunks) < 5 {
+		t.Errorf("got %d bytes in %d chunks", total, len(chunks))
+	}
+	if _, err := ex.Execute(ctx, shared.Request{Argv: []string{"refuse"}}, func([]byte) error { return nil }); err == nil || err.Error() != "refused on purpose" {
+		t.Errorf("a refusal must come back as the backend's message: %v", err)
+	}
+	if _, err := ex.(shared.Explainer).Explain(ctx, req); !errors.Is(err, shared.ErrNotExplainable) {
+		t.Errorf("Explain of a backend without it: %v", err)
+	}
+}
+
+func TestWithEnv(t *testing.T) {
+	got := shared.WithEnv([]string{"A=1", "TMPDIR=/tmp", "B=2"}, "TMPDIR", "/private")
+	if !reflect.DeepEqual(got, []string{"A=1", "B=2", "TMPDIR=/private"}) {
+		t.Errorf("WithEnv = %q", got)
+	}
+}
