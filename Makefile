@@ -26,11 +26,13 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-## cross: the Seatbelt plugin and the host must build for macOS
+## cross: everything builds for macOS (where Seatbelt runs) and elsewhere
 cross:
-	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/skillhost ./cmd/skillhost-sandbox-seatbelt
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./cmd/...
 	GOOS=darwin GOARCH=arm64 $(GO) vet ./plugins/seatbelt ./shared/...
-	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/skillhost ./cmd/skillhost-sandbox-seatbelt
+	GOOS=darwin GOARCH=amd64 $(GO) build -o /dev/null ./cmd/...
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/...
+	GOOS=freebsd GOARCH=amd64 $(GO) build -o /dev/null ./cmd/...
 
 ## fuzz: a short run of every fuzz target
 fuzz:

@@ -172,7 +172,7 @@ func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string,
 		Grant: shared.Grant{
 			FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: g.Timeout, Trust: g.Trust,
 		},
-		SkillDir:    s.Dir,
+		SkillDir:    h.resolved(s.Dir),
 		OutputLimit: int64(sb.OutputLimit),
 		KillGrace:   time.Duration(sb.KillGrace),
 		Limits: shared.Limits{
@@ -184,6 +184,15 @@ func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string,
 		ExecPaths:  h.execPaths(),
 		BestEffort: sb.Landlock.BestEffort,
 	}
+}
+
+// resolved returns path with every symlink resolved, as grant paths are,
+// or path itself if it cannot be resolved.
+func (h *Host) resolved(path string) string {
+	if r, err := grant.Resolve(path, h.env); err == nil {
+		return r
+	}
+	return path
 }
 
 // execPaths resolves sandbox.interpreters; unusable entries are warned

@@ -97,11 +97,11 @@ type Request struct {
 type Violation struct {
 	// Kind is "fs" (outside the grant), "fs-write" (read-only there),
 	// "network", "signal", "ptrace", "limit" or a backend-specific word.
-	Kind string
-	// Path or address concerned, if known.
-	Target string
+	Kind string `json:"kind"`
+	// Target is the path or address concerned, if known.
+	Target string `json:"target,omitempty"`
 	// Detail explains, for a human.
-	Detail string
+	Detail string `json:"detail,omitempty"`
 }
 
 // Result is how a command ended.
@@ -122,26 +122,26 @@ type Result struct {
 
 // Enforcement says which parts of a grant a backend enforces.
 type Enforcement struct {
-	FSRead           bool
-	FSWrite          bool
-	Network          bool
-	Timeout          bool
-	ResourceLimits   bool
-	ProcessIsolation bool
+	FSRead           bool `json:"fs_read"`
+	FSWrite          bool `json:"fs_write"`
+	Network          bool `json:"network"`
+	Timeout          bool `json:"timeout"`
+	ResourceLimits   bool `json:"resource_limits"`
+	ProcessIsolation bool `json:"process_isolation"`
 }
 
 // Info describes a backend.
 type Info struct {
 	// Name is the backend's name, the <name> of skillhost-sandbox-<name>.
-	Name string
+	Name string `json:"name"`
 	// Version is the backend's semantic version.
-	Version string
+	Version string `json:"version"`
 	// ContractVersions lists the contract versions the backend speaks.
-	ContractVersions []int
+	ContractVersions []int `json:"contract_versions"`
 	// Platform is GOOS/GOARCH of the binary.
-	Platform string
+	Platform string `json:"platform"`
 	// Enforces says what the backend can enforce.
-	Enforces Enforcement
+	Enforces Enforcement `json:"enforces"`
 }
 
 // ProbeStatus is a backend's health on this machine.
@@ -157,6 +157,9 @@ const (
 	Unhealthy
 )
 
+// MarshalText renders the status by name ("healthy").
+func (s ProbeStatus) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
 func (s ProbeStatus) String() string {
 	switch s {
 	case Healthy:
@@ -171,9 +174,9 @@ func (s ProbeStatus) String() string {
 
 // Probe is the result of Executor.Probe.
 type Probe struct {
-	Status ProbeStatus
+	Status ProbeStatus `json:"status"`
 	// Reason is one line for humans, e.g. "Landlock ABI 7".
-	Reason string
+	Reason string `json:"reason"`
 	// Details are facts for `skillhost doctor`, e.g. {"landlock_abi": "7"}.
-	Details map[string]string
+	Details map[string]string `json:"details,omitempty"`
 }

@@ -58,11 +58,9 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket directory: %w", err)
 	}
-	if a := cfg.SysProcAttr; a != nil && a.Credential != nil {
-		if err := os.Chown(socketDir, int(a.Credential.Uid), int(a.Credential.Gid)); err != nil {
-			os.RemoveAll(socketDir)
-			return nil, fmt.Errorf("socket directory: %w", err)
-		}
+	if err := giveTo(socketDir, cfg.SysProcAttr); err != nil {
+		os.RemoveAll(socketDir)
+		return nil, fmt.Errorf("socket directory: %w", err)
 	}
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {

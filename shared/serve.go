@@ -6,7 +6,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -70,7 +69,7 @@ func watchLifeline(cancel context.CancelFunc) {
 	if err != nil || fd < 3 {
 		return
 	}
-	syscall.CloseOnExec(fd) // commands must not hold the host's lifeline
+	closeOnExec(fd) // commands must not hold the host's lifeline
 	f := os.NewFile(uintptr(fd), "lifeline")
 	go func() {
 		_, _ = io.Copy(io.Discard, f)

@@ -110,7 +110,10 @@ func (a *app) promptCmd() *cobra.Command {
 			"Agent Skills reference tool. Over --budget it shortens descriptions first, then drops the\n" +
 			"lowest-ranked skills (by relevance to --for MESSAGE, else the last by name), and says so on stderr.",
 		Args: args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if a.jsonOut && !cmd.Flags().Changed("format") {
+				format = match.FormatJSON
+			}
 			if format != match.FormatXML && format != match.FormatJSON {
 				return usage(fmt.Errorf("--format: %q is neither xml nor json", format))
 			}

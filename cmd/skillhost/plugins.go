@@ -73,6 +73,9 @@ func (a *app) pluginsCmd() *cobra.Command {
 			if err := config.WritePins(path, sums); err != nil {
 				return failed(err)
 			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{"pinned": sums, "config": path})
+			}
 			names := make([]string, 0, len(sums))
 			for n := range sums {
 				names = append(names, n)

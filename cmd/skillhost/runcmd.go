@@ -10,18 +10,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/shared"
 )
 
 type runJSON struct {
-	Output     string `json:"output"`
-	ExitCode   int    `json:"exit_code"`
-	Signal     string `json:"signal"`
-	TimedOut   bool   `json:"timed_out"`
-	Truncated  bool   `json:"truncated"`
-	DurationMS int64  `json:"duration_ms"`
-	Grant      any    `json:"grant"`
-	Strategy   string `json:"strategy"`
-	Violations []any  `json:"violations"`
+	Output      string             `json:"output"`
+	ExitCode    int                `json:"exit_code"`
+	Signal      string             `json:"signal"`
+	TimedOut    bool               `json:"timed_out"`
+	Truncated   bool               `json:"truncated"`
+	DurationMS  int64              `json:"duration_ms"`
+	Grant       any                `json:"grant"`
+	Strategy    string             `json:"strategy"`
+	Violations  []shared.Violation `json:"violations"`
+	NotEnforced []string           `json:"not_enforced"`
 }
 
 func (a *app) runCmd() *cobra.Command {
@@ -54,14 +56,14 @@ func (a *app) runCmd() *cobra.Command {
 				return &exitError{code: failureCode(err), err: err}
 			}
 			if a.jsonOut {
-				violations := []any{}
-				for _, v := range res.Violations {
-					violations = append(violations, map[string]string{"kind": v.Kind, "target": v.Target, "detail": v.Detail})
+				violations := res.Violations
+				if violations == nil {
+					violations = []shared.Violation{}
 				}
 				if err := a.printJSON(runJSON{
 					Output: string(res.Output), ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
 					Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Grant: res.Grant,
-					Strategy: res.Strategy, Violations: violations,
+					Strategy: res.Strategy, Violations: violations, NotEnforced: nonNil(res.NotEnforced),
 				}); err != nil {
 					return err
 				}

@@ -125,6 +125,11 @@ func TestResolve(t *testing.T) {
 		{in: "data/escape/../work", want: root + "/work"}, // .. after a symlink climbs from its target, not from data/
 		{in: "not/yet/there", want: root + "/work/not/yet/there"},
 		{in: "data/loop", err: "too many levels of symbolic links"},
+		// A missing directory followed by .. must not clean away into a
+		// symlink that is then never resolved.
+		{in: "data/nope/../escape", err: "does not exist, so the .. after it cannot be resolved"},
+		{in: "nope/../../secret", err: "cannot be resolved"},
+		{in: "not/yet/../there", err: "cannot be resolved"},
 		{in: "", err: "empty path"},
 	}
 	for _, tt := range tests {
@@ -185,6 +190,8 @@ func TestCompute(t *testing.T) {
 			wantWrite: []string{root + "/tmp/x"}, warnings: []string{"tmpfoo is outside"}},
 		{name: "dot-dot traversal", declared: Declared{FSRead: []string{"data/../../secret"}},
 			warnings: []string{"outside the ceiling"}},
+		{name: "missing directory then .. into a symlink", declared: Declared{FSRead: []string{"data/x/../escape"}, FSWrite: []string{"out/nope/../../data/escape"}},
+			warnings: []string{"fs_read \"data/x/../escape\"", "cannot be resolved; dropped", "fs_write \"out/nope/../../data/escape\""}},
 		{name: "root ceiling admits everything", declared: Declared{FSRead: []string{"/etc", root + "/secret"}},
 			ceiling: &Ceiling{FSRead: []string{"/"}}, wantRead: []string{"/etc", root + "/secret"}},
 		{name: "tilde", declared: Declared{FSRead: []string{"~"}}, ceiling: &Ceiling{FSRead: []string{"~"}},

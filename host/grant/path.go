@@ -58,7 +58,15 @@ func realpath(p string) (string, error) {
 		fi, err := os.Lstat(next)
 		if err != nil {
 			// Not there (or not visible to us, which is the same for a
-			// process running as us): the rest is taken as written.
+			// process running as us): the rest is taken as written. A ".."
+			// after a missing directory cannot be resolved (the kernel
+			// fails there too); cleaning it away as text would let
+			// x/missing/../link stand for the unresolved symlink x/link.
+			for _, r := range rest {
+				if r == ".." {
+					return "", fmt.Errorf("%s: %s does not exist, so the .. after it cannot be resolved", p, next)
+				}
+			}
 			return filepath.Join(append([]string{next}, rest...)...), nil
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {

@@ -8,83 +8,158 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
-// Scripts that run as root escape RLIMIT_NPROC, so their process limit is a
-// pids cgroup. Moving a process into a cgroup waits for an RCU grace period
-// (milliseconds on an idle machine), so the confine helper joins a fresh
-// cgroup of its own while it waits for a command (the runner's Preparer);
-// the confiner then only writes the limit.
+// Scripts that run as root escape RLIMIT_NPROC, and RLIMIT_DATA does not
+// count shared mappings, so for root the process and memory limits are
+// cgroups: one per run and controller, nested under the plugin's own cgroup
+// so its parents' limits still apply. Moving a process into a cgroup waits
+// for an RCU grace period (milliseconds on an idle machine), so the confine
+// helper joins its cgroups while it waits for a command (the runner's
+// Preparer); the confiner then only writes the limits.
 
-func init() { runner.RegisterPreparer(confinerName, prepareCgroup) }
+func init() { runner.RegisterPreparer(confinerName, prepareCgroups) }
 
-// cgroupDir is the prepared cgroup of this confine helper, or "".
-var (
-	cgroupDir string
-	cgroupErr error
-)
-
-// prepareCgroup creates and joins <root>/skillhost/run-<pid>.
-func prepareCgroup() {
-	if os.Geteuid() != 0 {
-		return
-	}
-	root := cgroupRoot(true)
-	if root == "" {
-		cgroupErr = errors.New("no writable pids cgroup")
-		return
-	}
-	parent := filepath.Join(root, "skillhost")
-	if err := os.Mkdir(parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		cgroupErr = err
-		return
-	}
-	if _, err := os.Stat(filepath.Join(parent, "cgroup.subtree_control")); err == nil {
-		// cgroup v2: children get a pids.max only if the parent delegates it.
-		if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+pids"), 0); err != nil {
-			cgroupErr = fmt.Errorf("enable the pids controller: %w", err)
-			return
-		}
-	}
-	dir := filepath.Join(parent, "run-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		cgroupErr = err
-		return
-	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-		cgroupErr = fmt.Errorf("join %s: %w", dir, err)
-		return
-	}
-	cgroupDir, cgroupErr = dir, nil
+// A controller is a cgroup controller the plugin can use.
+type controller struct {
+	name      string // "pids" or "memory"
+	base      string // where per-run cgroups go
+	limitFile string // pids.max, memory.max or memory.limit_in_bytes
 }
 
-// limitProcesses sets the pids limit of the helper's cgroup, preparing it
-// now if that did not happen ahead of time.
-func limitProcesses(n int64) error {
-	if cgroupDir == "" {
-		prepareCgroup()
+// runsDir names the directory of per-run cgroups under the current cgroup.
+const runsDir = "skillhost-runs"
+
+// controllers lists the cgroup controllers this process may use: cgroup v1
+// hierarchies for pids and memory, or the v2 hierarchy where the current
+// cgroup's children get them. Only root gets any.
+func controllers() []controller {
+	if os.Geteuid() != 0 {
+		return nil
 	}
-	if cgroupDir == "" {
-		return fmt.Errorf("process limit: %w", cgroupErr)
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
 	}
-	if err := os.WriteFile(filepath.Join(cgroupDir, "pids.max"), []byte(strconv.FormatInt(n, 10)), 0); err != nil {
-		return fmt.Errorf("process limit: %w", err)
+	var out []controller
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		for _, name := range strings.Split(parts[1], ",") {
+			if name != "pids" && name != "memory" {
+				continue
+			}
+			limit := map[string]string{"pids": "pids.max", "memory": "memory.limit_in_bytes"}[name]
+			if c, ok := usable(filepath.Join("/sys/fs/cgroup", name, parts[2]), name, limit); ok {
+				out = append(out, c)
+			}
+		}
+		if parts[0] == "0" && parts[1] == "" && len(out) == 0 {
+			// cgroup v2: the current cgroup holds processes, so children can
+			// get controllers only at the top of a delegated hierarchy.
+			if sub, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil {
+				for _, name := range []string{"pids", "memory"} {
+					if strings.Contains(string(sub), name) {
+						if c, ok := usable("/sys/fs/cgroup", name, name+".max"); ok {
+							out = append(out, c)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func usable(dir, name, limit string) (controller, bool) {
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil || unix.Access(dir, unix.W_OK) != nil {
+		return controller{}, false
+	}
+	return controller{name: name, base: filepath.Join(dir, runsDir), limitFile: limit}, true
+}
+
+// joined maps a controller name to this helper's prepared cgroup.
+var (
+	joined  = map[string]string{}
+	joinErr error
+)
+
+// prepareCgroups creates and joins <base>/run-<pid> for every controller.
+func prepareCgroups() {
+	for _, c := range controllers() {
+		if err := os.Mkdir(c.base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			joinErr = err
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(c.base, "cgroup.subtree_control")); err == nil {
+			// cgroup v2: children get a controller only if the parent
+			// delegates it.
+			if err := os.WriteFile(filepath.Join(c.base, "cgroup.subtree_control"), []byte("+"+c.name), 0); err != nil {
+				joinErr = fmt.Errorf("enable the %s controller: %w", c.name, err)
+				continue
+			}
+		}
+		dir := filepath.Join(c.base, "run-"+strconv.Itoa(os.Getpid()))
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			joinErr = err
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
+			joinErr = fmt.Errorf("join %s: %w", dir, err)
+			continue
+		}
+		joined[c.name] = dir
+	}
+}
+
+// limitCgroups writes the process and memory limits into the helper's
+// cgroups, preparing them now if that did not happen ahead of time.
+func limitCgroups(l Limits) error {
+	if len(joined) == 0 {
+		prepareCgroups()
+	}
+	for _, c := range controllers() {
+		v := map[string]int64{"pids": l.Processes, "memory": l.Memory}[c.name]
+		if v <= 0 {
+			continue
+		}
+		dir, ok := joined[c.name]
+		if !ok {
+			return fmt.Errorf("%s limit: %v", c.name, joinErr)
+		}
+		if err := os.WriteFile(filepath.Join(dir, c.limitFile), []byte(strconv.FormatInt(v, 10)), 0); err != nil {
+			return fmt.Errorf("%s limit: %w", c.name, err)
+		}
 	}
 	return nil
 }
 
-// sweepCgroups removes the per-run cgroups under root whose processes are
-// all gone; cgroups still in use refuse removal and stay.
-func sweepCgroups(root string) {
-	dir := filepath.Join(root, "skillhost")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), "run-") {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+// sweepCgroups removes the per-run cgroups whose processes are all gone;
+// cgroups still in use refuse removal and stay.
+func sweepCgroups() {
+	for _, c := range controllers() {
+		entries, err := os.ReadDir(c.base)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() && strings.HasPrefix(e.Name(), "run-") {
+				_ = os.Remove(filepath.Join(c.base, e.Name()))
+			}
 		}
 	}
+}
+
+// cgroupNames lists the controllers in use, for the probe.
+func cgroupNames() []string {
+	var names []string
+	for _, c := range controllers() {
+		names = append(names, c.name+" ("+filepath.Dir(c.base)+")")
+	}
+	return names
 }

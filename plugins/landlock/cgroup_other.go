@@ -4,6 +4,8 @@ package landlock
 
 import "errors"
 
-func limitProcesses(int64) error { return errors.New("cgroups are a Linux feature") }
+func limitCgroups(Limits) error { return errors.New("cgroups are a Linux feature") }
 
-func sweepCgroups(string) {}
+func sweepCgroups() {}
+
+func cgroupNames() []string { return nil }

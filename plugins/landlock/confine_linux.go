@@ -3,6 +3,7 @@ package landlock
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -21,8 +22,11 @@ func confine(payload []byte) error {
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	if p.CgroupLimit && p.Limits.Processes > 0 {
-		if err := limitProcesses(p.Limits.Processes); err != nil {
+	if err := checkCanonical(p.Canonical); err != nil {
+		return err
+	}
+	if p.Cgroups {
+		if err := limitCgroups(p.Limits); err != nil {
 			return err
 		}
 	}
@@ -128,6 +132,9 @@ func restrict(p Policy) error {
 	if p.ABI >= 2 {
 		rw = rw.WithRefer() // renames and links within writable trees
 	}
+	if p.ABI >= 9 {
+		rw = rw.WithResolveUnix() // Unix sockets inside the writable grant
+	}
 	rules := []landlock.Rule{
 		landlock.RODirs(p.RODirs...).IgnoreIfMissing(),
 		landlock.ROFiles(p.ROFiles...).IgnoreIfMissing(),
@@ -145,4 +152,19 @@ func fsRights(abi int) landlock.AccessFSSet {
 		n = 17
 	}
 	return landlock.AccessFSSet(1<<n - 1)
+}
+
+// checkCanonical refuses to confine with paths that no longer resolve to
+// themselves: the policy's rules would follow the new symlinks.
+func checkCanonical(paths []string) error {
+	for _, p := range paths {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue // missing: Landlock skips it too
+		}
+		if real != p {
+			return fmt.Errorf("grant path %s now resolves to %s: it changed after the grant was computed; refusing to run", p, real)
+		}
+	}
+	return nil
 }

@@ -117,6 +117,23 @@ s = socket.socket(socket.AF_UNIX)
 s.connect(os.path.join(d, os.listdir(d)[0]))
 print("ESCAPED")`},
 	{name: "netlink socket (ip addr)", script: `ip addr show lo >/dev/null && echo ESCAPED`},
+	{name: "with the network on, a Unix socket outside the grant", python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["UNIX_SOCK"])
+print("ESCAPED", s.recv(16))`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Network = true }},
+	{name: "lower the supervisor's limits (prlimit)", script: `prlimit --pid "$PPID" --nofile=3:3 && echo ESCAPED`},
+	{name: "System V shared memory", script: `id=$(ipcmk -M 4096 | grep -o '[0-9]*$') && echo "ESCAPED $id" && ipcrm -m "$id"`},
+	{name: "shared memory beyond the memory limit", python: true, script: `
+import mmap
+size = 1536 << 20
+m = mmap.mmap(-1, size, mmap.MAP_SHARED)
+for off in range(0, size, 4096):
+    m[off] = 1
+print("ESCAPED mapped and touched", size >> 20, "MiB")`,
+		prepare:  func(_ *world, r *shared.Request) { r.Limits.Memory = 512 << 20 },
+		rootOnly: true}, // a memory cgroup needs root; unprivileged, RLIMIT_DATA does not count shared mappings (Probe says so)
 	{name: "read the host's environment via /proc", script: `grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
 		rootOnly: true}, // the host runs as root: only root may read its /proc entries
 	{name: "read the plugin's environment via /proc", script: `tr '\0' '\n' < "/proc/$PLUGIN_PID/environ" | grep -q PLUGIN_UNIX_SOCKET_DIR && echo ESCAPED`},

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -87,9 +88,9 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if f.Uid != 0 && req.Limits.Processes > 0 {
 		pol.NprocBase = nprocOf(f.Uid)
 	}
-	if f.Uid == 0 && f.Cgroup != "" && req.Limits.Processes > 0 {
-		pol.CgroupLimit = true
-		defer func() { go sweepCgroups(f.Cgroup) }()
+	if f.Uid == 0 && len(f.Cgroups) > 0 {
+		pol.Cgroups = true
+		defer func() { go sweepCgroups() }()
 	}
 	if pol.Seccomp, err = seccompFilter(pol.Network, pol.ABI >= 9); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
@@ -129,6 +130,11 @@ func createWritePaths(paths []string) error {
 			if err := os.MkdirAll(p, 0o755); err != nil {
 				return fmt.Errorf("create fs_write directory %s: %w", p, err)
 			}
+			// The host resolved p through every symlink; if creating it
+			// went through a new one, something raced us.
+			if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+				return fmt.Errorf("create fs_write directory %s: it resolves to %s now; refusing to run", p, real)
+			}
 		}
 	}
 	return nil
@@ -151,7 +157,7 @@ func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explan
 	f := e.kernel()
 	pol := Build(req, Env{ABI: f.ABI, TempDir: "", Root: f.Uid == 0})
 	pol.RWDirs = append(pol.RWDirs, "<per-run temporary directory>")
-	pol.CgroupLimit = f.Uid == 0 && f.Cgroup != "" && req.Limits.Processes > 0
+	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
 	text, err := json.MarshalIndent(pol, "", "  ")
 	if err != nil {
 		return shared.Explanation{}, err

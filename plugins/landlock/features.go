@@ -16,9 +16,9 @@ type Features struct {
 	// Missing explains why Landlock is unavailable, if it is.
 	Missing string
 	Seccomp bool
-	// Cgroup is where per-run cgroups can be made (root only), or "".
-	Cgroup string
-	Uid    int
+	// Cgroups lists the cgroup controllers per-run cgroups get (root only).
+	Cgroups []string
+	Uid     int
 }
 
 // Layers lists which protections are active, by name.
@@ -36,8 +36,8 @@ func (f Features) ProcessLimit() string {
 	switch {
 	case f.Uid != 0:
 		return "rlimit"
-	case f.Cgroup != "":
-		return "cgroup pids (" + f.Cgroup + ")"
+	case hasPrefix(f.Cgroups, "pids"):
+		return "cgroup " + strings.Join(f.Cgroups, ", ")
 	}
 	return "none (root without a writable pids cgroup)"
 }
@@ -59,8 +59,11 @@ func (f Features) NotEnforced() []string {
 	if !f.Seccomp {
 		out = append(out, "seccomp filter (UDP, raw and netlink sockets, ptrace, namespaces)")
 	}
-	if f.Uid == 0 && f.Cgroup == "" {
+	if f.Uid == 0 && !hasPrefix(f.Cgroups, "pids") {
 		out = append(out, "process limit (running as root without a writable pids cgroup)")
+	}
+	if !hasPrefix(f.Cgroups, "memory") {
+		out = append(out, "memory in shared mappings (RLIMIT_DATA counts private memory only; a memory cgroup needs root)")
 	}
 	return out
 }
@@ -98,4 +101,13 @@ func (f Features) Probe() shared.Probe {
 		return shared.Probe{Status: shared.Unsupported, Reason: "seccomp is not available, so sockets cannot be denied", Details: details}
 	}
 	return shared.Probe{Status: shared.Healthy, Reason: fmt.Sprintf("Landlock ABI %d: %s; processes: %s", f.RawABI, strings.Join(on, ", "), f.ProcessLimit()), Details: details}
+}
+
+func hasPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
 }

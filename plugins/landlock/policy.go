@@ -53,19 +53,27 @@ type Policy struct {
 	// socket creation by seccomp.
 	Network bool `json:"network"`
 	// Limits bound resources; zero fields are unlimited.
-	Limits shared.Limits `json:"limits"`
+	Limits Limits `json:"limits"`
 	// NprocBase is the number of processes the script's user already runs;
 	// RLIMIT_NPROC is set to NprocBase+Limits.Processes. Zero: not set.
 	NprocBase int64 `json:"nproc_base,omitempty"`
-	// CgroupLimit enforces Limits.Processes with a pids cgroup (for root,
-	// where RLIMIT_NPROC does not apply).
-	CgroupLimit bool `json:"cgroup_limit,omitempty"`
+	// Cgroups enforces the process and memory limits with cgroups (for
+	// root, where RLIMIT_NPROC does not apply), besides the rlimits.
+	Cgroups bool `json:"cgroups,omitempty"`
 	// DropCaps removes every capability from a root script.
 	DropCaps bool `json:"drop_caps"`
 	// Seccomp is the assembled seccomp program, built by the plugin (once
 	// per kind) so the helper only loads it.
 	Seccomp Filter `json:"seccomp,omitempty"`
+	// Canonical lists the request's paths (skill, grant, interpreters),
+	// which the host resolved through every symlink: each must still
+	// resolve to itself when the helper applies the policy, or something
+	// swapped a directory for a symlink since.
+	Canonical []string `json:"canonical,omitempty"`
 }
+
+// Limits are the request's resource limits.
+type Limits = shared.Limits
 
 // Env is what Build needs to know about the machine and the run.
 type Env struct {
@@ -93,7 +101,7 @@ func Build(req shared.Request, env Env) Policy {
 	if env.Glob == nil {
 		env.Glob = filepath.Glob
 	}
-	p := Policy{ABI: env.ABI, Network: req.Grant.Network, Limits: req.Limits, DropCaps: env.Root}
+	p := Policy{ABI: env.ABI, Network: req.Grant.Network, Limits: Limits(req.Limits), DropCaps: env.Root}
 	var ro, rw []string
 	ro = append(ro, systemDirs...)
 	for _, e := range systemEtc {
@@ -115,6 +123,13 @@ func Build(req shared.Request, env Env) Policy {
 	}
 	p.RODirs, p.ROFiles = classify(ro, env.Stat)
 	p.RWDirs, p.RWFiles = classify(rw, env.Stat)
+	for _, list := range [][]string{{req.SkillDir}, req.Grant.FSRead, req.Grant.FSWrite, req.ExecPaths} {
+		for _, c := range list {
+			if c != "" && !slices.Contains(p.Canonical, c) {
+				p.Canonical = append(p.Canonical, c)
+			}
+		}
+	}
 	return p
 }
 

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -35,30 +33,8 @@ func detect() Features {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
 		f.Seccomp = true
 	}
-	f.Cgroup = cgroupRoot(f.Uid == 0)
+	f.Cgroups = cgroupNames()
 	return f
-}
-
-// cgroupRoot returns a cgroup directory under which this process can create
-// per-run cgroups with a pids controller, or "". Only root needs one:
-// RLIMIT_NPROC does not apply to uid 0.
-func cgroupRoot(root bool) string {
-	if !root {
-		return ""
-	}
-	candidates := []string{"/sys/fs/cgroup/pids"} // cgroup v1
-	if data, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(data), "pids") {
-		candidates = append([]string{"/sys/fs/cgroup"}, candidates...) // cgroup v2 with pids delegated
-	}
-	for _, c := range candidates {
-		if _, err := os.Stat(filepath.Join(c, "cgroup.procs")); err != nil {
-			continue
-		}
-		if unix.Access(c, unix.W_OK) == nil {
-			return c
-		}
-	}
-	return ""
 }
 
 // nprocOf counts the processes of uid, for a relative RLIMIT_NPROC. A

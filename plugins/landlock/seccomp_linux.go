@@ -27,15 +27,26 @@ var deniedSyscalls = []string{
 	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
 	"iopl", "ioperm", "quotactl", "lookup_dcookie", "vhangup", "open_by_handle_at", "name_to_handle_at",
 	"syslog", "uselib",
+	// System V and POSIX message-queue IPC live outside the file system, so
+	// Landlock cannot confine them: a script could attach another process's
+	// shared memory, or leave segments behind that no limit counts.
+	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+	"semget", "semop", "semtimedop", "semctl",
+	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 }
 
 // namespaceFlags are the clone(2) flags that create namespaces.
 const namespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// seccompPolicy is the filter for one run. With the network off, socket(2)
-// fails: for every family, or, where Landlock can confine pathname Unix
-// sockets (ABI 9), for every family but AF_UNIX.
+// seccompPolicy is the filter for one run. prlimit64 may change only the
+// caller's own limits (pid 0): lowering another process's limits needs no
+// privilege and would let a script cripple its supervisor or the host.
+// Sockets: with the network off, socket(2) fails for every family, or,
+// where Landlock confines pathname Unix sockets (ABI 9), for every family
+// but AF_UNIX. With the network on, only IPv4, IPv6 and netlink (and
+// AF_UNIX with ABI 9): a pathname socket outside the grant (Docker's,
+// systemd's) would otherwise be one connect(2) away.
 func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
 	info, err := arch.GetInfo("")
 	if err != nil {
@@ -56,18 +67,29 @@ func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
 		// clone3 passes its flags in memory, where a filter cannot look;
 		// ENOSYS makes libc fall back to clone, whose flags it can.
 		{Names: known("clone3"), Action: enosys},
-		{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: []seccomp.Condition{
-			{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags},
-		}}}, Action: seccomp.ActionErrno},
+		{NamesWithCondtions: []seccomp.NameWithConditions{
+			{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}},
+			{Name: "prlimit64", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
+		}, Action: seccomp.ActionErrno},
 	}
-	if !network {
+	var allowed []uint64
+	switch {
+	case network:
+		allowed = []uint64{unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}
 		if landlockUnix {
-			groups = append(groups, seccomp.SyscallGroup{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: []seccomp.Condition{
-				{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX},
-			}}}, Action: seccomp.ActionErrno})
-		} else {
-			groups = append(groups, seccomp.SyscallGroup{Names: known("socket"), Action: seccomp.ActionErrno})
+			allowed = append(allowed, unix.AF_UNIX)
 		}
+	case landlockUnix:
+		allowed = []uint64{unix.AF_UNIX}
+	}
+	if len(allowed) == 0 {
+		groups = append(groups, seccomp.SyscallGroup{Names: known("socket"), Action: seccomp.ActionErrno})
+	} else {
+		var conds []seccomp.Condition // all must hold: the family is none of these
+		for _, af := range allowed {
+			conds = append(conds, seccomp.Condition{Argument: 0, Operation: seccomp.NotEqual, Value: af})
+		}
+		groups = append(groups, seccomp.SyscallGroup{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "socket", Conditions: conds}}, Action: seccomp.ActionErrno})
 	}
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}, nil
 }

@@ -91,18 +91,21 @@ var sysctls = []string{
 var sysctlPrefixes = []string{"hw.optional.", "hw.perflevel", "kern.proc.pid."}
 
 // baseServices are the mach services a normal command needs: user and
-// group lookup, logging and preferences. Not a blanket mach-lookup.
+// group lookup, logging and preferences. Not a blanket mach-lookup. Reading
+// other applications' preferences stays denied: there is no
+// user-preference-read rule, which cfprefsd checks on the caller's behalf.
 var baseServices = []string{
 	"com.apple.system.opendirectoryd.libinfo", "com.apple.system.logger", "com.apple.logd",
 	"com.apple.cfprefsd.daemon", "com.apple.cfprefsd.agent",
 }
 
 // netServices are what name resolution and TLS verification need when the
-// network is on (Go programs verify certificates through trustd).
+// network is on (Go programs verify certificates through trustd). Not
+// securityd (com.apple.SecurityServer), which would open the keychain.
 var netServices = []string{
 	"com.apple.SystemConfiguration.configd", "com.apple.SystemConfiguration.DNSConfiguration",
 	"com.apple.dnssd.service", "com.apple.trustd.agent", "com.apple.trustd", "com.apple.ocspd",
-	"com.apple.networkd", "com.apple.SecurityServer",
+	"com.apple.networkd",
 }
 
 // Render turns the request's grant into a deny-by-default profile.
@@ -162,7 +165,7 @@ func Render(req shared.Request, env Env) Profile {
 	b.WriteString(")\n")
 	b.WriteString("\n;; Services: user and group lookup, logging, preferences.\n")
 	writeServices(&b, baseServices)
-	b.WriteString("(allow ipc-posix-sem)\n(allow ipc-posix-shm-read* (ipc-posix-name-prefix \"apple.cfprefs.\"))\n(allow user-preference-read)\n")
+	b.WriteString("(allow ipc-posix-sem)\n(allow ipc-posix-shm-read* (ipc-posix-name-prefix \"apple.cfprefs.\"))\n")
 
 	b.WriteString("\n;; Reading: what programs need to start.\n(allow file-read*")
 	for _, r := range systemRead {

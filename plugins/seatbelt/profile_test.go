@@ -128,7 +128,7 @@ func TestRenderSemantics(t *testing.T) {
 			t.Errorf("profile lacks %s", want)
 		}
 	}
-	for _, never := range []string{"(allow mach-lookup)\n", "(allow network", "(allow default", home} {
+	for _, never := range []string{"(allow mach-lookup)\n", "(allow network", "(allow default", "user-preference-read", "SecurityServer", home} {
 		if strings.Contains(p.Text, never) {
 			t.Errorf("profile contains %q", never)
 		}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package runner
 
 import (
@@ -41,6 +43,10 @@ func startDirect(spec Spec) (process, error) {
 func (d *directProcess) output() *os.File { return d.out }
 
 func (d *directProcess) wait() status {
+	// After the leader exits, anything left in its group is killed, before
+	// the leader is reaped so the group's id cannot have been reused.
+	awaitExit(d.proc.Pid)
+	killGroup(d.proc.Pid, syscall.SIGKILL)
 	ps, err := d.proc.Wait()
 	if err != nil {
 		return status{exitCode: -1, setupErr: err.Error()}
@@ -61,7 +67,7 @@ func (d *directProcess) terminate(grace time.Duration, stop <-chan struct{}) {
 }
 
 func (d *directProcess) cleanup() {
-	killGroup(d.proc.Pid, syscall.SIGKILL)
+	killGroup(d.proc.Pid, syscall.SIGKILL) // for platforms without awaitExit
 }
 
 // killGroup signals the process group pgid. Errors are ignored on purpose:
@@ -69,13 +75,4 @@ func (d *directProcess) cleanup() {
 // a member changed credentials, which nothing here can undo.
 func killGroup(pgid int, sig syscall.Signal) {
 	_ = syscall.Kill(-pgid, sig)
-}
-
-// nonNilEnv keeps an empty environment empty: os.StartProcess treats a nil
-// Env as "inherit the caller's".
-func nonNilEnv(env []string) []string {
-	if env == nil {
-		return []string{}
-	}
-	return env
 }

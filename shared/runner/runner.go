@@ -215,3 +215,12 @@ func containsSlash(s string) bool {
 	}
 	return false
 }
+
+// nonNilEnv keeps an empty environment empty: os.StartProcess treats a nil
+// Env as "inherit the caller's".
+func nonNilEnv(env []string) []string {
+	if env == nil {
+		return []string{}
+	}
+	return env
+}

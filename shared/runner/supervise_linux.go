@@ -85,6 +85,7 @@ func startSupervised(spec Spec) (process, error) {
 		if err := p.send(spec); err != nil {
 			// A warm supervisor that died while waiting; start afresh.
 			p.cleanup()
+			killGroup(p.proc.Pid, syscall.SIGKILL)
 			_, _ = p.proc.Wait()
 			p.out.Close()
 			p.status.Close()
@@ -182,6 +183,10 @@ func (p *supervisedProcess) send(spec Spec) error {
 func (p *supervisedProcess) output() *os.File { return p.out }
 
 func (p *supervisedProcess) wait() status {
+	// The supervisor has killed its tree before exiting; anything still in
+	// its group goes too, before it is reaped so the id cannot be reused.
+	awaitExit(p.proc.Pid)
+	killGroup(p.proc.Pid, syscall.SIGKILL)
 	_, err := p.proc.Wait()
 	data, _ := io.ReadAll(p.status)
 	p.status.Close()
@@ -214,7 +219,6 @@ func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{})
 
 func (p *supervisedProcess) cleanup() {
 	p.cutLifeline()
-	killGroup(p.proc.Pid, syscall.SIGKILL)
 }
 
 func (p *supervisedProcess) cutLifeline() {

@@ -17,9 +17,8 @@ import (
 
 // pidAlive reports whether pid exists and is not a zombie.
 func pidAlive(pid int) bool {
-	ppid, state, ok := procStat(pid)
-	_ = ppid
-	return ok && state != 'Z'
+	_, state, err := procStat(pid)
+	return err == nil && state != 'Z'
 }
 
 func readPids(t *testing.T, path string) []int {

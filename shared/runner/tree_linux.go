@@ -2,12 +2,15 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // killTree kills every descendant of root until none is left alive. Each
@@ -23,7 +26,14 @@ func killTree(root int, reapChildren bool) {
 		if none, ok := childless(root); ok && none {
 			return // the common case, answered without walking /proc
 		}
-		pids := descendants(root)
+		pids, err := descendants(root)
+		if err != nil {
+			// /proc is unreadable (a lowered RLIMIT_NOFILE, say): restore
+			// what is needed to look and try again rather than give up.
+			_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: 1024, Max: 1024})
+			time.Sleep(time.Millisecond)
+			continue
+		}
 		if reapChildren {
 			reap()
 		}
@@ -65,7 +75,8 @@ func childless(root int) (none, ok bool) {
 
 // signalTree sends sig to every live descendant of root.
 func signalTree(root int, sig syscall.Signal) {
-	for _, pid := range descendants(root) {
+	pids, _ := descendants(root)
+	for _, pid := range pids {
 		_ = syscall.Kill(pid, sig)
 	}
 }
@@ -83,10 +94,10 @@ func reap() {
 
 // descendants lists the live (non-zombie) descendants of root by walking
 // the parent links of every process in /proc.
-func descendants(root int) []int {
+func descendants(root int) ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	children := map[int][]int{}
 	for _, e := range entries {
@@ -94,9 +105,12 @@ func descendants(root int) []int {
 		if err != nil {
 			continue
 		}
-		ppid, state, ok := procStat(pid)
-		if !ok || state == 'Z' || state == 'X' {
-			continue
+		ppid, state, err := procStat(pid)
+		if errors.Is(err, os.ErrNotExist) || err == nil && (state == 'Z' || state == 'X') {
+			continue // gone meanwhile, or dead
+		}
+		if err != nil {
+			return nil, err
 		}
 		children[ppid] = append(children[ppid], pid)
 	}
@@ -110,28 +124,28 @@ func descendants(root int) []int {
 			queue = append(queue, c)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // procStat reads the parent pid and state of pid from /proc/<pid>/stat.
-func procStat(pid int) (ppid int, state byte, ok bool) {
+func procStat(pid int) (ppid int, state byte, err error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, err
 	}
 	// The command name is in parentheses and may itself contain ") ", so
 	// the fields start after the last ')'.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 || i+2 >= len(data) {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	fields := bytes.Fields(data[i+2:])
 	if len(fields) < 2 {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	ppid, err = strconv.Atoi(string(fields[1]))
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return ppid, fields[0][0], true
+	return ppid, fields[0][0], nil
 }
