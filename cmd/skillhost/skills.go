@@ -89,6 +89,24 @@ func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
 	return s, nil
 }
 
+// skillGrant opens the host, finds a skill and computes its grant,
+// printing the warnings of both.
+func (a *app) skillGrant(name string) (*host.Host, *skill.Skill, grant.Grant, error) {
+	h, err := a.open()
+	if err != nil {
+		return nil, nil, grant.Grant{}, err
+	}
+	s, err := a.findSkill(h, name)
+	if err != nil {
+		return nil, nil, grant.Grant{}, err
+	}
+	g, warnings := h.Grant(s)
+	for _, w := range warnings {
+		h.Warn("%s", w)
+	}
+	return h, s, g, nil
+}
+
 type declaredJSON struct {
 	FSRead  []string `json:"fs_read"`
 	FSWrite []string `json:"fs_write"`
@@ -103,19 +121,11 @@ func (a *app) showCmd() *cobra.Command {
 		Short: "Show a skill: instructions, declared capabilities, effective grant and tools",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
-			h, err := a.open()
-			if err != nil {
-				return err
-			}
-			s, err := a.findSkill(h, argv[0])
+			h, s, g, err := a.skillGrant(argv[0])
 			if err != nil {
 				return err
 			}
 			d := h.Declared(s)
-			g, warnings := h.Grant(s)
-			for _, w := range warnings {
-				h.Warn("%s", w)
-			}
 			if a.jsonOut {
 				return a.printJSON(map[string]any{
 					"name": s.Name, "description": s.Description, "path": s.Dir, "file": s.File,
@@ -165,17 +175,9 @@ func (a *app) grantCmd() *cobra.Command {
 		Short: "Print a skill's effective grant: what it declares, clamped to the sandbox ceiling",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
-			h, err := a.open()
+			_, _, g, err := a.skillGrant(argv[0])
 			if err != nil {
 				return err
-			}
-			s, err := a.findSkill(h, argv[0])
-			if err != nil {
-				return err
-			}
-			g, warnings := h.Grant(s)
-			for _, w := range warnings {
-				h.Warn("%s", w)
 			}
 			if a.jsonOut {
 				return a.printJSON(g)
