@@ -455,11 +455,13 @@ func (w *world) execute(conn *shared.Conn, req shared.Request) outcome {
 func (w *world) direct(req shared.Request, cred *syscall.Credential) outcome {
 	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
 	cmd.Dir, cmd.Env = req.Dir, req.Env
-	if cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	}
+	// A group of its own, so that what the control leaves behind (other
+	// than the setsid escapee the attack is about, which cleanup kills)
+	// can be reaped without touching the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
 	var buf syncBuffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.WaitDelay = time.Second // an escapee holding the output pipe must not hang the test
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return outcome{err: err}
@@ -476,8 +478,9 @@ func (w *world) direct(req shared.Request, cred *syscall.Credential) outcome {
 	case <-done:
 	default:
 		o.took = 9 * time.Second // still running: past any deadline the runner would have enforced
-		cmd.Process.Kill()
 	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
 	return o
 }
 
