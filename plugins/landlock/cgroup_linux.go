@@ -105,16 +105,34 @@ func prepareCgroups() {
 			}
 		}
 		dir := filepath.Join(c.base, "run-"+strconv.Itoa(os.Getpid()))
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := joinCgroup(dir, os.Getpid()); err != nil {
 			joinErr = err
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			joinErr = fmt.Errorf("join %s: %w", dir, err)
 			continue
 		}
 		joined[c.name] = dir
 	}
+}
+
+// joinCgroup creates dir and moves process pid into it. The sweep after
+// any run (of this plugin or another) removes every empty run cgroup, this
+// one included in the moment between its creation and the join, so a cgroup that vanishes (ENOENT, or
+// ENODEV while it is being removed) is made again. Once joined it is not
+// empty and no sweep can take it.
+func joinCgroup(dir string, pid int) error {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if err = os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		err = os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+		if err == nil || !(errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV)) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("join %s: %w", dir, err)
+	}
+	return nil
 }
 
 // limitCgroups writes the process and memory limits into the helper's
