@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // maxSymlinks matches the kernel's limit on links followed in one lookup.
@@ -88,15 +90,6 @@ func realpath(p string) (string, error) {
 	return resolved, nil
 }
 
-// Under reports whether path equals root or lies beneath it on a component
-// boundary. Both must be clean absolute paths.
-func Under(path, root string) bool {
-	if root == "/" {
-		return strings.HasPrefix(path, "/")
-	}
-	return path == root || strings.HasPrefix(path, root+"/")
-}
-
 // clampAll resolves the declared paths of one kind and keeps those under a
 // resolved ceiling root, in declaration order without duplicates.
 func clampAll(field string, declared, ceiling []string, env Env) ([]string, []string) {
@@ -117,7 +110,7 @@ func clampAll(field string, declared, ceiling []string, env Env) ([]string, []st
 			warnings = append(warnings, fmt.Sprintf("%s %q: %v; dropped", field, p, err))
 			continue
 		}
-		if !underAny(rp, roots) {
+		if !shared.UnderAny(rp, roots) {
 			shown := rp
 			if rp != p {
 				shown = fmt.Sprintf("%s (resolves to %s)", p, rp)
@@ -130,13 +123,4 @@ func clampAll(field string, declared, ceiling []string, env Env) ([]string, []st
 		}
 	}
 	return out, warnings
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if Under(p, r) {
-			return true
-		}
-	}
-	return false
 }

@@ -161,20 +161,11 @@ func dedupe(s []string) []string {
 // Readable reports whether path is inside something the policy lets
 // scripts read.
 func (p Policy) Readable(path string) bool {
-	return under(path, p.RODirs) || under(path, p.RWDirs) || slices.Contains(p.ROFiles, path) || slices.Contains(p.RWFiles, path)
+	return shared.UnderAny(path, p.RODirs) || shared.UnderAny(path, p.RWDirs) || slices.Contains(p.ROFiles, path) || slices.Contains(p.RWFiles, path)
 }
 
 // Writable reports whether path is inside something the policy lets
 // scripts write.
 func (p Policy) Writable(path string) bool {
-	return under(path, p.RWDirs) || slices.Contains(p.RWFiles, path)
-}
-
-func under(path string, roots []string) bool {
-	for _, r := range roots {
-		if r == "/" || path == r || strings.HasPrefix(path, r+"/") {
-			return true
-		}
-	}
-	return false
+	return shared.UnderAny(path, p.RWDirs) || slices.Contains(p.RWFiles, path)
 }

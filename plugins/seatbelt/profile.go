@@ -34,21 +34,12 @@ func (p Profile) Args() []string {
 // Readable reports whether the profile lets commands read path (a
 // canonical path), beyond the system roots.
 func (p Profile) Readable(path string) bool {
-	return underAny(path, p.read) || underAny(path, p.write) || underAny(path, systemRead)
+	return shared.UnderAny(path, p.read) || shared.UnderAny(path, p.write) || shared.UnderAny(path, systemRead)
 }
 
 // Writable reports whether the profile lets commands write path.
 func (p Profile) Writable(path string) bool {
-	return underAny(path, p.write) || slices.Contains(devWrite, path)
-}
-
-func underAny(path string, roots []string) bool {
-	for _, r := range roots {
-		if path == r || strings.HasPrefix(path, r+"/") {
-			return true
-		}
-	}
-	return false
+	return shared.UnderAny(path, p.write) || slices.Contains(devWrite, path)
 }
 
 // Env is what rendering needs besides the request.

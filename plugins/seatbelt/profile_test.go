@@ -136,6 +136,9 @@ func TestRenderSemantics(t *testing.T) {
 	if p.Readable(home) || p.Readable(home+"/.ssh/id_rsa") || !p.Readable("/Users/dev/data/f") || !p.Writable("/private/tmp/x/f") || p.Writable("/private/tmp/xy") {
 		t.Error("Readable/Writable disagree with the grant")
 	}
+	if all := Render(goldenRequest([]string{"/"}, nil, false), Env{Canonical: fakeCanonical}); !all.Readable(home + "/f") {
+		t.Error("a grant of / does not make everything readable")
+	}
 	net := Render(goldenRequest(nil, nil, true), Env{Canonical: fakeCanonical})
 	if !strings.Contains(net.Text, "(allow network-outbound)") || !strings.Contains(net.Text, `"com.apple.trustd.agent"`) {
 		t.Error("network on lacks outbound access or trustd")
