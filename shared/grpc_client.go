@@ -3,7 +3,6 @@ package shared
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -13,9 +12,18 @@ import (
 	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
 )
 
-// ErrCrashed is wrapped by errors of calls that failed because the plugin
-// process died.
+// ErrCrashed matches the errors of calls that failed because the plugin
+// process died (see CrashError).
 var ErrCrashed = errors.New("crashed")
+
+// CrashError is the error of a call that failed because the plugin process
+// died under it. It matches ErrCrashed; Detail is what gRPC said.
+type CrashError struct{ Detail string }
+
+func (e *CrashError) Error() string { return ErrCrashed.Error() + ": " + e.Detail }
+
+// Is makes errors.Is(err, ErrCrashed) hold.
+func (e *CrashError) Is(target error) bool { return target == ErrCrashed }
 
 // crashWait bounds how long a failed call waits for go-plugin to notice
 // that the plugin process exited before it decides the failure was not a
@@ -90,8 +98,8 @@ func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte)
 	}
 }
 
-// callError turns a gRPC error into a plain one, wrapping ErrCrashed when
-// the plugin process died under the call.
+// callError turns a gRPC error into a plain one, a *CrashError when the
+// plugin process died under the call.
 func (c *GRPCClient) callError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -101,7 +109,7 @@ func (c *GRPCClient) callError(ctx context.Context, err error) error {
 	case codes.Unavailable, codes.Canceled:
 		select {
 		case <-c.pluginDone:
-			return fmt.Errorf("%w: %s", ErrCrashed, st.Message())
+			return &CrashError{Detail: st.Message()}
 		case <-time.After(crashWait):
 		case <-ctx.Done():
 			return ctx.Err()

@@ -73,7 +73,7 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExplainResponse, error) {
 	ex, ok := s.impl.(Explainer)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "this backend cannot explain its confinement")
+		return nil, status.Error(codes.Unimplemented, ErrNotExplainable.Error())
 	}
 	e, err := ex.Explain(ctx, requestFromProto(req))
 	if err != nil {

@@ -24,8 +24,13 @@ const PluginName = "executor"
 // VersionedPlugins is the plugin set for each contract version this package
 // speaks; impl is nil on the host side.
 func VersionedPlugins(impl Executor) map[int]plugin.PluginSet {
+	return pluginSet(impl, context.Background())
+}
+
+// pluginSet is VersionedPlugins with the context that bounds served calls.
+func pluginSet(impl Executor, base context.Context) map[int]plugin.PluginSet {
 	return map[int]plugin.PluginSet{
-		ContractVersion: {PluginName: &ExecutorPlugin{Impl: impl}},
+		ContractVersion: {PluginName: &ExecutorPlugin{Impl: impl, base: base}},
 	}
 }
 

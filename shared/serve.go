@@ -51,12 +51,10 @@ func Serve(impl Executor) {
 	base, cancel := context.WithCancel(context.Background())
 	watchLifeline(cancel)
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			ContractVersion: {PluginName: &ExecutorPlugin{Impl: impl, base: base}},
-		},
-		GRPCServer: plugin.DefaultGRPCServer,
-		Logger:     logger,
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: pluginSet(impl, base),
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           logger,
 	})
 	os.Exit(0)
 }

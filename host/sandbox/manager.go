@@ -270,7 +270,10 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	if err != nil {
 		if ctx.Err() == nil && (errors.Is(err, shared.ErrCrashed) || conn.Exited()) {
 			e.m.crashed(e.name, conn)
-			detail := strings.TrimPrefix(err.Error(), shared.ErrCrashed.Error()+": ")
+			detail := err.Error()
+			if ce := (*shared.CrashError)(nil); errors.As(err, &ce) {
+				detail = ce.Detail
+			}
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q crashed: %s", e.name, detail)
 		}
 		return shared.Result{}, err

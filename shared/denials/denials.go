@@ -80,10 +80,11 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 		if !deniedRe.MatchString(line) {
 			continue
 		}
-		switch {
-		case signalRe.MatchString(line):
-			add(shared.Violation{Kind: "signal", Target: signalRe.FindStringSubmatch(line)[1], Detail: "signals may only reach processes of the same run"})
+		if m := signalRe.FindStringSubmatch(line); m != nil {
+			add(shared.Violation{Kind: "signal", Target: m[1], Detail: "signals may only reach processes of the same run"})
 			continue
+		}
+		switch {
 		case ptraceRe.MatchString(line):
 			add(shared.Violation{Kind: "ptrace", Detail: "tracing other processes is not allowed"})
 			continue

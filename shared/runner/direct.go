@@ -51,9 +51,7 @@ func (d *directProcess) wait() status {
 	if err != nil {
 		return status{exitCode: -1, setupErr: err.Error()}
 	}
-	st := statusOf(ps.Sys().(syscall.WaitStatus))
-	st.pid = d.proc.Pid
-	return st
+	return statusOf(ps.Sys().(syscall.WaitStatus))
 }
 
 func (d *directProcess) terminate(grace time.Duration, stop <-chan struct{}) {

@@ -68,8 +68,6 @@ type Result struct {
 	// OutputBytes counts every byte the command wrote, including dropped
 	// ones.
 	OutputBytes int64
-	// Pid is the command's process id (gone by the time Run returns).
-	Pid int
 }
 
 // ErrSetup is wrapped by errors that happen before the command runs: the
@@ -175,7 +173,7 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	if st.setupErr != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
-	res.ExitCode, res.Signal, res.Pid = st.exitCode, st.signal, st.pid
+	res.ExitCode, res.Signal = st.exitCode, st.signal
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
 }
@@ -194,7 +192,6 @@ type process interface {
 }
 
 type status struct {
-	pid      int
 	exitCode int
 	signal   string
 	setupErr string

@@ -101,7 +101,6 @@ type wireSpec struct {
 
 // wireStatus travels from the supervisor back to Run.
 type wireStatus struct {
-	Pid        int    `json:"pid,omitempty"`
 	ExitCode   int    `json:"exit_code"`
 	Signal     string `json:"signal,omitempty"`
 	SetupError string `json:"setup_error,omitempty"`

@@ -192,8 +192,8 @@ func (p *supervisedProcess) wait() status {
 	p.status.Close()
 	var ws wireStatus
 	if len(data) == 0 || json.Unmarshal(data, &ws) != nil {
-		// The supervisor died before reporting; only the backstop SIGKILL
-		// does that, and it kills the command with it.
+		// The supervisor ended before reporting: the cut lifeline or the
+		// backstop SIGKILL, each of which kills the command with it.
 		if err != nil {
 			return status{exitCode: -1, setupErr: err.Error()}
 		}
@@ -266,10 +266,11 @@ func superviseMain() int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		_, _ = io.Copy(io.Discard, lifeline)
-		// The runner cut the lifeline or died: nothing may survive it. The
-		// wait loop below then sees the command die and reports it.
+		// The runner cut the lifeline (the grace after SIGTERM is over) or
+		// died: nothing may survive it. No status is written; the runner
+		// reports the command as killed (see wait).
 		killTree(self, false)
-		os.Exit(0) // still waiting for a spec: nothing to report
+		os.Exit(0)
 	}()
 	var h *helper
 	if len(os.Args) > 2 {
@@ -306,7 +307,7 @@ func superviseMain() int {
 		}
 		if wpid == pid {
 			s := statusOf(ws)
-			st = wireStatus{Pid: pid, ExitCode: s.exitCode, Signal: s.signal}
+			st = wireStatus{ExitCode: s.exitCode, Signal: s.signal}
 			break
 		}
 	}
@@ -348,21 +349,10 @@ func startHelper(confine string) (*helper, error) {
 	return &helper{pid: pid, spec: specW, error: errR}, nil
 }
 
-// discard ends a helper that is not needed.
-func (h *helper) discard() {
-	h.spec.Close() // the helper reads EOF and exits
-	h.error.Close()
-	var ws syscall.WaitStatus
-	_, _ = syscall.Wait4(h.pid, &ws, 0, nil)
-}
-
 // startChild starts the command, through the confine helper when a confiner
 // is named, and returns its pid once it has exec'd.
 func startChild(spec wireSpec, h *helper) (int, error) {
 	if spec.Confine == "" {
-		if h != nil {
-			h.discard()
-		}
 		devnull, err := os.Open(os.DevNull)
 		if err != nil {
 			return 0, err

@@ -34,17 +34,11 @@ func killTree(root int, reapChildren bool) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		if reapChildren {
-			reap()
-		}
 		if len(pids) == 0 {
 			return
 		}
 		for _, pid := range pids {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		if reapChildren {
-			reap()
 		}
 		if round > 10 {
 			time.Sleep(time.Millisecond)
