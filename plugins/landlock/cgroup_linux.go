@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -35,8 +36,12 @@ const runsDir = "skillhost-runs"
 
 // controllers lists the cgroup controllers this process may use: cgroup v1
 // hierarchies for pids and memory, or the v2 hierarchy where the current
-// cgroup's children get them. Only root gets any.
-func controllers() []controller {
+// cgroup's children get them. Only root gets any. It is worked out once per
+// process, before a confine helper moves into its run cgroup (after which
+// its own cgroup would name the wrong base).
+var controllers = sync.OnceValue(findControllers)
+
+func findControllers() []controller {
 	if os.Geteuid() != 0 {
 		return nil
 	}

@@ -9,7 +9,6 @@
 package landlock
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/denials"
 )
 
 // Version is the backend's version.
@@ -32,14 +32,20 @@ const confinerName = "landlock"
 type Executor struct {
 	once     sync.Once
 	features Features
+	probe    shared.Probe
 }
 
 // New returns the Landlock backend.
 func New() *Executor { return &Executor{} }
 
-func (e *Executor) kernel() Features {
-	e.once.Do(func() { e.features = detect() })
-	return e.features
+// kernel detects what this machine offers, once: the answer does not
+// change while the plugin runs.
+func (e *Executor) kernel() (Features, shared.Probe) {
+	e.once.Do(func() {
+		e.features = detect()
+		e.probe = e.features.Probe()
+	})
+	return e.features, e.probe
 }
 
 // Info implements shared.Executor.
@@ -58,20 +64,17 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 
 // Probe implements shared.Executor.
 func (e *Executor) Probe(context.Context) (shared.Probe, error) {
-	return e.kernel().Probe(), nil
+	_, p := e.kernel()
+	return p, nil
 }
 
 // ErrUnsupported is returned, wrapped, when the kernel cannot confine and
 // the request did not ask for best effort.
 var ErrUnsupported = errors.New("the landlock plugin cannot confine scripts on this machine")
 
-// captureLimit bounds the output kept to look for denials.
-const captureLimit = 256 << 10
-
 // Execute implements shared.Executor.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	f := e.kernel()
-	probe := f.Probe()
+	f, probe := e.kernel()
 	if probe.Status != shared.Healthy && !req.BestEffort {
 		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set sandbox.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
 	}
@@ -84,12 +87,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, err
 	}
 
-	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0})
+	pol := policy(f, req, tmp)
 	if f.Uid != 0 && req.Limits.Processes > 0 {
 		pol.NprocBase = nprocOf(f.Uid)
 	}
-	if f.Uid == 0 && len(f.Cgroups) > 0 {
-		pol.Cgroups = true
+	if pol.Cgroups {
 		defer func() { go sweepCgroups() }()
 	}
 	if pol.Seccomp, err = seccompFilter(pol.Network, pol.ABI >= 9); err != nil {
@@ -103,13 +105,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
 	spec.Confine, spec.ConfinePayload = confinerName, payload
 
-	var captured bytes.Buffer
-	res, err := shared.Run(ctx, spec, func(b []byte) error {
-		if room := captureLimit - captured.Len(); room > 0 {
-			captured.Write(b[:min(len(b), room)])
-		}
-		return emit(b)
-	})
+	var captured denials.Capture
+	res, err := shared.Run(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
@@ -119,6 +116,14 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	res.NotEnforced = append(res.NotEnforced, socketNote(pol)...)
 	return res, nil
+}
+
+// policy is the request's policy on this machine, tmp being the run's
+// private temporary directory.
+func policy(f Features, req shared.Request, tmp string) Policy {
+	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0})
+	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
+	return pol
 }
 
 // createWritePaths creates granted write directories that do not exist
@@ -154,10 +159,9 @@ func socketNote(p Policy) []string {
 // Explain implements shared.Explainer: the policy the confine helper would
 // apply, as JSON, with a placeholder for the per-run temporary directory.
 func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
-	f := e.kernel()
-	pol := Build(req, Env{ABI: f.ABI, TempDir: "", Root: f.Uid == 0})
+	f, _ := e.kernel()
+	pol := policy(f, req, "")
 	pol.RWDirs = append(pol.RWDirs, "<per-run temporary directory>")
-	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
 	text, err := json.MarshalIndent(pol, "", "  ")
 	if err != nil {
 		return shared.Explanation{}, err

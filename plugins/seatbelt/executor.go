@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/denials"
@@ -32,6 +33,9 @@ type Executor struct {
 	// that exercise the whole Execute path on other systems.
 	sandboxExec string
 	goos        string
+	// healthy remembers a successful probe, so runs after the first do not
+	// each pay for an extra sandbox-exec; a failed probe is tried again.
+	healthy atomic.Bool
 }
 
 // New returns the Seatbelt backend.
@@ -72,14 +76,14 @@ func (e *Executor) Probe(ctx context.Context) (shared.Probe, error) {
 // ErrUnsupported is returned, wrapped, when sandbox-exec cannot be used.
 var ErrUnsupported = errors.New("the seatbelt plugin cannot confine scripts here")
 
-// captureLimit bounds the output kept to look for denials.
-const captureLimit = 256 << 10
-
 // Execute implements shared.Executor.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	probe, _ := e.Probe(ctx)
-	if probe.Status != shared.Healthy {
-		return shared.Result{}, fmt.Errorf("%w: %s", ErrUnsupported, probe.Reason)
+	if !e.healthy.Load() {
+		probe, _ := e.Probe(ctx)
+		if probe.Status != shared.Healthy {
+			return shared.Result{}, fmt.Errorf("%w: %s", ErrUnsupported, probe.Reason)
+		}
+		e.healthy.Store(true)
 	}
 	tmp, err := os.MkdirTemp("", "skillhost-run-")
 	if err != nil {
@@ -96,13 +100,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	spec := shared.SpecFor(req)
 	spec.Argv = Command(e.sandboxExec, file, prof, req.Argv)
 	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
-	var captured strings.Builder
-	res, err := shared.Run(ctx, spec, func(b []byte) error {
-		if room := captureLimit - captured.Len(); room > 0 {
-			captured.Write(b[:min(len(b), room)])
-		}
-		return emit(b)
-	})
+	var captured denials.Capture
+	res, err := shared.Run(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, err
 	}

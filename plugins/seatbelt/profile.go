@@ -146,26 +146,14 @@ func Render(req shared.Request, env Env) Profile {
 	fmt.Fprintf(&b, "(version 1)\n(deny default (with message \"skillhost-%s\"))\n", tag(env.RunID))
 	b.WriteString("\n;; Processes: run and fork; signal and inspect only processes of this sandbox.\n")
 	b.WriteString("(allow process-exec)\n(allow process-fork)\n(allow signal (target same-sandbox))\n(allow process-info* (target same-sandbox))\n")
-	b.WriteString("\n;; System facts ordinary programs read.\n(allow sysctl-read")
-	for _, s := range sysctls {
-		fmt.Fprintf(&b, "\n  (sysctl-name %q)", s)
-	}
-	for _, s := range sysctlPrefixes {
-		fmt.Fprintf(&b, "\n  (sysctl-name-prefix %q)", s)
-	}
-	b.WriteString(")\n")
+	b.WriteString("\n;; System facts ordinary programs read.\n")
+	writeRule(&b, "allow sysctl-read", append(quoted("sysctl-name", sysctls), quoted("sysctl-name-prefix", sysctlPrefixes)...))
 	b.WriteString("\n;; Services: user and group lookup, logging, preferences.\n")
-	writeServices(&b, baseServices)
+	writeRule(&b, "allow mach-lookup", quoted("global-name", baseServices))
 	b.WriteString("(allow ipc-posix-sem)\n(allow ipc-posix-shm-read* (ipc-posix-name-prefix \"apple.cfprefs.\"))\n")
 
-	b.WriteString("\n;; Reading: what programs need to start.\n(allow file-read*")
-	for _, r := range systemRead {
-		fmt.Fprintf(&b, "\n  (subpath %q)", r)
-	}
-	for _, d := range devRead {
-		fmt.Fprintf(&b, "\n  (literal %q)", d)
-	}
-	b.WriteString(")\n")
+	b.WriteString("\n;; Reading: what programs need to start.\n")
+	writeRule(&b, "allow file-read*", append(quoted("subpath", systemRead), quoted("literal", devRead)...))
 	b.WriteString("\n;; Reading: the skill, the grant, interpreters, and the run's temporary directory.\n")
 	clauses := list("subpath", skill, "SKILL")
 	clauses = append(clauses, list("subpath", read, "RO")...)
@@ -177,19 +165,13 @@ func Render(req shared.Request, env Env) Profile {
 	b.WriteString("\n;; Metadata of the ancestors of those paths, so realpath and friends work.\n")
 	writeRule(&b, "allow file-read-metadata", append([]string{`(literal "/")`}, list("literal", ancestors(append(p.read, p.write...)), "META")...))
 
-	b.WriteString("\n;; Writing: the grant, the run's temporary directory, the standard devices.\n(allow file-write*")
-	for _, d := range devWrite {
-		fmt.Fprintf(&b, "\n  (literal %q)", d)
-	}
-	for _, c := range rw {
-		b.WriteString("\n  " + c)
-	}
-	b.WriteString(")\n")
+	b.WriteString("\n;; Writing: the grant, the run's temporary directory, the standard devices.\n")
+	writeRule(&b, "allow file-write*", append(quoted("literal", devWrite), rw...))
 
 	if req.Grant.Network {
 		b.WriteString("\n;; Network: on, plus the services name resolution and TLS need.\n")
 		b.WriteString("(allow network-outbound)\n(allow network-inbound)\n(allow network-bind)\n(allow system-socket)\n")
-		writeServices(&b, netServices)
+		writeRule(&b, "allow mach-lookup", quoted("global-name", netServices))
 	} else {
 		b.WriteString("\n;; Network: none (denied by default).\n")
 	}
@@ -202,12 +184,13 @@ func Render(req shared.Request, env Env) Profile {
 	return p
 }
 
-func writeServices(b *strings.Builder, names []string) {
-	b.WriteString("(allow mach-lookup")
-	for _, n := range names {
-		fmt.Fprintf(b, "\n  (global-name %q)", n)
+// quoted makes a (kind "value") clause of each fixed value.
+func quoted(kind string, values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = fmt.Sprintf("(%s %q)", kind, v)
 	}
-	b.WriteString(")\n")
+	return out
 }
 
 // writeRule writes (rule clause...) on several lines, or nothing for no
