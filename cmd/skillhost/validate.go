@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -74,7 +75,7 @@ func validatePath(path string, strict bool) []validation {
 	if !fi.IsDir() {
 		return []validation{validateOne(path, path, strict)}
 	}
-	if _, err := skill.Locate(path); err == nil {
+	if _, err := skill.FileIn(path); err == nil {
 		return []validation{validateOne(path, path, strict)}
 	}
 	entries, err := os.ReadDir(path)
@@ -84,10 +85,10 @@ func validatePath(path string, strict bool) []validation {
 	var out []validation
 	for _, e := range entries {
 		sub := filepath.Join(path, e.Name())
-		if fi, err := os.Stat(sub); err != nil || !fi.IsDir() || e.Name() == ".git" || e.Name() == "node_modules" {
+		if fi, err := os.Stat(sub); err != nil || !fi.IsDir() || catalog.Skipped(e.Name()) {
 			continue
 		}
-		if _, err := skill.Locate(sub); errors.Is(err, skill.ErrNoSkillFile) {
+		if _, err := skill.FileIn(sub); errors.Is(err, skill.ErrNoSkillFile) {
 			continue
 		}
 		out = append(out, validateOne(sub, sub, strict))

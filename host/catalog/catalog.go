@@ -21,6 +21,10 @@ import (
 // published collections keep skills under .curated or .system.
 var skipDirs = map[string]bool{".git": true, "node_modules": true}
 
+// Skipped reports whether a directory of this name under a root is never
+// looked at for skills.
+func Skipped(name string) bool { return skipDirs[name] }
+
 // Catalog is a set of skills found under roots.
 type Catalog struct {
 	roots         []string
@@ -78,6 +82,11 @@ func (c *Catalog) current() *snapshot {
 	if s := c.snap.Load(); s != nil {
 		return s
 	}
+	return c.load()
+}
+
+// load scans the roots and publishes the result; the caller holds c.mu.
+func (c *Catalog) load() *snapshot {
 	s := scan(c.roots, c.ignoreMissing)
 	s.gen = c.gen.Add(1)
 	c.snap.Store(s)
@@ -89,9 +98,7 @@ func (c *Catalog) current() *snapshot {
 func (c *Catalog) Reload() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := scan(c.roots, c.ignoreMissing)
-	s.gen = c.gen.Add(1)
-	c.snap.Store(s)
+	c.load()
 }
 
 // Generation changes every time the catalog is (re)loaded, so that indexes
@@ -110,13 +117,14 @@ func (c *Catalog) Warnings() []string {
 }
 
 // Names returns the skill names, sorted.
-func (c *Catalog) Names() []string {
-	list := c.current().list
-	names := make([]string, len(list))
+func (c *Catalog) Names() []string { return names(c.current().list) }
+
+func names(list []*skill.Skill) []string {
+	out := make([]string, len(list))
 	for i, s := range list {
-		names[i] = s.Name
+		out[i] = s.Name
 	}
-	return names
+	return out
 }
 
 // NotFoundError reports an unknown skill name with the closest known ones.
@@ -167,14 +175,10 @@ func (c *Catalog) Find(name string) (*skill.Skill, error) {
 		case 1:
 			return hits[0], nil
 		default:
-			names := make([]string, len(hits))
-			for i, h := range hits {
-				names[i] = h.Name
-			}
-			return nil, &AmbiguousError{Name: name, Matches: names}
+			return nil, &AmbiguousError{Name: name, Matches: names(hits)}
 		}
 	}
-	return nil, &NotFoundError{Name: name, Suggestions: Suggest(name, c.Names())}
+	return nil, &NotFoundError{Name: name, Suggestions: Suggest(name, names(s.list))}
 }
 
 // Fold normalises a name for loose lookup: lower case, with runs of -, _
@@ -193,21 +197,25 @@ func IsNotFound(err error) bool {
 func scan(roots []string, ignoreMissing bool) *snapshot {
 	s := &snapshot{byName: map[string]*skill.Skill{}}
 	for _, root := range roots {
-		if _, err := os.Stat(root); ignoreMissing && errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		for _, dir := range skillDirs(root, &s.warnings) {
-			s.add(dir)
+		for _, b := range bundles(root, ignoreMissing, &s.warnings) {
+			s.add(b)
 		}
 	}
 	sort.Slice(s.list, func(i, j int) bool { return s.list[i].Name < s.list[j].Name })
 	return s
 }
 
-// skillDirs lists the directories under root that hold a SKILL.md, in name
-// order; a root that is itself a skill yields just itself.
-func skillDirs(root string, warnings *[]string) []string {
+// bundle is a skill directory and the SKILL.md found in it.
+type bundle struct{ dir, file string }
+
+// bundles lists the directories under root that hold a SKILL.md, in name
+// order; a root that is itself a skill yields just itself. A missing root
+// is skipped silently when ignoreMissing is set.
+func bundles(root string, ignoreMissing bool, warnings *[]string) []bundle {
 	fi, err := os.Stat(root)
+	if ignoreMissing && errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		*warnings = append(*warnings, fmt.Sprintf("skills root %s: %v", root, errors.Unwrap(err)))
 		return nil
@@ -216,15 +224,15 @@ func skillDirs(root string, warnings *[]string) []string {
 		*warnings = append(*warnings, fmt.Sprintf("skills root %s is not a directory", root))
 		return nil
 	}
-	if _, err := skill.Locate(root); err == nil {
-		return []string{root}
+	if file, err := skill.FileIn(root); err == nil {
+		return []bundle{{root, file}}
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		*warnings = append(*warnings, fmt.Sprintf("skills root %s: %v", root, err))
 		return nil
 	}
-	var dirs []string
+	var out []bundle
 	for _, e := range entries { // ReadDir sorts by name
 		if skipDirs[e.Name()] {
 			continue
@@ -233,19 +241,21 @@ func skillDirs(root string, warnings *[]string) []string {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if _, err := skill.Locate(dir); err != nil {
+		file, err := skill.FileIn(dir)
+		if err != nil {
 			if !errors.Is(err, skill.ErrNoSkillFile) {
 				*warnings = append(*warnings, fmt.Sprintf("skipping %s: %v", dir, err))
 			}
 			continue
 		}
-		dirs = append(dirs, dir)
+		out = append(out, bundle{dir, file})
 	}
-	return dirs
+	return out
 }
 
-func (s *snapshot) add(dir string) {
-	sk, err := parseSafely(dir)
+func (s *snapshot) add(b bundle) {
+	dir := b.dir
+	sk, err := parseSafely(b.file)
 	if err != nil {
 		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: %v", dir, err))
 		return
@@ -263,13 +273,13 @@ func (s *snapshot) add(dir string) {
 
 // parseSafely turns a parser panic into an error, so that no bundle can
 // take the catalog down.
-func parseSafely(dir string) (sk *skill.Skill, err error) {
+func parseSafely(file string) (sk *skill.Skill, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error while parsing: %v", r)
 		}
 	}()
-	return skill.Parse(dir)
+	return skill.Parse(file)
 }
 
 func quoteList(names []string) string {

@@ -12,6 +12,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
 
 // EnvPrefix starts every environment override: SKILLHOST_SANDBOX__NETWORK
@@ -121,20 +124,18 @@ func (c *Config) decodeFile(path string, data []byte) error {
 // checkNulls refuses a bare YAML null where the null plugin's name was
 // surely meant: as sandbox.strategy, or as a key under plugins.sha256.
 func checkNulls(root *yaml.Node) error {
-	if n := lookup(root, "sandbox", "strategy"); n != nil && isNull(n) {
+	if n := lookup(root, "sandbox", "strategy"); n != nil && yamlnode.IsNull(n) {
 		return fmt.Errorf(`line %d: sandbox.strategy: a bare null is YAML's "no value"; write strategy: "null" (quoted) for the null plugin, or auto`, n.Line)
 	}
 	if m := lookup(root, "plugins", "sha256"); m != nil && m.Kind == yaml.MappingNode {
 		for i := 0; i < len(m.Content); i += 2 {
-			if isNull(m.Content[i]) {
+			if yamlnode.IsNull(m.Content[i]) {
 				return fmt.Errorf(`line %d: plugins.sha256: a bare null key is YAML's "no value"; write "null": (quoted) to pin the null plugin`, m.Content[i].Line)
 			}
 		}
 	}
 	return nil
 }
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
 
 // lookup follows keys through nested mappings.
 func lookup(n *yaml.Node, keys ...string) *yaml.Node {
@@ -304,19 +305,14 @@ func valueNode(t reflect.Type, value string) (*yaml.Node, error) {
 	}
 	if t.Kind() == reflect.String || t.Kind() == reflect.Bool {
 		// Strings stay literal; booleans accept what YAML 1.1 and humans do.
-		v := value
 		if t.Kind() == reflect.Bool {
-			switch strings.ToLower(strings.TrimSpace(value)) {
-			case "true", "yes", "on", "1":
-				v = "true"
-			case "false", "no", "off", "0":
-				v = "false"
-			default:
+			b, ok := grant.BoolWord(value)
+			if !ok {
 				return nil, fmt.Errorf("%q is not true or false", value)
 			}
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v}, nil
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}, nil
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}, nil
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {

@@ -84,7 +84,7 @@ func (b ByteSize) MarshalJSON() ([]byte, error) { return json.Marshal(int64(b)) 
 type Strategy string
 
 // UnmarshalYAML implements yaml.Unmarshaler. A YAML null never reaches it
-// (the decoder zeroes the field instead); Validate reports that case.
+// (the decoder zeroes the field instead); checkNulls reports that case.
 func (s *Strategy) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("expected a plugin name or auto")

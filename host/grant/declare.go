@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
 
 // FromFrontMatter reads the capability keys of a skill's front matter. It
@@ -20,22 +22,22 @@ func FromFrontMatter(fields map[string]*yaml.Node) (Declared, []string) {
 	d.FSRead = paths("fs_read", fields["fs_read"], warn)
 	d.FSWrite = paths("fs_write", fields["fs_write"], warn)
 
-	if n := fields["network"]; n != nil && !isNull(n) {
+	if n := fields["network"]; n != nil && !yamlnode.IsNull(n) {
 		v, ok := parseBool(n)
 		if !ok {
 			warn("network: %s is not true or false; using false", describe(n))
 		}
 		d.Network = v
 	}
-	if n := fields["timeout"]; n != nil && !isNull(n) {
-		t, err := ParseTimeout(n)
+	if n := fields["timeout"]; n != nil && !yamlnode.IsNull(n) {
+		t, err := parseTimeout(n)
 		if err != nil {
 			warn("timeout: %v; using %s s", err, Seconds(DefaultTimeout))
 		} else {
 			d.Timeout = t
 		}
 	}
-	if n := fields["trust"]; n != nil && !isNull(n) {
+	if n := fields["trust"]; n != nil && !yamlnode.IsNull(n) {
 		switch v := n.Value; {
 		case n.Kind == yaml.ScalarNode && (v == TrustCore || v == TrustExternal):
 			d.Trust = v
@@ -47,7 +49,7 @@ func FromFrontMatter(fields map[string]*yaml.Node) (Declared, []string) {
 }
 
 func paths(field string, n *yaml.Node, warn func(string, ...any)) []string {
-	if n == nil || isNull(n) {
+	if n == nil || yamlnode.IsNull(n) {
 		return nil
 	}
 	var items []*yaml.Node
@@ -62,8 +64,8 @@ func paths(field string, n *yaml.Node, warn func(string, ...any)) []string {
 	}
 	var out []string
 	for _, it := range items {
-		it = deref(it)
-		if it.Kind != yaml.ScalarNode || isNull(it) {
+		it = yamlnode.Deref(it)
+		if it.Kind != yaml.ScalarNode || yamlnode.IsNull(it) {
 			warn("%s: entry on line %d is not a path; ignored", field, it.Line)
 			continue
 		}
@@ -83,19 +85,28 @@ func parseBool(n *yaml.Node) (bool, bool) {
 	if n.Kind != yaml.ScalarNode {
 		return false, false
 	}
-	switch strings.ToLower(strings.TrimSpace(n.Value)) {
+	if strings.TrimSpace(n.Value) == "" {
+		return false, true
+	}
+	return BoolWord(n.Value)
+}
+
+// BoolWord reads true/yes/on/1 and false/no/off/0, in any case and with
+// surrounding blanks; ok is false for anything else.
+func BoolWord(s string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "yes", "on", "1":
 		return true, true
-	case "false", "no", "off", "0", "":
+	case "false", "no", "off", "0":
 		return false, true
 	}
 	return false, false
 }
 
-// ParseTimeout reads a timeout: a number of seconds (integer or decimal),
+// parseTimeout reads a timeout: a number of seconds (integer or decimal),
 // as a YAML number or a string, or a Go duration string such as "90s" or
 // "1m30s". It must be positive.
-func ParseTimeout(n *yaml.Node) (time.Duration, error) {
+func parseTimeout(n *yaml.Node) (time.Duration, error) {
 	if n.Kind != yaml.ScalarNode {
 		return 0, fmt.Errorf("expected seconds or a duration, got a %s", kindOf(n))
 	}
@@ -120,15 +131,6 @@ func ParseSeconds(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not positive", s)
 	}
 	return d, nil
-}
-
-func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
-
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 32; i++ {
-		n = n.Alias
-	}
-	return n
 }
 
 func kindOf(n *yaml.Node) string {

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
 
 // Front-matter errors. They are wrapped with the file they came from.
@@ -27,7 +29,6 @@ type document struct {
 	yamlLine  int    // file line number of the first front-matter line
 	body      string // everything after the closing delimiter
 	repaired  []int  // file lines whose unquoted value was quoted to parse
-	mapping   *yaml.Node
 	keyOrder  []string
 	keyNodes  map[string]*yaml.Node
 	valueNode map[string]*yaml.Node
@@ -92,7 +93,6 @@ func (d *document) parseYAML() error {
 			d.repaired = append(d.repaired, l+d.yamlLine-1)
 		}
 	}
-	d.mapping = root
 	d.keyNodes = map[string]*yaml.Node{}
 	d.valueNode = map[string]*yaml.Node{}
 	for k := 0; k+1 < len(root.Content); k += 2 {
@@ -103,7 +103,7 @@ func (d *document) parseYAML() error {
 		}
 		d.keyOrder = append(d.keyOrder, name)
 		d.keyNodes[name] = key
-		d.valueNode[name] = resolveAlias(val)
+		d.valueNode[name] = yamlnode.Deref(val)
 	}
 	return nil
 }
@@ -116,8 +116,8 @@ func decodeMapping(text string) (*yaml.Node, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.MappingNode}, nil // empty front matter
 	}
-	root := resolveAlias(doc.Content[0])
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+	root := yamlnode.Deref(doc.Content[0])
+	if yamlnode.IsNull(root) {
 		return &yaml.Node{Kind: yaml.MappingNode}, nil
 	}
 	if root.Kind != yaml.MappingNode {
@@ -160,13 +160,6 @@ func quoteColonValues(text string) (string, []int) {
 		changed = append(changed, i+1)
 	}
 	return strings.Join(lines, "\n"), changed
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for depth := 0; n != nil && n.Kind == yaml.AliasNode && depth < 32; depth++ {
-		n = n.Alias
-	}
-	return n
 }
 
 func kindName(n *yaml.Node) string {

@@ -18,6 +18,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
 
 // FileName is the name of a skill's definition file. A lowercase skill.md is
@@ -95,13 +97,19 @@ func Locate(path string) (string, error) {
 	if !fi.IsDir() {
 		return path, nil
 	}
+	return FileIn(path)
+}
+
+// FileIn returns the SKILL.md (or skill.md) in dir, which the caller knows
+// to be a directory, or an error wrapping ErrNoSkillFile.
+func FileIn(dir string) (string, error) {
 	for _, name := range []string{FileName, lowerFileName} {
-		p := filepath.Join(path, name)
+		p := filepath.Join(dir, name)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: %w", path, ErrNoSkillFile)
+	return "", fmt.Errorf("%s: %w", dir, ErrNoSkillFile)
 }
 
 // Parse reads the bundle at path (a skill directory or its SKILL.md). Every
@@ -182,7 +190,7 @@ func (s *Skill) parse(data []byte) error {
 // as written (name: 123 is "123"); a list or mapping is an error.
 func requiredText(doc *document, key string) (string, error) {
 	n := doc.valueNode[key]
-	if n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+	if n == nil || yamlnode.IsNull(n) {
 		return "", fmt.Errorf("missing '%s'", key)
 	}
 	if n.Kind != yaml.ScalarNode {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
@@ -76,9 +75,8 @@ func (s *Skill) loadScripts() {
 		s.warn("skill directory: %v", err)
 		return
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	seen := map[string]string{}
-	for _, e := range entries {
+	for _, e := range entries { // ReadDir sorts by name
 		rel := "scripts/" + e.Name()
 		path := filepath.Join(dir, e.Name())
 		fi, ok := s.scriptInfo(rel, path, realDir)
@@ -114,12 +112,12 @@ func (s *Skill) loadScripts() {
 // scriptInfo stats one entry of scripts/, refusing symlinks that leave the
 // skill directory. Directories and other non-regular files are skipped.
 func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
-	lfi, err := os.Lstat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		s.warn("%s: %v", rel, err)
 		return nil, false
 	}
-	if lfi.Mode()&os.ModeSymlink != 0 {
+	if fi.Mode()&os.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			s.warn("%s: broken symlink, skipping", rel)
@@ -129,11 +127,10 @@ func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
 			s.warn("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		s.warn("%s: %v", rel, err)
-		return nil, false
+		if fi, err = os.Stat(path); err != nil {
+			s.warn("%s: %v", rel, err)
+			return nil, false
+		}
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, false

@@ -9,6 +9,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/internal/yamlnode"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -66,12 +68,12 @@ func Strict(s *Skill) []string {
 	for _, line := range s.doc.repaired {
 		add("line %d: a value holding an unquoted ': ' is not valid YAML; quote it", line)
 	}
-	if n := s.doc.valueNode["metadata"]; n != nil && n.Tag != "!!null" {
+	if n := s.doc.valueNode["metadata"]; n != nil && !yamlnode.IsNull(n) {
 		if n.Kind != yaml.MappingNode {
 			add("metadata must be a mapping of keys to text, not a %s", kindName(n))
 		} else {
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if v := resolveAlias(n.Content[i+1]); v.Kind != yaml.ScalarNode {
+				if v := yamlnode.Deref(n.Content[i+1]); v.Kind != yaml.ScalarNode {
 					add("metadata.%s must be text, not a %s", n.Content[i].Value, kindName(v))
 				}
 			}
