@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 // generated builds n skills with realistic sizes: a two-word name, a
@@ -70,4 +72,26 @@ func BenchmarkLexicalMatch10k(b *testing.B) {
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	b.ReportMetric(float64(times[len(times)/2])/1e6, "p50-ms")
 	b.ReportMetric(float64(times[len(times)*99/100])/1e6, "p99-ms")
+}
+
+// BenchmarkPromptBudget1k renders 1,000 skills into a budget that holds
+// about a third of them, the case where descriptions are cut and the
+// lowest-ranked skills dropped.
+func BenchmarkPromptBudget1k(b *testing.B) {
+	docs := generated(1000)
+	skills := make([]*skill.Skill, len(docs))
+	for i, d := range docs {
+		skills[i] = &skill.Skill{Name: d.Name, Description: d.Description, File: "/skills/" + d.Name + "/SKILL.md"}
+	}
+	full, err := Prompt(skills, FormatXML, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	budget := len([]rune(full.Text)) / 3
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if res, err := Prompt(skills, FormatXML, budget); err != nil || len(res.Dropped) == 0 {
+			b.Fatalf("%v, dropped %d", err, len(res.Dropped))
+		}
+	}
 }

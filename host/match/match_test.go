@@ -166,3 +166,59 @@ func TestPrompt(t *testing.T) {
 		t.Error("an unknown format must fail")
 	}
 }
+
+// Prompt must pick what an exhaustive search picks: the most skills, then
+// the longest description cap, that fit the budget.
+func TestPromptBudgetMatchesExhaustiveSearch(t *testing.T) {
+	var skills []*skill.Skill
+	for i := 0; i < 8; i++ {
+		skills = append(skills, &skill.Skill{
+			Name:        fmt.Sprintf("skill-%d", i),
+			Description: strings.Repeat("word & more ", 1+(i*7)%13),
+			File:        fmt.Sprintf("/s/%d/SKILL.md", i),
+		})
+	}
+	length := func(n, limit int) int {
+		var shown []*skill.Skill
+		for _, s := range skills[:n] {
+			c := *s
+			if r := []rune(oneLine(c.Description)); limit > 0 && len(r) > limit {
+				c.Description = string(r[:limit-1]) + "…"
+			}
+			shown = append(shown, &c)
+		}
+		res, err := Prompt(shown, FormatXML, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len([]rune(res.Text))
+	}
+	full := length(len(skills), 0)
+	for budget := 30; budget <= full+10; budget += 53 {
+		wantN, wantCap := -1, 0
+	search:
+		for n := len(skills); n >= 0; n-- {
+			if length(n, 0) <= budget {
+				wantN = n
+				break
+			}
+			for c := 160; c >= minDescription; c-- {
+				if length(n, c) <= budget {
+					wantN, wantCap = n, c
+					break search
+				}
+			}
+		}
+		res, err := Prompt(skills, FormatXML, budget)
+		if wantN < 0 {
+			if err == nil {
+				t.Errorf("budget %d: no error, want one", budget)
+			}
+			continue
+		}
+		if err != nil || len(skills)-len(res.Dropped) != wantN || res.ShortenedTo != wantCap {
+			t.Errorf("budget %d: kept %d, cap %d, err %v; exhaustive search keeps %d with cap %d",
+				budget, len(skills)-len(res.Dropped), res.ShortenedTo, err, wantN, wantCap)
+		}
+	}
+}

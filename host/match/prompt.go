@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"sort"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/skill"
@@ -67,28 +68,32 @@ func Prompt(skills []*skill.Skill, format string, budget int) (PromptResult, err
 	if err != nil || budget <= 0 || len([]rune(text)) <= budget {
 		return PromptResult{Text: text}, err
 	}
-	for n := len(entries); n >= 0; n-- {
-		if t, _, _ := render(entries[:n], 0); len([]rune(t)) <= budget {
-			return dropped(PromptResult{Text: t}, entries, n), nil
-		}
-		// The longest description cap that fits, found by halving.
-		lo, hi := minDescription, longest
-		best := -1
-		for lo <= hi {
-			mid := (lo + hi) / 2
-			if t, _, _ := render(entries[:n], mid); len([]rune(t)) <= budget {
-				best, lo = mid, mid+1
-			} else {
-				hi = mid - 1
-			}
-		}
-		if best < 0 {
-			continue
-		}
-		t, cut, _ := render(entries[:n], best)
-		return dropped(PromptResult{Text: t, Shortened: cut, ShortenedTo: best}, entries, n), nil
+	fits := func(n, limit int) bool {
+		t, _, _ := render(entries[:n], limit)
+		return len([]rune(t)) <= budget
 	}
-	return PromptResult{}, fmt.Errorf("a budget of %d characters cannot hold even an empty catalog", budget)
+	// The most skills that fit with descriptions at their shortest: the
+	// text only grows with n, so halving finds it.
+	n := sort.Search(len(entries)+1, func(n int) bool { return !fits(n, minDescription) }) - 1
+	if n < 0 {
+		return PromptResult{}, fmt.Errorf("a budget of %d characters cannot hold even an empty catalog", budget)
+	}
+	if t, _, _ := render(entries[:n], 0); len([]rune(t)) <= budget {
+		return dropped(PromptResult{Text: t}, entries, n), nil
+	}
+	// The longest description cap that fits, found by halving; it exists,
+	// as minDescription fits.
+	best := minDescription
+	for lo, hi := minDescription+1, longest; lo <= hi; {
+		mid := (lo + hi) / 2
+		if fits(n, mid) {
+			best, lo = mid, mid+1
+		} else {
+			hi = mid - 1
+		}
+	}
+	t, cut, _ := render(entries[:n], best)
+	return dropped(PromptResult{Text: t, Shortened: cut, ShortenedTo: best}, entries, n), nil
 }
 
 // dropped records the entries after the first n as dropped.
