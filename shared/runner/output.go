@@ -1,7 +1,8 @@
 package runner
 
 import (
-	"io"
+	"errors"
+	"os"
 )
 
 // readChunk is the read size for command output; it keeps every emitted
@@ -21,12 +22,20 @@ func newCappedOutput(limit int64, emit func([]byte)) *cappedOutput {
 	return &cappedOutput{limit: limit, emit: emit}
 }
 
-func (c *cappedOutput) drain(r io.Reader) {
+// drain copies r until EOF. When r's read deadline passes, it takes what
+// the pipe already holds without waiting and stops: whatever the command
+// wrote before its end is kept even if this goroutine only got to run
+// after the deadline (a starved scheduler, a throttled CPU).
+func (c *cappedOutput) drain(r *os.File) {
 	buf := make([]byte, readChunk)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			c.write(buf[:n])
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			readBuffered(r, buf, c.write)
+			return
 		}
 		if err != nil {
 			return

@@ -17,10 +17,15 @@ const (
 	DefaultKillGrace   = 2 * time.Second
 )
 
-// drainWait bounds how long Run keeps reading output after the command and
-// its supervisor are gone. Only a descendant that escaped both the process
-// group and the supervisor could still hold the pipe open.
+// drainWait bounds how long Run waits for the end of the output after the
+// command and its supervisor are gone; what they wrote is kept regardless.
+// Only a descendant that escaped both the process group and the supervisor
+// (or a process it handed the pipe to) could still hold the pipe open.
 const drainWait = 250 * time.Millisecond
+
+// beforeDrain lets tests start the output reader late, as a starved
+// scheduler or a throttled CPU can.
+var beforeDrain = func() {}
 
 // Spec describes one command to run.
 type Spec struct {
@@ -126,6 +131,7 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	out := newCappedOutput(spec.OutputLimit, emit)
 	readDone := make(chan struct{})
 	go func() {
+		beforeDrain()
 		out.drain(outR)
 		close(readDone)
 	}()
@@ -167,7 +173,9 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	select {
 	case <-readDone:
 	case <-time.After(drainWait):
-		outR.Close()
+		if outR.SetReadDeadline(time.Now()) != nil {
+			outR.Close() // not pollable: give up on what is left
+		}
 		<-readDone
 	}
 	if st.setupErr != "" {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"os"
 	"strconv"
 	"syscall"
 )
@@ -17,3 +18,5 @@ func killGroup(int, syscall.Signal) {}
 
 // SignalName returns "signal N": Windows has no POSIX signal names.
 func SignalName(sig syscall.Signal) string { return "signal " + strconv.Itoa(int(sig)) }
+
+func readBuffered(*os.File, []byte, func([]byte)) {}
