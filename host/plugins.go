@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"runtime"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/shared"
@@ -33,7 +32,7 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 			r.SHA256 = sum
 			if want, ok := h.Config.Plugins.SHA256[name]; ok {
 				r.Pinned = "match"
-				if !strings.EqualFold(want, sum) {
+				if !sandbox.PinMatches(want, sum) {
 					r.Pinned = "mismatch"
 				}
 			}

@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -60,26 +61,23 @@ func (a *app) doctorCmd() *cobra.Command {
 					fmt.Fprintf(w, ", kernel %s", plat.Kernel)
 				}
 				fmt.Fprintln(w)
-				keys := make([]string, 0, len(plat.Features))
-				for k := range plat.Features {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
+				for _, k := range slices.Sorted(maps.Keys(plat.Features)) {
 					fmt.Fprintf(w, "             %s: %s\n", k, plat.Features[k])
 				}
 				fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, name)
 				fmt.Fprintf(w, "plugins:   %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
 				for _, r := range reports {
 					line := r.Name
+					var details []string
 					if r.Probe != nil {
 						line += fmt.Sprintf(": %s, %s", r.Probe.Status, r.Probe.Reason)
+						details = slices.Sorted(maps.Keys(r.Probe.Details))
 					}
 					if r.Error != "" {
 						line += ": error: " + r.Error
 					}
 					fmt.Fprintf(w, "             %s\n", line)
-					for _, k := range sortedKeys(r.Probe) {
+					for _, k := range details {
 						fmt.Fprintf(w, "               %s: %s\n", k, r.Probe.Details[k])
 					}
 				}
@@ -96,18 +94,6 @@ func (a *app) doctorCmd() *cobra.Command {
 	}
 }
 
-func sortedKeys(p *shared.Probe) []string {
-	if p == nil {
-		return nil
-	}
-	keys := make([]string, 0, len(p.Details))
-	for k := range p.Details {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // diagnose states in one line whether runs are confined as configured.
 func diagnose(h *host.Host, name string, confine bool, reports []host.PluginReport) (bool, string) {
 	if name == host.InProcessName {
@@ -118,10 +104,8 @@ func diagnose(h *host.Host, name string, confine bool, reports []host.PluginRepo
 			continue
 		}
 		switch {
-		case r.Error != "":
+		case r.Error != "": // a pin mismatch too: the plugin is refused before it starts
 			return false, fmt.Sprintf("PROBLEM: the %s plugin does not work: %s", name, r.Error)
-		case r.Pinned == "mismatch":
-			return false, fmt.Sprintf("PROBLEM: the %s plugin does not match its pinned SHA-256; runs will be refused", name)
 		case r.Probe.Status != shared.Healthy:
 			return false, fmt.Sprintf("PROBLEM: the %s plugin is %s here: %s", name, r.Probe.Status, r.Probe.Reason)
 		case !confine:

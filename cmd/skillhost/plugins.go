@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,12 +77,7 @@ func (a *app) pluginsCmd() *cobra.Command {
 			if a.jsonOut {
 				return a.printJSON(map[string]any{"pinned": sums, "config": path})
 			}
-			names := make([]string, 0, len(sums))
-			for n := range sums {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
+			for _, n := range slices.Sorted(maps.Keys(sums)) {
 				fmt.Fprintf(a.stdout, "pinned %s %s\n", n, sums[n])
 			}
 			fmt.Fprintf(a.stdout, "wrote plugins.sha256 to %s\n", path)

@@ -3,9 +3,10 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -33,12 +34,7 @@ func WritePins(path string, sums map[string]string) error {
 	}
 	plugins := child(root, "plugins")
 	pins := child(plugins, "sha256")
-	names := make([]string, 0, len(sums))
-	for name := range sums {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
 		v := child(pins, name)
 		*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sums[name]}
 	}

@@ -5,9 +5,10 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -89,11 +90,4 @@ func Discover(dirs []string, strict bool) (map[string]Candidate, []string) {
 }
 
 // Names returns the candidates' names, sorted.
-func Names(c map[string]Candidate) []string {
-	names := make([]string, 0, len(c))
-	for n := range c {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names(c map[string]Candidate) []string { return slices.Sorted(maps.Keys(c)) }

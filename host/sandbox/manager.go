@@ -249,12 +249,11 @@ func (e *managed) Info(ctx context.Context) (shared.Info, error) {
 	return conn.Info(ctx)
 }
 
+// Probe returns what the plugin said when it started: the answer Execute
+// goes by, not a second opinion.
 func (e *managed) Probe(ctx context.Context) (shared.Probe, error) {
-	conn, _, err := e.m.conn(ctx, e.name)
-	if err != nil {
-		return shared.Probe{}, err
-	}
-	return conn.Probe(ctx)
+	_, probe, err := e.m.conn(ctx, e.name)
+	return probe, err
 }
 
 func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {

@@ -46,9 +46,13 @@ func verify(c Candidate, pins map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("sandbox plugin %q at %s: %w", c.Name, c.Path, err)
 	}
-	want = strings.ToLower(want)
-	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		return &ChecksumError{Name: c.Name, Path: c.Path, Expected: want, Actual: got}
+	if !PinMatches(want, got) {
+		return &ChecksumError{Name: c.Name, Path: c.Path, Expected: strings.ToLower(want), Actual: got}
 	}
 	return nil
+}
+
+// PinMatches reports whether a pinned SHA-256 (hex, any case) is sum.
+func PinMatches(pin, sum string) bool {
+	return subtle.ConstantTimeCompare([]byte(strings.ToLower(pin)), []byte(sum)) == 1
 }
