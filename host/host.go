@@ -17,6 +17,7 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 )
@@ -48,7 +49,9 @@ type Host struct {
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
 
-	matcherState
+	matchOnce sync.Once
+	engine    *match.Engine
+	engineErr error
 }
 
 // Open loads the configuration and prepares the catalog (which reads
@@ -128,9 +131,6 @@ func (h *Host) Declared(s *skill.Skill) grant.Declared {
 	d, _ := grant.FromFrontMatter(s.Declared)
 	return d
 }
-
-// Env returns where relative and ~ paths resolve.
-func (h *Host) Env() grant.Env { return h.env }
 
 // Sandbox returns the plugin manager, creating it on first use.
 func (h *Host) Sandbox() *sandbox.Manager {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/host/config"
@@ -75,13 +74,10 @@ func (h *Host) Match(ctx context.Context, message string, limit int) ([]match.Ma
 	if err != nil {
 		return nil, err
 	}
-	ms, err := e.Match(ctx, message)
+	ms, err := e.MatchLimit(ctx, message, limit)
 	if err != nil {
 		h.Warn("matching failed, so no skill is matched: %v", err)
 		return nil, nil
-	}
-	if limit > 0 && len(ms) > limit {
-		ms = ms[:limit]
 	}
 	return ms, nil
 }
@@ -149,11 +145,4 @@ func (h *Host) PromptCatalog(ctx context.Context, format string, budget int, mes
 		return res, &UsageError{fmt.Errorf("prompt: %w", err)}
 	}
 	return res, nil
-}
-
-// matcherState is embedded in Host.
-type matcherState struct {
-	matchOnce sync.Once
-	engine    *match.Engine
-	engineErr error
 }

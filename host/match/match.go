@@ -61,9 +61,6 @@ func NewEngine(cat *catalog.Catalog, m Matcher, threshold float64, limit int) *E
 	return &Engine{cat: cat, m: m, threshold: threshold, limit: limit}
 }
 
-// Threshold returns the minimum score of a match.
-func (e *Engine) Threshold() float64 { return e.threshold }
-
 // indexed returns the skills in index order, indexing first if the
 // catalog changed since the last call.
 func (e *Engine) indexed(ctx context.Context) ([]*skill.Skill, error) {
@@ -104,8 +101,16 @@ func (e *Engine) Rank(ctx context.Context, message string) ([]Match, error) {
 }
 
 // Match returns the skills that fit message: score at or above the
-// threshold, best first, at most the limit.
+// threshold, best first, at most the engine's limit.
 func (e *Engine) Match(ctx context.Context, message string) ([]Match, error) {
+	return e.MatchLimit(ctx, message, 0)
+}
+
+// MatchLimit is Match with at most limit matches instead, when limit > 0.
+func (e *Engine) MatchLimit(ctx context.Context, message string, limit int) ([]Match, error) {
+	if limit <= 0 {
+		limit = e.limit
+	}
 	ranked, err := e.Rank(ctx, message)
 	if err != nil {
 		return nil, err
@@ -115,7 +120,7 @@ func (e *Engine) Match(ctx context.Context, message string) ([]Match, error) {
 		if m.Score < e.threshold || m.Score <= 0 {
 			break
 		}
-		if e.limit > 0 && len(out) == e.limit {
+		if limit > 0 && len(out) == limit {
 			break
 		}
 		out = append(out, m)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -23,13 +22,11 @@ type Options struct {
 	StrictDirs bool
 	// Pins maps plugin names to the hex SHA-256 their binary must have.
 	Pins map[string]string
-	// AutoMTLS, StartTimeout, Logger, Env and SysProcAttr are passed to
-	// shared.Launch.
+	// AutoMTLS, StartTimeout, Logger and Env are passed to shared.Launch.
 	AutoMTLS     bool
 	StartTimeout time.Duration
 	Logger       hclog.Logger
 	Env          []string
-	SysProcAttr  *syscall.SysProcAttr
 }
 
 // Manager keeps one long-lived process per plugin, shared by all calls,
@@ -175,7 +172,6 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		AutoMTLS:     m.opts.AutoMTLS,
 		StartTimeout: m.opts.StartTimeout,
 		Logger:       m.opts.Logger.Named(name),
-		SysProcAttr:  m.opts.SysProcAttr,
 	})
 	if err != nil {
 		inst.fail()
