@@ -16,35 +16,31 @@ var passedEnv = []string{"PATH", "HOME", "LANG", "TERM", "TZ", "USER", "LOGNAME"
 // scriptEnv builds a script's environment from the host's: the allowlist,
 // then sandbox.env entries (NAME passes the host value, NAME=value sets it).
 func scriptEnv(host []string, extra []string) []string {
-	hostVals := map[string]string{}
-	var order []string
-	for _, kv := range host {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		if _, seen := hostVals[k]; !seen {
-			order = append(order, k)
-		}
-		hostVals[k] = v
-	}
 	out := map[string]string{}
-	var keys []string
+	var keys []string // in order of first appearance; a later value wins
 	set := func(k, v string) {
 		if _, ok := out[k]; !ok {
 			keys = append(keys, k)
 		}
 		out[k] = v
 	}
-	for _, k := range order {
-		if isPassed(k) {
-			set(k, hostVals[k])
+	hostValue := func(name string) (string, bool) {
+		for i := len(host) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(host[i], "="); ok && k == name {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	for _, kv := range host {
+		if k, v, ok := strings.Cut(kv, "="); ok && isPassed(k) {
+			set(k, v)
 		}
 	}
 	for _, e := range extra {
 		if k, v, ok := strings.Cut(e, "="); ok {
 			set(k, v)
-		} else if v, ok := hostVals[e]; ok {
+		} else if v, ok := hostValue(e); ok {
 			set(e, v)
 		}
 	}

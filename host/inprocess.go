@@ -6,7 +6,6 @@ import (
 	"runtime"
 
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -37,29 +36,15 @@ func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]by
 	return shared.Run(ctx, shared.SpecFor(req), emit)
 }
 
-// executor picks the executor for a run: the in-process runner when the
-// sandbox is disabled, else the plugin of the strategy (an explicit
-// override, else null for an honoured trust: core, else sandbox.strategy,
-// where auto means the platform's plugin).
+// executor picks the executor for a run and names its strategy (see
+// strategy).
 func (h *Host) executor(g grant.Grant, override string) (shared.Executor, string) {
-	name := override
-	if name == "" {
-		if !h.Config.Sandbox.Enabled {
-			return inProcess{}, InProcessName
-		}
-		name = string(h.Config.Sandbox.Strategy)
-		if g.Core() {
-			name = sandbox.Null
-		}
-	}
+	name, confine, auto := h.strategy(override, g.Core())
 	if name == InProcessName {
 		return inProcess{}, InProcessName
 	}
-	if name == sandbox.Auto {
-		var confine bool
-		if name, confine = sandbox.AutoFor(runtime.GOOS); !confine {
-			h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
-		}
+	if auto && !confine {
+		h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
 	}
 	return h.Sandbox().Executor(name), name
 }

@@ -56,14 +56,30 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 // Strategy returns the plugin a run of an external skill uses here, and
 // whether that confines scripts at all.
 func (h *Host) Strategy() (name string, confine bool) {
-	if !h.Config.Sandbox.Enabled {
-		return InProcessName, false
+	name, confine, _ = h.strategy("", false)
+	return name, confine
+}
+
+// strategy names the executor of a run: override if set, else the
+// in-process runner when the sandbox is disabled, else null for an
+// honoured trust: core, else sandbox.strategy; auto means the platform's
+// plugin, and auto reports that it was resolved.
+func (h *Host) strategy(override string, core bool) (name string, confine, auto bool) {
+	name = override
+	if name == "" {
+		if !h.Config.Sandbox.Enabled {
+			return InProcessName, false, false
+		}
+		name = string(h.Config.Sandbox.Strategy)
+		if core {
+			name = sandbox.Null
+		}
 	}
-	name = string(h.Config.Sandbox.Strategy)
 	if name == sandbox.Auto {
-		return sandbox.AutoFor(runtime.GOOS)
+		name, confine = sandbox.AutoFor(runtime.GOOS)
+		return name, confine, true
 	}
-	return name, name != sandbox.Null && name != InProcessName
+	return name, name != sandbox.Null && name != InProcessName, false
 }
 
 // PinAll returns the current SHA-256 of every discovered plugin.

@@ -165,13 +165,11 @@ func (h *Host) Explain(ctx context.Context, req RunRequest) (shared.Explanation,
 func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string, env []string) shared.Request {
 	sb := h.Config.Sandbox
 	return shared.Request{
-		RunID: newRunID(),
-		Argv:  argv,
-		Dir:   dir,
-		Env:   env,
-		Grant: shared.Grant{
-			FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: g.Timeout, Trust: g.Trust,
-		},
+		RunID:       newRunID(),
+		Argv:        argv,
+		Dir:         dir,
+		Env:         env,
+		Grant:       shared.Grant(g),
 		SkillDir:    h.resolved(s.Dir),
 		OutputLimit: int64(sb.OutputLimit),
 		KillGrace:   time.Duration(sb.KillGrace),

@@ -11,15 +11,17 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // DefaultTimeout is used when a skill declares no usable timeout.
 const DefaultTimeout = 60 * time.Second
 
-// Trust levels.
+// Trust levels, as the plugin contract names them.
 const (
-	TrustCore     = "core"
-	TrustExternal = "external"
+	TrustCore     = shared.TrustCore
+	TrustExternal = shared.TrustExternal
 )
 
 // Declared is what a skill's front matter asks for, normalised.
@@ -44,14 +46,9 @@ type Ceiling struct {
 }
 
 // Grant is the effective grant: declared ∩ ceiling, with absolute paths
-// resolved through symlinks.
-type Grant struct {
-	FSRead  []string
-	FSWrite []string
-	Network bool
-	Timeout time.Duration
-	Trust   string
-}
+// resolved through symlinks. It is the contract's shared.Grant, which a
+// plain conversion hands to a plugin, with the host's JSON form.
+type Grant shared.Grant
 
 // Core reports whether the grant runs unconfined (an honoured trust: core).
 func (g Grant) Core() bool { return g.Trust == TrustCore }
