@@ -162,8 +162,11 @@ func limitCgroups(l Limits) error {
 	return nil
 }
 
-// sweepCgroups removes the per-run cgroups whose processes are all gone;
-// cgroups still in use refuse removal and stay.
+// sweepCgroups removes the per-run cgroups whose owner, the process named
+// in run-<pid>, is gone. A cgroup whose owner lives is never touched: it may
+// be between its creation and its owner's join, when it is empty but about
+// to be used, and runs of other skillhost processes sweep the same
+// directory. Cgroups still holding processes refuse removal and stay.
 func sweepCgroups() {
 	for _, c := range controllers() {
 		entries, err := os.ReadDir(c.base)
@@ -171,11 +174,24 @@ func sweepCgroups() {
 			continue
 		}
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), "run-") {
+			if e.IsDir() && ownerGone(e.Name()) {
 				_ = os.Remove(filepath.Join(c.base, e.Name()))
 			}
 		}
 	}
+}
+
+// ownerGone reports whether name is run-<pid> and no process <pid> exists.
+func ownerGone(name string) bool {
+	rest, ok := strings.CutPrefix(name, "run-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(rest)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return unix.Kill(pid, 0) == unix.ESRCH
 }
 
 // cgroupNames lists the controllers in use, for the probe.

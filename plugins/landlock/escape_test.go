@@ -132,7 +132,9 @@ m = mmap.mmap(-1, size, mmap.MAP_SHARED)
 for off in range(0, size, 4096):
     m[off] = 1
 print("ESCAPED mapped and touched", size >> 20, "MiB")`,
-		prepare:  func(_ *world, r *shared.Request) { r.Limits.Memory = 512 << 20 },
+		// Touching 1.5 GiB takes seconds on a busy machine: the control
+		// must not time out before it proves the attack.
+		prepare:  func(_ *world, r *shared.Request) { r.Limits.Memory = 512 << 20; r.Grant.Timeout = 120 * time.Second },
 		rootOnly: true}, // a memory cgroup needs root; unprivileged, RLIMIT_DATA does not count shared mappings (Probe says so)
 	{name: "read the host's environment via /proc", script: `grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
 		rootOnly: true}, // the host runs as root: only root may read its /proc entries
