@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -18,9 +20,11 @@ import (
 // count shared mappings, so for root the process and memory limits are
 // cgroups: one per run and controller, nested under the plugin's own cgroup
 // so its parents' limits still apply. Moving a process into a cgroup waits
-// for an RCU grace period (milliseconds on an idle machine), so the confine
-// helper joins its cgroups while it waits for a command (the runner's
-// Preparer); the confiner then only writes the limits.
+// for an RCU grace period (milliseconds on an idle machine), so the
+// supervisor moves each confine helper into its cgroups as soon as the
+// helper starts (the runner's Preparer), usually long before a command
+// arrives; the confiner then only writes the limits, and the supervisor
+// removes the cgroups once everything in them is gone.
 
 func init() { runner.RegisterPreparer(confinerName, prepareCgroups) }
 
@@ -60,7 +64,7 @@ func findControllers() []controller {
 				continue
 			}
 			limit := map[string]string{"pids": "pids.max", "memory": "memory.limit_in_bytes"}[name]
-			if c, ok := usable(filepath.Join("/sys/fs/cgroup", name, parts[2]), name, limit); ok {
+			if c, ok := usable(filepath.Join("/sys/fs/cgroup", name, outsideRuns(parts[2])), name, limit); ok {
 				out = append(out, c)
 			}
 		}
@@ -81,6 +85,15 @@ func findControllers() []controller {
 	return out
 }
 
+// outsideRuns is the cgroup a run cgroup was made in, or cg itself: a
+// confine helper works out its controllers after the supervisor moved it.
+func outsideRuns(cg string) string {
+	if strings.HasPrefix(filepath.Base(cg), "run-") && filepath.Base(filepath.Dir(cg)) == runsDir {
+		return filepath.Dir(filepath.Dir(cg))
+	}
+	return cg
+}
+
 func usable(dir, name, limit string) (controller, bool) {
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil || unix.Access(dir, unix.W_OK) != nil {
 		return controller{}, false
@@ -88,33 +101,34 @@ func usable(dir, name, limit string) (controller, bool) {
 	return controller{name: name, base: filepath.Join(dir, runsDir), limitFile: limit}, true
 }
 
-// joined maps a controller name to this helper's prepared cgroup.
-var (
-	joined  = map[string]string{}
-	joinErr error
-)
-
-// prepareCgroups creates and joins <base>/run-<pid> for every controller.
-func prepareCgroups() {
+// prepareCgroups creates <base>/run-<pid> for every controller and moves
+// the helper pid into it. It returns the function that removes them.
+func prepareCgroups(pid int) func() {
+	var dirs []string
 	for _, c := range controllers() {
 		if err := os.Mkdir(c.base, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			joinErr = err
-			continue
+			continue // the confiner finds the helper outside a run cgroup and says so
 		}
 		if _, err := os.Stat(filepath.Join(c.base, "cgroup.subtree_control")); err == nil {
 			// cgroup v2: children get a controller only if the parent
 			// delegates it.
 			if err := os.WriteFile(filepath.Join(c.base, "cgroup.subtree_control"), []byte("+"+c.name), 0); err != nil {
-				joinErr = fmt.Errorf("enable the %s controller: %w", c.name, err)
 				continue
 			}
 		}
-		dir := filepath.Join(c.base, "run-"+strconv.Itoa(os.Getpid()))
-		if err := joinCgroup(dir, os.Getpid()); err != nil {
-			joinErr = err
+		dir := filepath.Join(c.base, "run-"+strconv.Itoa(pid))
+		if err := joinCgroup(dir, pid); err != nil {
 			continue
 		}
-		joined[c.name] = dir
+		dirs = append(dirs, dir)
+	}
+	return func() {
+		for _, d := range dirs {
+			// The last processes may still be leaving the cgroup.
+			for i := 0; i < 50 && os.Remove(d) != nil && !errors.Is(unix.Access(d, unix.F_OK), unix.ENOENT); i++ {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
 	}
 }
 
@@ -140,26 +154,49 @@ func joinCgroup(dir string, pid int) error {
 	return nil
 }
 
-// limitCgroups writes the process and memory limits into the helper's
-// cgroups, preparing them now if that did not happen ahead of time.
+// limitCgroups writes the process and memory limits into the run cgroups
+// the supervisor moved this helper into, found in /proc/self/cgroup.
 func limitCgroups(l Limits) error {
-	if len(joined) == 0 {
-		prepareCgroups()
-	}
+	own := ownRunCgroups()
 	for _, c := range controllers() {
 		v := map[string]int64{"pids": l.Processes, "memory": l.Memory}[c.name]
 		if v <= 0 {
 			continue
 		}
-		dir, ok := joined[c.name]
+		dir, ok := own[c.name]
 		if !ok {
-			return fmt.Errorf("%s limit: %v", c.name, joinErr)
+			return fmt.Errorf("%s limit: the confine helper is not in a run cgroup under %s", c.name, c.base)
 		}
 		if err := os.WriteFile(filepath.Join(dir, c.limitFile), []byte(strconv.FormatInt(v, 10)), 0); err != nil {
 			return fmt.Errorf("%s limit: %w", c.name, err)
 		}
 	}
 	return nil
+}
+
+// ownRunCgroups maps controller names to the run cgroup directories the
+// calling process is in.
+func ownRunCgroups() map[string]string {
+	out := map[string]string{}
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || !strings.HasPrefix(filepath.Base(parts[2]), "run-") || filepath.Base(filepath.Dir(parts[2])) != runsDir {
+			continue
+		}
+		for _, c := range controllers() {
+			switch {
+			case parts[1] == "" && filepath.Dir(c.base) == "/sys/fs/cgroup":
+				out[c.name] = filepath.Join("/sys/fs/cgroup", parts[2])
+			case parts[1] != "" && slices.Contains(strings.Split(parts[1], ","), c.name):
+				out[c.name] = filepath.Join("/sys/fs/cgroup", c.name, parts[2])
+			}
+		}
+	}
+	return out
 }
 
 // sweepCgroups removes the per-run cgroups whose owner, the process named

@@ -3,37 +3,49 @@ package landlock
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
-	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
-func init() { runner.RegisterConfiner(confinerName, confine) }
+func init() {
+	runner.RegisterConfiner(confinerName, confine)
+	runner.RegisterIsolation(confinerName)
+}
 
-// confine runs in the short-lived confine helper, on the thread that then
-// execs the script, and applies a Policy to it for good: cgroup, resource
-// limits, capabilities, no_new_privs, Landlock, then seccomp.
+// confine runs in the confine helper, on the thread the script is then
+// started from, and applies a Policy to it for good: cgroup limits,
+// resource limits, a read-only view of everything but the write grant,
+// capabilities, no_new_privs, Landlock, then seccomp. Every path the host
+// resolved (skill, grant, interpreters) is opened once, refusing symlinks
+// anywhere along it, and the bind mounts and Landlock rules are made from
+// those very handles, so no path can be swapped between check and use.
 func confine(payload []byte) error {
 	var p Policy
 	if err := json.Unmarshal(payload, &p); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	if err := checkCanonical(p.Canonical); err != nil {
+	iso := runner.CurrentIsolation()
+	hs, err := openHandles(p.Canonical)
+	if err != nil {
 		return err
 	}
+	defer hs.close()
 	if p.Cgroups {
 		if err := limitCgroups(p.Limits); err != nil {
 			return err
 		}
 	}
-	if err := setLimits(p); err != nil {
+	if err := setLimits(p, iso.User); err != nil {
 		return err
 	}
-	if p.DropCaps {
+	if iso.Mount {
+		if err := isolateMounts(p, hs); err != nil {
+			return fmt.Errorf("read-only view: %w", err)
+		}
+	}
+	if p.DropCaps || iso.User {
 		if err := dropCapabilities(); err != nil {
 			return fmt.Errorf("drop capabilities: %w", err)
 		}
@@ -42,17 +54,23 @@ func confine(payload []byte) error {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	if p.ABI > 0 {
-		if err := restrict(p); err != nil {
+		if err := restrict(p, hs); err != nil {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
-	if err := loadSeccomp(p.Seccomp); err != nil {
+	filter := p.Seccomp
+	if !iso.Mount {
+		// No read-only view here: metadata changes cannot be confined to
+		// the grant, so they are refused everywhere.
+		filter = p.SeccompNoMounts
+	}
+	if err := loadSeccomp(filter); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
 }
 
-func setLimits(p Policy) error {
+func setLimits(p Policy, userNS bool) error {
 	set := func(name string, res int, v int64) error {
 		if v <= 0 {
 			return nil
@@ -72,7 +90,14 @@ func setLimits(p Policy) error {
 	if err := set("memory", unix.RLIMIT_DATA, l.Memory); err != nil {
 		return err
 	}
-	if p.NprocBase > 0 && l.Processes > 0 {
+	switch {
+	case userNS && l.Processes > 0:
+		// A user namespace counts its own processes from zero; one more
+		// for the helper that waits as its init.
+		if err := set("processes", unix.RLIMIT_NPROC, l.Processes+1); err != nil {
+			return err
+		}
+	case p.NprocBase > 0 && l.Processes > 0:
 		if err := set("processes", unix.RLIMIT_NPROC, p.NprocBase+l.Processes); err != nil {
 			return err
 		}
@@ -92,11 +117,12 @@ const (
 	secbitNoCapAmbientRaiseLck = 1 << 7
 )
 
-// dropCapabilities leaves a root script with none: the bounding and
+// dropCapabilities leaves the calling thread with none: the bounding and
 // ambient sets are emptied, uid 0 no longer gains capabilities on exec, and
 // the permitted, effective and inheritable sets are cleared. Without
 // CAP_SYS_RESOURCE a script cannot raise its limits; without
-// CAP_DAC_OVERRIDE root's file access follows the permission bits.
+// CAP_DAC_OVERRIDE root's file access follows the permission bits; without
+// CAP_SYS_ADMIN in its user namespace it cannot undo the read-only view.
 func dropCapabilities() error {
 	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secbitNoRoot|secbitNoRootLocked|secbitNoSetuidFixup|
 		secbitNoSetuidFixupLocked|secbitKeepCapsLocked|secbitNoCapAmbientRaise|secbitNoCapAmbientRaiseLck, 0, 0, 0); err != nil {
@@ -116,55 +142,4 @@ func dropCapabilities() error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	return unix.Capset(&hdr, &data[0])
-}
-
-// restrict applies the Landlock part of the policy: file rules, TCP rules
-// when the network is off, and signal and abstract-socket scopes.
-func restrict(p Policy) error {
-	cfg := landlock.Config{HandledAccessFS: fsRights(p.ABI)}
-	if !p.Network && p.ABI >= 4 {
-		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
-	}
-	if p.ABI >= 6 {
-		cfg.Scoped = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
-	}
-	rw := landlock.RWDirs(p.RWDirs...).IgnoreIfMissing()
-	if p.ABI >= 2 {
-		rw = rw.WithRefer() // renames and links within writable trees
-	}
-	if p.ABI >= 9 {
-		rw = rw.WithResolveUnix() // Unix sockets inside the writable grant
-	}
-	rules := []landlock.Rule{
-		landlock.RODirs(p.RODirs...).IgnoreIfMissing(),
-		landlock.ROFiles(p.ROFiles...).IgnoreIfMissing(),
-		rw,
-		landlock.RWFiles(p.RWFiles...).IgnoreIfMissing(),
-	}
-	return cfg.BestEffort().Restrict(rules...)
-}
-
-// fsRights returns every filesystem right the ABI knows, so everything not
-// granted is denied.
-func fsRights(abi int) landlock.AccessFSSet {
-	n := map[int]uint{1: 13, 2: 14, 3: 15, 4: 15, 5: 16, 6: 16, 7: 16, 8: 16}[abi]
-	if abi >= 9 {
-		n = 17
-	}
-	return landlock.AccessFSSet(1<<n - 1)
-}
-
-// checkCanonical refuses to confine with paths that no longer resolve to
-// themselves: the policy's rules would follow the new symlinks.
-func checkCanonical(paths []string) error {
-	for _, p := range paths {
-		real, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			continue // missing: Landlock skips it too
-		}
-		if real != p {
-			return fmt.Errorf("grant path %s now resolves to %s: it changed after the grant was computed; refusing to run", p, real)
-		}
-	}
-	return nil
 }

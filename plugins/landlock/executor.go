@@ -94,7 +94,10 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if pol.Cgroups {
 		defer func() { go sweepCgroups() }()
 	}
-	if pol.Seccomp, err = seccompFilter(pol.Network, pol.ABI >= 9); err != nil {
+	if pol.Seccomp, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9}); err != nil {
+		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
+	}
+	if pol.SeccompNoMounts, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9, noMetadata: true}); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
 	}
 	payload, err := json.Marshal(pol)

@@ -63,8 +63,12 @@ type Policy struct {
 	// DropCaps removes every capability from a root script.
 	DropCaps bool `json:"drop_caps"`
 	// Seccomp is the assembled seccomp program, built by the plugin (once
-	// per kind) so the helper only loads it.
-	Seccomp Filter `json:"seccomp,omitempty"`
+	// per kind) so the helper only loads it. SeccompNoMounts is the one
+	// for a helper without a private mount namespace: with no read-only
+	// view to confine them, it refuses metadata changes (chmod, chown,
+	// utimes, extended attributes) everywhere.
+	Seccomp         Filter `json:"seccomp,omitempty"`
+	SeccompNoMounts Filter `json:"seccomp_no_mounts,omitempty"`
 	// Canonical lists the request's paths (skill, grant, interpreters),
 	// which the host resolved through every symlink: each must still
 	// resolve to itself when the helper applies the policy, or something

@@ -3,6 +3,7 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"unsafe"
 
@@ -22,7 +23,7 @@ var deniedSyscalls = []string{
 	"kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
 	"bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "chroot", "fsopen", "fsmount", "fsconfig", "fspick",
-	"move_mount", "open_tree", "mount_setattr", "unshare", "setns",
+	"move_mount", "open_tree", "open_tree_attr", "mount_setattr", "unshare", "setns",
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
 	"iopl", "ioperm", "quotactl", "lookup_dcookie", "vhangup", "open_by_handle_at", "name_to_handle_at",
@@ -33,21 +34,63 @@ var deniedSyscalls = []string{
 	"shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
 	"semget", "semop", "semtimedop", "semctl",
 	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
+	"kcmp",
+}
+
+// metadataSyscalls change a file's mode, owner, times or extended
+// attributes. Landlock has no right for them; a read-only view of all but
+// the grant refuses them outside it. Without that view (no private mount
+// namespace) they are refused everywhere.
+var metadataSyscalls = []string{
+	"chmod", "fchmod", "fchmodat", "fchmodat2",
+	"chown", "fchown", "lchown", "fchownat",
+	"utime", "utimes", "utimensat", "futimesat",
+	"setxattr", "lsetxattr", "fsetxattr", "setxattrat",
+	"removexattr", "lremovexattr", "fremovexattr", "removexattrat",
+}
+
+// watchSyscalls observe other files' activity; neither Landlock nor a
+// read-only mount confines them to the grant.
+var watchSyscalls = []string{"inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init", "fanotify_mark"}
+
+// setIDBits are S_ISUID and S_ISGID: no confined script may set either,
+// on any file, lest a root script leave a set-uid copy of a program behind.
+const setIDBits = unix.S_ISUID | unix.S_ISGID
+
+// modeArgs names, for each system call that sets a file's mode, the
+// argument that holds it.
+var modeArgs = map[string]int{
+	"chmod": 1, "fchmod": 1, "fchmodat": 2, "fchmodat2": 2,
+	"open": 2, "openat": 3, "creat": 1,
+	"mkdir": 1, "mkdirat": 2, "mknod": 1, "mknodat": 2,
+}
+
+// selfOnlyArgs names, for each system call that changes scheduling or
+// limits of a process chosen by id, the argument holding the id: only 0,
+// the caller itself, is allowed. Otherwise a script could renice, pin or
+// starve its supervisor, or any other process of its user.
+var selfOnlyArgs = map[string]int{
+	"prlimit64": 0, "sched_setaffinity": 0, "sched_setscheduler": 0, "sched_setparam": 0,
+	"sched_setattr": 0, "migrate_pages": 0, "move_pages": 0,
+	"setpriority": 1, "ioprio_set": 1,
 }
 
 // namespaceFlags are the clone(2) flags that create namespaces.
 const namespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
 
-// seccompPolicy is the filter for one run. prlimit64 may change only the
-// caller's own limits (pid 0): lowering another process's limits needs no
-// privilege and would let a script cripple its supervisor or the host.
-// Sockets: with the network off, socket(2) fails for every family, or,
-// where Landlock confines pathname Unix sockets (ABI 9), for every family
-// but AF_UNIX. With the network on, only IPv4, IPv6 and netlink (and
-// AF_UNIX with ABI 9): a pathname socket outside the grant (Docker's,
-// systemd's) would otherwise be one connect(2) away.
-func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
+// seccompPolicy is the filter for one run. Process-directed calls
+// (prlimit64, scheduling, I/O priority) may only name the caller (pid 0);
+// setpriority and ioprio_set may not name a whole user. No call may set a
+// set-uid or set-gid bit, and openat2, whose mode hides in memory, reports
+// ENOSYS so libc falls back to openat. Sockets: with the network off,
+// socket(2) fails for every family, or, where Landlock confines pathname
+// Unix sockets (ABI 9), for every family but AF_UNIX. With the network on,
+// only IPv4, IPv6 and netlink (and AF_UNIX with ABI 9): a pathname socket
+// outside the grant (Docker's, systemd's) would otherwise be one connect(2)
+// away.
+func seccompPolicy(k filterKey) (seccomp.Policy, error) {
+	network, landlockUnix := k.network, k.landlockUnix
 	info, err := arch.GetInfo("")
 	if err != nil {
 		return seccomp.Policy{}, err
@@ -62,15 +105,30 @@ func seccompPolicy(network, landlockUnix bool) (seccomp.Policy, error) {
 		return out
 	}
 	enosys := seccomp.Action(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	denied := append(append([]string{}, deniedSyscalls...), watchSyscalls...)
+	if k.noMetadata {
+		denied = append(denied, metadataSyscalls...)
+	}
+	var conditional []seccomp.NameWithConditions
+	for _, name := range known(sortedKeys(modeArgs)...) {
+		conditional = append(conditional, seccomp.NameWithConditions{Name: name,
+			Conditions: []seccomp.Condition{{Argument: uint32(modeArgs[name]), Operation: seccomp.BitsSet, Value: setIDBits}}})
+	}
+	for _, name := range known(sortedKeys(selfOnlyArgs)...) {
+		conditional = append(conditional, seccomp.NameWithConditions{Name: name,
+			Conditions: []seccomp.Condition{{Argument: uint32(selfOnlyArgs[name]), Operation: seccomp.NotEqual, Value: 0}}})
+	}
+	conditional = append(conditional,
+		seccomp.NameWithConditions{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}},
+		seccomp.NameWithConditions{Name: "setpriority", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.Equal, Value: unix.PRIO_USER}}},
+		seccomp.NameWithConditions{Name: "ioprio_set", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.Equal, Value: ioprioWhoUser}}},
+	)
 	groups := []seccomp.SyscallGroup{
-		{Names: known(deniedSyscalls...), Action: seccomp.ActionErrno},
+		{Names: known(denied...), Action: seccomp.ActionErrno},
 		// clone3 passes its flags in memory, where a filter cannot look;
 		// ENOSYS makes libc fall back to clone, whose flags it can.
-		{Names: known("clone3"), Action: enosys},
-		{NamesWithCondtions: []seccomp.NameWithConditions{
-			{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}},
-			{Name: "prlimit64", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: 0}}},
-		}, Action: seccomp.ActionErrno},
+		{Names: known("clone3", "openat2"), Action: enosys},
+		{NamesWithCondtions: conditional, Action: seccomp.ActionErrno},
 	}
 	var allowed []uint64
 	switch {
@@ -99,18 +157,30 @@ type Filter []unix.SockFilter
 
 var filterCache sync.Map // filterKey -> Filter
 
-type filterKey struct{ network, landlockUnix bool }
+// filterKey is what tells one run's filter from another's.
+type filterKey struct{ network, landlockUnix, noMetadata bool }
+
+// ioprioWhoUser is IOPRIO_WHO_USER: every process of a user.
+const ioprioWhoUser = 3
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
 
 // seccompFilter assembles (once per kind) the filter for a run: the
 // policy's program, preceded by an architecture check that kills the
 // process for a system call made through another ABI (32-bit int 0x80 on
 // x86-64), which the policy's own check would let through.
-func seccompFilter(network, landlockUnix bool) (Filter, error) {
-	key := filterKey{network, landlockUnix}
+func seccompFilter(key filterKey) (Filter, error) {
 	if f, ok := filterCache.Load(key); ok {
 		return f.(Filter), nil
 	}
-	pol, err := seccompPolicy(network, landlockUnix)
+	pol, err := seccompPolicy(key)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +192,19 @@ func seccompFilter(network, landlockUnix bool) (Filter, error) {
 	if err != nil {
 		return nil, err
 	}
+	highest := 0
+	for _, nr := range info.SyscallNames {
+		highest = max(highest, nr)
+	}
 	prog := append([]bpf.Instruction{
 		bpf.LoadAbsolute{Off: 4, Size: 4}, // seccomp_data.arch
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
 		bpf.RetConstant{Val: unix.SECCOMP_RET_KILL_PROCESS},
+		// A system call newer than this table (or an x32 one, whose
+		// number has bit 30 set) is one the filter cannot judge: ENOSYS.
+		bpf.LoadAbsolute{Off: 0, Size: 4}, // seccomp_data.nr
+		bpf.JumpIf{Cond: bpf.JumpGreaterThan, Val: uint32(highest), SkipFalse: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
 	}, body...)
 	raw, err := bpf.Assemble(prog)
 	if err != nil {

@@ -15,19 +15,42 @@ const (
 	confineArg   = "__skillhost-confine"
 )
 
-// Confiner restricts the calling process (for example with Landlock or
-// seccomp) just before it execs the command. It runs in a fresh, single-use
-// process on a locked OS thread, after the working directory is set; it must
-// not start goroutines that outlive it. An error aborts the run and is
-// reported to Run's caller as a setup error.
+// Confiner restricts the calling thread (for example with Landlock or
+// seccomp) just before the command is started from it. It runs in a fresh,
+// single-use process on a locked OS thread; it must not start goroutines
+// that outlive it. Without PID isolation the thread then execs the command.
+// With it (see [RegisterIsolation]) the thread is not the process's main
+// thread, and the command is forked from it, so that the command and the
+// helper, which stays behind as the namespace's init, are in different
+// Landlock domains and the command cannot signal or trace its init. The
+// working directory is set after the Confiner returns. An error aborts the
+// run and is reported to Run's caller as a setup error.
 type Confiner func(payload []byte) error
 
 // Preparer does, ahead of time, the slow part of confining a command that
-// does not depend on it (joining a cgroup, say). It runs in the confine
-// helper as soon as the helper starts, usually long before a command
-// arrives, on the thread that will run the Confiner. It must not fail: what
-// it could not do, the Confiner does or reports.
-type Preparer func()
+// does not depend on it (moving the helper into a cgroup, say). It runs in
+// the supervisor as soon as the confine helper has started, usually long
+// before a command arrives, with the helper's process id, and returns a
+// function the supervisor calls once the helper and everything it started
+// are gone (nil if there is nothing to undo). It must not fail: what it
+// could not do, the Confiner does or reports.
+type Preparer func(helperPid int) (release func())
+
+// Isolation says which namespaces a confine helper was started in.
+type Isolation struct {
+	// PID: the helper is the init process of a new PID namespace. It stays
+	// alive while the command runs, reaps what the command leaves, and when
+	// it dies the kernel kills everything left in the namespace: nothing the
+	// command starts can outlive the run or be missed by the teardown.
+	PID bool
+	// Mount: the helper has a private mount namespace the confiner may
+	// rearrange (read-only remounts, bind mounts) without touching the host.
+	Mount bool
+	// User: the helper is in a new user namespace mapping only its own uid
+	// and gid, which is what lets an unprivileged user create the others.
+	// Per-user limits such as RLIMIT_NPROC count from zero inside it.
+	User bool
+}
 
 var (
 	supervised atomic.Bool
@@ -35,6 +58,10 @@ var (
 	confinersMu sync.RWMutex
 	confiners   = map[string]Confiner{}
 	preparers   = map[string]Preparer{}
+	isolating   = map[string]bool{}
+
+	// isolation is what the current process, a confine helper, got.
+	isolation Isolation
 )
 
 // RegisterPreparer adds a Preparer to the confiner called name. Like
@@ -50,6 +77,27 @@ func preparer(name string) Preparer {
 	defer confinersMu.RUnlock()
 	return preparers[name]
 }
+
+// RegisterIsolation asks that the confine helpers of the confiner called
+// name start in new PID and mount namespaces (and a user namespace when the
+// supervisor is not root). Where the kernel refuses, the helper starts
+// without them and [CurrentIsolation] says so, so the confiner can make up
+// for what is missing. Like RegisterConfiner it must be called before Init.
+func RegisterIsolation(name string) {
+	confinersMu.Lock()
+	defer confinersMu.Unlock()
+	isolating[name] = true
+}
+
+func isolates(name string) bool {
+	confinersMu.RLock()
+	defer confinersMu.RUnlock()
+	return isolating[name]
+}
+
+// CurrentIsolation reports, inside a Confiner, which namespaces the confine
+// helper runs in. Elsewhere it is the zero Isolation.
+func CurrentIsolation() Isolation { return isolation }
 
 // RegisterConfiner makes fn available under name to Spec.Confine. It must be
 // called before Init, typically from a package init function, because Init

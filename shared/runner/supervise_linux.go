@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -268,7 +270,10 @@ func superviseMain() int {
 		_, _ = io.Copy(io.Discard, lifeline)
 		// The runner cut the lifeline (the grace after SIGTERM is over) or
 		// died: nothing may survive it. No status is written; the runner
-		// reports the command as killed (see wait).
+		// reports the command as killed (see wait). Killing an isolated
+		// helper first ends its whole PID namespace at once, in the kernel,
+		// however fast the command forks.
+		killInit(syscall.SIGKILL)
 		killTree(self, false)
 		os.Exit(0)
 	}()
@@ -276,6 +281,11 @@ func superviseMain() int {
 	if len(os.Args) > 2 {
 		h, _ = startHelper(os.Args[2]) // on failure the spec's confine step retries
 	}
+	defer func() {
+		if h != nil && h.release != nil {
+			h.release()
+		}
+	}()
 
 	var spec wireSpec
 	err := json.NewDecoder(specF).Decode(&spec)
@@ -286,11 +296,21 @@ func superviseMain() int {
 	}
 	go func() {
 		for range sigs {
-			signalTree(self, syscall.SIGTERM)
+			// An isolated helper forwards SIGTERM to its whole namespace;
+			// walking /proc is for the rest.
+			if !killInit(syscall.SIGTERM) {
+				signalTree(self, syscall.SIGTERM)
+			}
 		}
 	}()
+	if h == nil && spec.Confine != "" {
+		if h, err = startHelper(spec.Confine); err != nil {
+			return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
+		}
+	}
 	pid, err := startChild(spec, h)
 	if err != nil {
+		killInit(syscall.SIGKILL)
 		killTree(self, true)
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
 	}
@@ -308,6 +328,12 @@ func superviseMain() int {
 		if wpid == pid {
 			s := statusOf(ws)
 			st = wireStatus{ExitCode: s.exitCode, Signal: s.signal}
+			if h != nil && h.isolated {
+				// The helper was the namespace's init: the command's own
+				// status is what it reported before exiting.
+				clearInit()
+				st = h.finalStatus(st)
+			}
 			break
 		}
 	}
@@ -315,12 +341,39 @@ func superviseMain() int {
 	return report(st)
 }
 
+// initPid is the host pid of an isolated helper while it lives, 0 otherwise.
+var initPid atomic.Int64
+
+func clearInit() { initPid.Store(0) }
+
+// killInit sends sig to the isolated helper, if there is one. SIGKILL from
+// outside its namespace always reaches it, and its death kills every process
+// in the namespace; SIGTERM reaches its handler, which passes it on to all.
+func killInit(sig syscall.Signal) bool {
+	pid := int(initPid.Load())
+	if pid <= 0 {
+		return false
+	}
+	_ = syscall.Kill(pid, sig)
+	return true
+}
+
 // helper is a started confine helper waiting for its spec.
 type helper struct {
-	pid   int
-	spec  *os.File // write end
-	error *os.File // read end
+	pid      int
+	spec     *os.File // write end
+	error    *os.File // read end
+	isolated bool     // started in its own namespaces: it acts as init
+	reports  *bufio.Reader
+	release  func()
 }
+
+// Arguments after the confiner's name that tell a helper its namespaces.
+const (
+	isoPID   = "pid"
+	isoMount = "mnt"
+	isoUser  = "user"
+)
 
 func startHelper(confine string) (*helper, error) {
 	devnull, err := os.Open(os.DevNull)
@@ -334,11 +387,29 @@ func startHelper(confine string) (*helper, error) {
 	}
 	specR, specW := pipes[0][0], pipes[0][1]
 	errR, errW := pipes[1][0], pipes[1][1]
-	pid, err := syscall.ForkExec(selfExe, []string{selfExe, confineArg, confine}, &syscall.ProcAttr{
+	attr := &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
 		Files: []uintptr{devnull.Fd(), 1, 2, specR.Fd(), errW.Fd()},
-	})
+		// Should the supervisor die without cutting anything, the helper
+		// (and with an isolated one, its whole namespace) dies with it.
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	argv := []string{selfExe, confineArg, confine}
+	pid := 0
+	isolated := false
+	if isolates(confine) {
+		iso, extra := namespaceAttr()
+		a := *attr
+		a.Sys = iso
+		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
+		isolated = err == nil
+	}
+	if !isolated {
+		// No namespaces here (a kernel or container that refuses them):
+		// the confiner learns so from CurrentIsolation.
+		pid, err = syscall.ForkExec(selfExe, argv, attr)
+	}
 	specR.Close()
 	errW.Close()
 	if err != nil {
@@ -346,7 +417,71 @@ func startHelper(confine string) (*helper, error) {
 		errR.Close()
 		return nil, fmt.Errorf("start confine helper: %w", err)
 	}
-	return &helper{pid: pid, spec: specW, error: errR}, nil
+	h := &helper{pid: pid, spec: specW, error: errR, isolated: isolated, reports: bufio.NewReader(errR)}
+	if isolated {
+		initPid.Store(int64(pid))
+	}
+	if prepare := preparer(confine); prepare != nil {
+		h.release = prepare(pid)
+	}
+	return h, nil
+}
+
+// namespaceAttr returns the clone attributes of an isolated helper: new PID
+// and mount namespaces, inside a user namespace that maps only the caller's
+// own ids when the caller is not root (which needs no privilege).
+func namespaceAttr() (*syscall.SysProcAttr, []string) {
+	attr := &syscall.SysProcAttr{
+		Pdeathsig:  syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
+	}
+	extra := []string{isoPID, isoMount}
+	if uid := os.Geteuid(); uid != 0 {
+		gid := os.Getegid()
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		// Exec as a non-zero uid empties the capability sets the new
+		// namespace granted; ambient ones survive it. The confiner needs
+		// these two for its mounts and for dropping capabilities, and
+		// drops them all on the command's thread.
+		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
+		extra = append(extra, isoUser)
+	}
+	return attr, extra
+}
+
+// Capability numbers (linux/capability.h).
+const (
+	capSetpcap  = 8
+	capSysAdmin = 21
+)
+
+// helperReport is what an isolated helper writes on its error pipe: first
+// Started (or Error), then, when the command has ended, its status.
+type helperReport struct {
+	Started  bool   `json:"started,omitempty"`
+	Error    string `json:"error,omitempty"`
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	Final    bool   `json:"final,omitempty"`
+}
+
+// finalStatus reads the command's status as the isolated helper reported
+// it; ended is how the helper itself ended, used when it reported nothing
+// (it was killed: the teardown, or the backstop).
+func (h *helper) finalStatus(ended wireStatus) wireStatus {
+	defer h.error.Close()
+	line, err := h.reports.ReadBytes('\n')
+	var r helperReport
+	if err != nil && len(line) == 0 || json.Unmarshal(line, &r) != nil || !r.Final {
+		if ended.Signal == "" {
+			ended.SetupError = fmt.Sprintf("confine helper ended (exit %d) without reporting the command's status", ended.ExitCode)
+		}
+		return ended
+	}
+	return wireStatus{ExitCode: r.ExitCode, Signal: r.Signal}
 }
 
 // startChild starts the command, through the confine helper when a confiner
@@ -374,9 +509,30 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 			return 0, err
 		}
 	}
-	defer h.error.Close()
 	err := json.NewEncoder(h.spec).Encode(spec)
 	h.spec.Close()
+	if h.isolated {
+		// An isolated helper stays as init: one report line says whether
+		// the command started; the pipe stays open for its final status.
+		line, rerr := h.reports.ReadBytes('\n')
+		var r helperReport
+		if jerr := json.Unmarshal(line, &r); jerr != nil || !r.Started {
+			msg := r.Error
+			if msg == "" && err != nil {
+				msg = "hand spec to confine helper: " + err.Error()
+			} else if msg == "" {
+				msg = fmt.Sprintf("confine helper ended before starting the command (%v)", rerr)
+			}
+			h.error.Close()
+			killInit(syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(h.pid, &ws, 0, nil)
+			clearInit()
+			return 0, errors.New(msg)
+		}
+		return h.pid, nil
+	}
+	defer h.error.Close()
 	// The error pipe is close-on-exec in the helper: EOF without data means
 	// the command is running; a message means setup failed.
 	msg, _ := io.ReadAll(h.error)
@@ -392,20 +548,36 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 }
 
 // confineMain is the confine helper: it waits for its command, applies the
-// named confiner to itself and execs the command.
+// named confiner and starts the command: by exec, or, when it is the init of
+// its own PID namespace, by fork from a confined thread, staying behind to
+// reap and to report.
 func confineMain() int {
-	runtime.LockOSThread()
+	runtime.LockOSThread() // the main thread stays the main goroutine's
 	syscall.CloseOnExec(fdConfineSpec)
 	syscall.CloseOnExec(fdConfineErr)
-	if len(os.Args) > 2 {
-		if prepare := preparer(os.Args[2]); prepare != nil {
-			prepare()
+	for _, a := range os.Args[3:] {
+		switch a {
+		case isoPID:
+			isolation.PID = true
+		case isoMount:
+			isolation.Mount = true
+		case isoUser:
+			isolation.User = true
 		}
 	}
 	errF := os.NewFile(fdConfineErr, "confine-error")
 	fail := func(err error) int {
-		_, _ = errF.WriteString(err.Error())
+		if isolation.PID {
+			_ = json.NewEncoder(errF).Encode(helperReport{Error: err.Error()})
+		} else {
+			_, _ = errF.WriteString(err.Error())
+		}
 		return 126
+	}
+	if isolation.PID {
+		// Nothing the command does may read this process's memory or
+		// descriptors through /proc.
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
 	specF := os.NewFile(fdConfineSpec, "confine-spec")
 	var spec wireSpec
@@ -418,16 +590,112 @@ func confineMain() int {
 	if fn == nil {
 		return fail(fmt.Errorf("confine helper: no confiner named %q in this binary", spec.Confine))
 	}
+	if !isolation.PID {
+		if err := confineThread(fn, spec); err != nil {
+			return fail(err)
+		}
+		// Nothing but stdio may reach the command.
+		_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+		err = syscall.Exec(spec.Argv[0], spec.Argv, spec.Env)
+		return fail(&os.PathError{Op: "exec", Path: spec.Argv[0], Err: err})
+	}
+	return initMain(fn, spec, errF)
+}
+
+// confineThread applies fn to the calling (locked) thread and moves it to
+// the command's working directory.
+func confineThread(fn Confiner, spec wireSpec) error {
+	if err := fn(spec.ConfinePayload); err != nil {
+		return fmt.Errorf("confine (%s): %w", spec.Confine, err)
+	}
 	if spec.Dir != "" {
 		if err := os.Chdir(spec.Dir); err != nil {
-			return fail(fmt.Errorf("chdir: %w", err))
+			return fmt.Errorf("chdir: %w", err)
 		}
 	}
-	if err := fn(spec.ConfinePayload); err != nil {
-		return fail(fmt.Errorf("confine (%s): %w", spec.Confine, err))
+	return nil
+}
+
+// initMain runs the command as the child of this process, the init of a
+// PID namespace. The command is forked from a thread that is not the main
+// one, after the confiner restricted that thread alone: the main thread,
+// the one the command would signal or trace as pid 1, stays outside the
+// command's Landlock domain, so those attempts fail. When the command ends,
+// everything else in the namespace is killed and reaped, then its status is
+// reported on errF.
+func initMain(fn Confiner, spec wireSpec, errF *os.File) int {
+	report := func(r helperReport) { _ = json.NewEncoder(errF).Encode(r) }
+	// A handler makes SIGTERM from outside reach init at all; it passes it
+	// on to every process in the namespace.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range sigs {
+			_ = syscall.Kill(-1, syscall.SIGTERM)
+		}
+	}()
+
+	type started struct {
+		pid int
+		err error
 	}
-	// Nothing but stdio may reach the command.
-	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	err = syscall.Exec(spec.Argv[0], spec.Argv, spec.Env)
-	return fail(&os.PathError{Op: "exec", Path: spec.Argv[0], Err: err})
+	ch := make(chan started, 1)
+	go func() {
+		// Locked and never unlocked: the runtime ends this thread with the
+		// goroutine, so its restricted credentials are never reused.
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			ch <- started{err: errors.New("confine helper: the command's thread is the main thread")}
+			return
+		}
+		if err := confineThread(fn, spec); err != nil {
+			ch <- started{err: err}
+			return
+		}
+		devnull, err := os.Open(os.DevNull)
+		if err != nil {
+			ch <- started{err: err}
+			return
+		}
+		defer devnull.Close()
+		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
+			Env:   spec.Env,
+			Files: []uintptr{devnull.Fd(), 1, 2},
+			// Its own group: a group-wide setpriority or kill by the
+			// command reaches the command only.
+			Sys: &syscall.SysProcAttr{Setpgid: true},
+		})
+		if err != nil {
+			err = fmt.Errorf("exec %s: %w", spec.Argv[0], err)
+		}
+		ch <- started{pid: pid, err: err}
+	}()
+	st := <-ch
+	if st.err != nil {
+		report(helperReport{Error: st.err.Error()})
+		return 126
+	}
+	report(helperReport{Started: true})
+
+	final := helperReport{Final: true, ExitCode: -1}
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			break // ECHILD: the namespace is empty
+		}
+		if wpid == st.pid {
+			s := statusOf(ws)
+			final.ExitCode, final.Signal = s.exitCode, s.signal
+			// Whatever the command left behind goes with it. A process
+			// being killed cannot fork, so one round reaches them all;
+			// later rounds cost nothing.
+			_ = syscall.Kill(-1, syscall.SIGKILL)
+		}
+	}
+	report(final)
+	return 0
 }
