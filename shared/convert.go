@@ -9,17 +9,17 @@ import (
 func requestToProto(r Request) *executorv1.ExecuteRequest {
 	return &executorv1.ExecuteRequest{
 		RunId: r.RunID,
-		Argv:  r.Argv,
-		Dir:   r.Dir,
-		Env:   r.Env,
+		Argv:  toBytes(r.Argv...),
+		Dir:   []byte(r.Dir),
+		Env:   toBytes(r.Env...),
 		Grant: &executorv1.Grant{
-			FsRead:    r.Grant.FSRead,
-			FsWrite:   r.Grant.FSWrite,
+			FsRead:    toBytes(r.Grant.FSRead...),
+			FsWrite:   toBytes(r.Grant.FSWrite...),
 			Network:   r.Grant.Network,
 			TimeoutNs: int64(r.Grant.Timeout),
 			Trust:     r.Grant.Trust,
 		},
-		SkillDir:    r.SkillDir,
+		SkillDir:    []byte(r.SkillDir),
 		OutputLimit: r.OutputLimit,
 		KillGraceNs: int64(r.KillGrace),
 		Limits: &executorv1.Limits{
@@ -28,7 +28,7 @@ func requestToProto(r Request) *executorv1.ExecuteRequest {
 			Processes: r.Limits.Processes,
 			Memory:    r.Limits.Memory,
 		},
-		ExecPaths:  r.ExecPaths,
+		ExecPaths:  toBytes(r.ExecPaths...),
 		BestEffort: r.BestEffort,
 	}
 }
@@ -37,17 +37,17 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 	g, l := p.GetGrant(), p.GetLimits()
 	return Request{
 		RunID: p.GetRunId(),
-		Argv:  p.GetArgv(),
-		Dir:   p.GetDir(),
-		Env:   p.GetEnv(),
+		Argv:  toStrings(p.GetArgv()),
+		Dir:   string(p.GetDir()),
+		Env:   toStrings(p.GetEnv()),
 		Grant: Grant{
-			FSRead:  g.GetFsRead(),
-			FSWrite: g.GetFsWrite(),
+			FSRead:  toStrings(g.GetFsRead()),
+			FSWrite: toStrings(g.GetFsWrite()),
 			Network: g.GetNetwork(),
 			Timeout: time.Duration(g.GetTimeoutNs()),
 			Trust:   g.GetTrust(),
 		},
-		SkillDir:    p.GetSkillDir(),
+		SkillDir:    string(p.GetSkillDir()),
 		OutputLimit: p.GetOutputLimit(),
 		KillGrace:   time.Duration(p.GetKillGraceNs()),
 		Limits: Limits{
@@ -56,7 +56,7 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 			Processes: l.GetProcesses(),
 			Memory:    l.GetMemory(),
 		},
-		ExecPaths:  p.GetExecPaths(),
+		ExecPaths:  toStrings(p.GetExecPaths()),
 		BestEffort: p.GetBestEffort(),
 	}
 }
@@ -71,7 +71,7 @@ func resultToProto(r Result) *executorv1.Result {
 		NotEnforced: r.NotEnforced,
 	}
 	for _, v := range r.Violations {
-		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: v.Target, Detail: v.Detail})
+		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: []byte(v.Target), Detail: []byte(v.Detail)})
 	}
 	return out
 }
@@ -86,7 +86,7 @@ func resultFromProto(p *executorv1.Result) Result {
 		NotEnforced: p.GetNotEnforced(),
 	}
 	for _, v := range p.GetViolations() {
-		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: v.GetTarget(), Detail: v.GetDetail()})
+		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: string(v.GetTarget()), Detail: string(v.GetDetail())})
 	}
 	return r
 }
@@ -127,4 +127,28 @@ func probeToProto(p Probe) *executorv1.ProbeResponse {
 
 func probeFromProto(p *executorv1.ProbeResponse) Probe {
 	return Probe{Status: ProbeStatus(p.GetStatus()), Reason: p.GetReason(), Details: p.GetDetails()}
+}
+
+// toBytes and toStrings carry argv, environment and paths as bytes on the
+// wire: a Go string holds any bytes, a protobuf string only UTF-8.
+func toBytes(ss ...string) [][]byte {
+	if ss == nil {
+		return nil
+	}
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func toStrings(bs [][]byte) []string {
+	if bs == nil {
+		return nil
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
 }

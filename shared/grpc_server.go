@@ -79,5 +79,5 @@ func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest
 	if err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
-	return &executorv1.ExplainResponse{Format: e.Format, Text: e.Text, Argv: e.Argv}, nil
+	return &executorv1.ExplainResponse{Format: e.Format, Text: []byte(e.Text), Argv: toBytes(e.Argv...)}, nil
 }

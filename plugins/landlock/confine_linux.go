@@ -1,7 +1,6 @@
 package landlock
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -22,8 +21,8 @@ func init() {
 // anywhere along it, and the bind mounts and Landlock rules are made from
 // those very handles, so no path can be swapped between check and use.
 func confine(payload []byte) error {
-	var p Policy
-	if err := json.Unmarshal(payload, &p); err != nil {
+	p, err := DecodePolicy(payload)
+	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
 	iso := runner.CurrentIsolation()

@@ -100,7 +100,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if pol.SeccompNoMounts, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9, noMetadata: true}); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
 	}
-	payload, err := json.Marshal(pol)
+	payload, err := pol.Encode()
 	if err != nil {
 		return shared.Result{}, err
 	}

@@ -1,6 +1,8 @@
 package landlock
 
 import (
+	"bytes"
+	"encoding/gob"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,6 +76,23 @@ type Policy struct {
 	// resolve to itself when the helper applies the policy, or something
 	// swapped a directory for a symlink since.
 	Canonical []string `json:"canonical,omitempty"`
+}
+
+// Encode is the policy as the confine helper receives it: gob, which keeps
+// paths that are not UTF-8 byte for byte (JSON would not).
+func (p Policy) Encode() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(p); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodePolicy reverses Encode.
+func DecodePolicy(data []byte) (Policy, error) {
+	var p Policy
+	err := gob.NewDecoder(bytes.NewReader(data)).Decode(&p)
+	return p, err
 }
 
 // Limits are the request's resource limits.

@@ -138,7 +138,8 @@ func Init() {
 func Supervised() bool { return supervised.Load() }
 
 // wireSpec travels from Run to the supervisor and from the supervisor to the
-// confine helper, as JSON on an inherited pipe.
+// confine helper, gob-encoded on an inherited pipe: unlike JSON, gob keeps
+// strings that are not UTF-8 byte for byte.
 type wireSpec struct {
 	Argv           []string `json:"argv"`
 	Env            []string `json:"env"`

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,7 +173,7 @@ func prestart(confine string) (*supervisedProcess, error) {
 
 // send hands the command to a waiting supervisor.
 func (p *supervisedProcess) send(spec Spec) error {
-	err := json.NewEncoder(p.spec).Encode(wireSpec{
+	err := gob.NewEncoder(p.spec).Encode(wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
 		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload,
 	})
@@ -288,7 +289,7 @@ func superviseMain() int {
 	}()
 
 	var spec wireSpec
-	err := json.NewDecoder(specF).Decode(&spec)
+	err := gob.NewDecoder(specF).Decode(&spec)
 	specF.Close()
 	if err != nil {
 		killTree(self, true)
@@ -509,7 +510,7 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 			return 0, err
 		}
 	}
-	err := json.NewEncoder(h.spec).Encode(spec)
+	err := gob.NewEncoder(h.spec).Encode(spec)
 	h.spec.Close()
 	if h.isolated {
 		// An isolated helper stays as init: one report line says whether
@@ -581,7 +582,7 @@ func confineMain() int {
 	}
 	specF := os.NewFile(fdConfineSpec, "confine-spec")
 	var spec wireSpec
-	err := json.NewDecoder(specF).Decode(&spec)
+	err := gob.NewDecoder(specF).Decode(&spec)
 	specF.Close()
 	if err != nil {
 		return fail(fmt.Errorf("confine helper: read spec: %w", err))

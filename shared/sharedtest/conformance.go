@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -43,6 +44,7 @@ func Conformance(t *testing.T, ex shared.Executor, opts Options) {
 	t.Run("OutputLimit", c.outputLimit)
 	t.Run("LargeOutputInChunks", c.largeOutput)
 	t.Run("Environment", c.environment)
+	t.Run("BytesNotUTF8", c.bytesNotUTF8)
 	t.Run("WorkingDirectoryAndStdin", c.workdirAndStdin)
 	t.Run("Cancel", c.cancel)
 	t.Run("Concurrent", c.concurrent)
@@ -244,6 +246,24 @@ func (c *checker) largeOutput(t *testing.T) {
 		if n > shared.MaxChunk {
 			t.Fatalf("a chunk of %d bytes exceeds %d", n, shared.MaxChunk)
 		}
+	}
+}
+
+// bytesNotUTF8: argv, environment and working directory hold any bytes
+// but NUL on Unix, and the command must get exactly those bytes.
+func (c *checker) bytesNotUTF8(t *testing.T) {
+	req := c.request(t, `printf '%s|%s|' "$1" "$ODD"; pwd`)
+	odd := "caf\xe9-\xff\xfe"
+	sub := filepath.Join(req.Dir, "dir-\xe9")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	req.Argv = append(req.Argv, "sh", odd)
+	req.Env = append(req.Env, "ODD="+odd)
+	req.Dir = sub
+	r := c.mustRun(t, req)
+	if want := odd + "|" + odd + "|" + sub + "\n"; r.out != want {
+		t.Errorf("bytes changed on the way: got %q, want %q (%+v)", r.out, want, r.res)
 	}
 }
 

@@ -373,10 +373,14 @@ func (x *ProbeResponse) GetDetails() map[string]string {
 }
 
 // Grant is what a command may do; paths are absolute and resolved.
+// Paths, argv, environment and anything derived from a command's output
+// are bytes, not strings: Unix lets them hold any byte but NUL, and a
+// command must receive exactly what was passed (bytes and string share a
+// wire type, so the change kept compatibility with older peers).
 type Grant struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	FsRead        []string               `protobuf:"bytes,1,rep,name=fs_read,json=fsRead,proto3" json:"fs_read,omitempty"`
-	FsWrite       []string               `protobuf:"bytes,2,rep,name=fs_write,json=fsWrite,proto3" json:"fs_write,omitempty"`
+	FsRead        [][]byte               `protobuf:"bytes,1,rep,name=fs_read,json=fsRead,proto3" json:"fs_read,omitempty"`
+	FsWrite       [][]byte               `protobuf:"bytes,2,rep,name=fs_write,json=fsWrite,proto3" json:"fs_write,omitempty"`
 	Network       bool                   `protobuf:"varint,3,opt,name=network,proto3" json:"network,omitempty"`
 	TimeoutNs     int64                  `protobuf:"varint,4,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
 	Trust         string                 `protobuf:"bytes,5,opt,name=trust,proto3" json:"trust,omitempty"`
@@ -414,14 +418,14 @@ func (*Grant) Descriptor() ([]byte, []int) {
 	return file_executor_proto_rawDescGZIP(), []int{5}
 }
 
-func (x *Grant) GetFsRead() []string {
+func (x *Grant) GetFsRead() [][]byte {
 	if x != nil {
 		return x.FsRead
 	}
 	return nil
 }
 
-func (x *Grant) GetFsWrite() []string {
+func (x *Grant) GetFsWrite() [][]byte {
 	if x != nil {
 		return x.FsWrite
 	}
@@ -521,15 +525,15 @@ func (x *Limits) GetMemory() int64 {
 type ExecuteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RunId         string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	Argv          []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
-	Dir           string                 `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
-	Env           []string               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	Argv          [][]byte               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	Dir           []byte                 `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	Env           [][]byte               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
 	Grant         *Grant                 `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
-	SkillDir      string                 `protobuf:"bytes,6,opt,name=skill_dir,json=skillDir,proto3" json:"skill_dir,omitempty"`
+	SkillDir      []byte                 `protobuf:"bytes,6,opt,name=skill_dir,json=skillDir,proto3" json:"skill_dir,omitempty"`
 	OutputLimit   int64                  `protobuf:"varint,7,opt,name=output_limit,json=outputLimit,proto3" json:"output_limit,omitempty"`
 	KillGraceNs   int64                  `protobuf:"varint,8,opt,name=kill_grace_ns,json=killGraceNs,proto3" json:"kill_grace_ns,omitempty"`
 	Limits        *Limits                `protobuf:"bytes,9,opt,name=limits,proto3" json:"limits,omitempty"`
-	ExecPaths     []string               `protobuf:"bytes,10,rep,name=exec_paths,json=execPaths,proto3" json:"exec_paths,omitempty"`
+	ExecPaths     [][]byte               `protobuf:"bytes,10,rep,name=exec_paths,json=execPaths,proto3" json:"exec_paths,omitempty"`
 	BestEffort    bool                   `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -572,21 +576,21 @@ func (x *ExecuteRequest) GetRunId() string {
 	return ""
 }
 
-func (x *ExecuteRequest) GetArgv() []string {
+func (x *ExecuteRequest) GetArgv() [][]byte {
 	if x != nil {
 		return x.Argv
 	}
 	return nil
 }
 
-func (x *ExecuteRequest) GetDir() string {
+func (x *ExecuteRequest) GetDir() []byte {
 	if x != nil {
 		return x.Dir
 	}
-	return ""
+	return nil
 }
 
-func (x *ExecuteRequest) GetEnv() []string {
+func (x *ExecuteRequest) GetEnv() [][]byte {
 	if x != nil {
 		return x.Env
 	}
@@ -600,11 +604,11 @@ func (x *ExecuteRequest) GetGrant() *Grant {
 	return nil
 }
 
-func (x *ExecuteRequest) GetSkillDir() string {
+func (x *ExecuteRequest) GetSkillDir() []byte {
 	if x != nil {
 		return x.SkillDir
 	}
-	return ""
+	return nil
 }
 
 func (x *ExecuteRequest) GetOutputLimit() int64 {
@@ -628,7 +632,7 @@ func (x *ExecuteRequest) GetLimits() *Limits {
 	return nil
 }
 
-func (x *ExecuteRequest) GetExecPaths() []string {
+func (x *ExecuteRequest) GetExecPaths() [][]byte {
 	if x != nil {
 		return x.ExecPaths
 	}
@@ -728,9 +732,9 @@ type ExplainResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// format names the text's language: "sbpl", "json" or "text".
 	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
-	Text   string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Text   []byte `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// argv is the command line that would run the request's argv.
-	Argv          []string `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	Argv          [][]byte `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -772,14 +776,14 @@ func (x *ExplainResponse) GetFormat() string {
 	return ""
 }
 
-func (x *ExplainResponse) GetText() string {
+func (x *ExplainResponse) GetText() []byte {
 	if x != nil {
 		return x.Text
 	}
-	return ""
+	return nil
 }
 
-func (x *ExplainResponse) GetArgv() []string {
+func (x *ExplainResponse) GetArgv() [][]byte {
 	if x != nil {
 		return x.Argv
 	}
@@ -789,8 +793,8 @@ func (x *ExplainResponse) GetArgv() []string {
 type Violation struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
-	Target        string                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
-	Detail        string                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	Target        []byte                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	Detail        []byte                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -832,18 +836,18 @@ func (x *Violation) GetKind() string {
 	return ""
 }
 
-func (x *Violation) GetTarget() string {
+func (x *Violation) GetTarget() []byte {
 	if x != nil {
 		return x.Target
 	}
-	return ""
+	return nil
 }
 
-func (x *Violation) GetDetail() string {
+func (x *Violation) GetDetail() []byte {
 	if x != nil {
 		return x.Detail
 	}
-	return ""
+	return nil
 }
 
 type Result struct {
@@ -971,8 +975,8 @@ const file_executor_proto_rawDesc = "" +
 	"\x12STATUS_UNSUPPORTED\x10\x02\x12\x14\n" +
 	"\x10STATUS_UNHEALTHY\x10\x03\"\x8a\x01\n" +
 	"\x05Grant\x12\x17\n" +
-	"\afs_read\x18\x01 \x03(\tR\x06fsRead\x12\x19\n" +
-	"\bfs_write\x18\x02 \x03(\tR\afsWrite\x12\x18\n" +
+	"\afs_read\x18\x01 \x03(\fR\x06fsRead\x12\x19\n" +
+	"\bfs_write\x18\x02 \x03(\fR\afsWrite\x12\x18\n" +
 	"\anetwork\x18\x03 \x01(\bR\anetwork\x12\x1d\n" +
 	"\n" +
 	"timeout_ns\x18\x04 \x01(\x03R\ttimeoutNs\x12\x14\n" +
@@ -985,17 +989,17 @@ const file_executor_proto_rawDesc = "" +
 	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\xee\x02\n" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
-	"\x04argv\x18\x02 \x03(\tR\x04argv\x12\x10\n" +
-	"\x03dir\x18\x03 \x01(\tR\x03dir\x12\x10\n" +
-	"\x03env\x18\x04 \x03(\tR\x03env\x122\n" +
+	"\x04argv\x18\x02 \x03(\fR\x04argv\x12\x10\n" +
+	"\x03dir\x18\x03 \x01(\fR\x03dir\x12\x10\n" +
+	"\x03env\x18\x04 \x03(\fR\x03env\x122\n" +
 	"\x05grant\x18\x05 \x01(\v2\x1c.skillhost.executor.v1.GrantR\x05grant\x12\x1b\n" +
-	"\tskill_dir\x18\x06 \x01(\tR\bskillDir\x12!\n" +
+	"\tskill_dir\x18\x06 \x01(\fR\bskillDir\x12!\n" +
 	"\foutput_limit\x18\a \x01(\x03R\voutputLimit\x12\"\n" +
 	"\rkill_grace_ns\x18\b \x01(\x03R\vkillGraceNs\x125\n" +
 	"\x06limits\x18\t \x01(\v2\x1d.skillhost.executor.v1.LimitsR\x06limits\x12\x1d\n" +
 	"\n" +
 	"exec_paths\x18\n" +
-	" \x03(\tR\texecPaths\x12\x1f\n" +
+	" \x03(\fR\texecPaths\x12\x1f\n" +
 	"\vbest_effort\x18\v \x01(\bR\n" +
 	"bestEffort\"m\n" +
 	"\x0fExecuteResponse\x12\x18\n" +
@@ -1004,12 +1008,12 @@ const file_executor_proto_rawDesc = "" +
 	"\x05event\"Q\n" +
 	"\x0fExplainResponse\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
-	"\x04argv\x18\x03 \x03(\tR\x04argv\"O\n" +
+	"\x04text\x18\x02 \x01(\fR\x04text\x12\x12\n" +
+	"\x04argv\x18\x03 \x03(\fR\x04argv\"O\n" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06target\x18\x02 \x01(\tR\x06target\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\tR\x06detail\"\xfe\x01\n" +
+	"\x06target\x18\x02 \x01(\fR\x06target\x12\x16\n" +
+	"\x06detail\x18\x03 \x01(\fR\x06detail\"\xfe\x01\n" +
 	"\x06Result\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\tR\x06signal\x12\x1b\n" +
