@@ -118,9 +118,10 @@ func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
 		}
 	}
 	var w []string
-	g.FSRead, w = clampAll("fs_read", d.FSRead, c.FSRead, env)
+	writable := WritableRoots(c.FSWrite, env)
+	g.FSRead, w = clampAll("fs_read", d.FSRead, c.FSRead, writable, env)
 	warnings = append(warnings, w...)
-	g.FSWrite, w = clampAll("fs_write", d.FSWrite, c.FSWrite, env)
+	g.FSWrite, w = clampAll("fs_write", d.FSWrite, c.FSWrite, writable, env)
 	warnings = append(warnings, w...)
 	return g, warnings
 }

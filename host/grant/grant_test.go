@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,42 @@ func TestGrantJSON(t *testing.T) {
 	want := `{"fs_read":[],"fs_write":[],"network":false,"timeout":1.5,"trust":"external"}`
 	if string(data) != want {
 		t.Fatalf("got %s, want %s", data, want)
+	}
+}
+
+// A ceiling root reached through a symlink that a script could have made
+// (it lies in the write ceiling) is ignored; through an operator's link
+// outside every writable root it stays.
+func TestCeilingSymlinkInsideWritableRoot(t *testing.T) {
+	root := t.TempDir()
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	for _, d := range []string{"data", "secret", "operator/real"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a first run could do with write access to data/.
+	if err := os.Symlink(filepath.Join(root, "secret"), filepath.Join(root, "data", "inputs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "operator", "real"), filepath.Join(root, "operator", "link")); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Cwd: root}
+	c := Ceiling{FSRead: []string{"data/inputs", "operator/link"}, FSWrite: []string{"data"}}
+	d := Declared{FSRead: []string{"data/inputs", "operator/link", "secret"}}
+	g, warnings := Compute("s", d, c, env)
+	if want := []string{filepath.Join(root, "data"), filepath.Join(root, "operator", "real")}; !slices.Equal(g.FSRead, want[1:]) {
+		t.Errorf("fs_read = %q, want only %q", g.FSRead, want[1:])
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool {
+		return strings.Contains(w, "passes through the symlink "+filepath.Join(root, "data", "inputs"))
+	}) {
+		t.Errorf("no warning names the planted symlink: %q", warnings)
+	}
+	if got := ReadInsideWrite(Ceiling{FSRead: []string{"data/x", "operator"}, FSWrite: []string{"data"}}, env); !slices.Equal(got, []string{"data/x"}) {
+		t.Errorf("ReadInsideWrite = %q, want [data/x]", got)
 	}
 }

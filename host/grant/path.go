@@ -39,13 +39,29 @@ func Resolve(path string, env Env) (string, error) {
 		}
 		path = env.Cwd + "/" + path
 	}
+	resolved, _, err := realpath(path)
+	return resolved, err
+}
+
+// resolveTracked is Resolve that also lists the symlinks it went through,
+// by the path of the link itself.
+func resolveTracked(path string, env Env) (string, []string, error) {
+	if _, err := Resolve(path, env); err != nil {
+		return "", nil, err
+	}
+	if strings.HasPrefix(path, "~") {
+		path = env.Home + path[1:]
+	}
+	if !filepath.IsAbs(path) {
+		path = env.Cwd + "/" + path
+	}
 	return realpath(path)
 }
 
-func realpath(p string) (string, error) {
+func realpath(p string) (string, []string, error) {
+	var links []string
 	resolved := "/"
 	rest := strings.Split(p, "/")
-	links := 0
 	for len(rest) > 0 {
 		c := rest[0]
 		rest = rest[1:]
@@ -66,39 +82,48 @@ func realpath(p string) (string, error) {
 			// x/missing/../link stand for the unresolved symlink x/link.
 			for _, r := range rest {
 				if r == ".." {
-					return "", fmt.Errorf("%s: %s does not exist, so the .. after it cannot be resolved", p, next)
+					return "", nil, fmt.Errorf("%s: %s does not exist, so the .. after it cannot be resolved", p, next)
 				}
 			}
-			return filepath.Join(append([]string{next}, rest...)...), nil
+			return filepath.Join(append([]string{next}, rest...)...), links, nil
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			resolved = next
 			continue
 		}
-		if links++; links > maxSymlinks {
-			return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+		if links = append(links, next); len(links) > maxSymlinks {
+			return "", nil, fmt.Errorf("%s: too many levels of symbolic links", p)
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		if filepath.IsAbs(target) {
 			resolved = "/"
 		}
 		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return resolved, nil
+	return resolved, links, nil
 }
 
 // clampAll resolves the declared paths of one kind and keeps those under a
 // resolved ceiling root, in declaration order without duplicates.
-func clampAll(field string, declared, ceiling []string, env Env) ([]string, []string) {
+//
+// A ceiling root that passes through a symlink inside a writable root is
+// refused: a script with write access there could have made or changed
+// that link in an earlier run, turning the root into any directory it
+// likes for every run after.
+func clampAll(field string, declared, ceiling, writable []string, env Env) ([]string, []string) {
 	var warnings []string
 	var roots []string
 	for _, r := range ceiling {
-		rr, err := Resolve(r, env)
+		rr, links, err := resolveTracked(r, env)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("sandbox.%s ceiling entry %q: %v; ignored", field, r, err))
+			continue
+		}
+		if i := slices.IndexFunc(links, func(l string) bool { return shared.UnderAny(l, writable) }); i >= 0 {
+			warnings = append(warnings, fmt.Sprintf("sandbox.%s ceiling entry %q: it passes through the symlink %s, which lies in the writable ceiling %q, so a script could have changed it; ignored (name the real directory instead)", field, r, links[i], writable))
 			continue
 		}
 		roots = append(roots, rr)
@@ -123,4 +148,29 @@ func clampAll(field string, declared, ceiling []string, env Env) ([]string, []st
 		}
 	}
 	return out, warnings
+}
+
+// WritableRoots resolves the write ceiling's roots as they are now, for
+// checking the symlinks other roots pass through.
+func WritableRoots(ceiling []string, env Env) []string {
+	var out []string
+	for _, r := range ceiling {
+		if rr, err := Resolve(r, env); err == nil {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// ReadInsideWrite lists the read ceiling roots that lie inside a write
+// ceiling root: scripts may change what they hold.
+func ReadInsideWrite(c Ceiling, env Env) []string {
+	writable := WritableRoots(c.FSWrite, env)
+	var out []string
+	for _, r := range c.FSRead {
+		if rr, err := Resolve(r, env); err == nil && shared.UnderAny(rr, writable) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
