@@ -674,10 +674,16 @@ func escapeesAlive(_ *world, o outcome) bool {
 	return true
 }
 
-// outlivedOrLate: processes survived the run, or the call returned later
-// than timeout + grace + 1 s (plus headroom for a loaded machine).
+// lateAfter is when a run with a 2 s timeout and a 0.1 s grace counts as
+// late: the promise is timeout + grace + 1 s; 4 s more are headroom for a
+// busy 2-core machine, where every process in the teardown chain waits for
+// a CPU (on a quiet one these runs return in about 2.3 s). The failure this
+// guards against took 10-11 s, or never ended.
+const lateAfter = 2*time.Second + 100*time.Millisecond + time.Second + 4*time.Second
+
+// outlivedOrLate: processes survived the run, or the call returned late.
 func outlivedOrLate(w *world, o outcome) bool {
-	return len(escapees(o.run)) > 0 || o.took > 2*time.Second+100*time.Millisecond+time.Second+2*time.Second
+	return len(escapees(o.run)) > 0 || o.took > lateAfter
 }
 
 func killEscapees(_ *world, o outcome) {
@@ -863,4 +869,62 @@ func kinds(vs []shared.Violation) []string {
 		out = append(out, v.Kind+":"+v.Target)
 	}
 	return out
+}
+
+// TestTeardownCannotBeOutrun repeats the attacks on the teardown itself
+// (a fork bomb of setsid'd processes that ignore SIGTERM, and a script that
+// tries to starve its supervisor) under Landlock: every run must return
+// within timeout + grace + 1 s (plus headroom for a busy machine) and leave
+// no process behind. The suite above proves each attack works unconfined.
+func TestTeardownCannotBeOutrun(t *testing.T) {
+	rounds := 10
+	if testing.Short() {
+		rounds = 3
+	}
+	var picked []attack
+	for _, a := range attacks {
+		if strings.HasPrefix(a.name, "a fork bomb of setsid") || strings.HasPrefix(a.name, "starve the supervisor") {
+			picked = append(picked, a)
+		}
+	}
+	if len(picked) != 2 {
+		t.Fatalf("found %d of the 2 teardown attacks", len(picked))
+	}
+	users := []*syscall.Credential{nil}
+	if os.Geteuid() == 0 {
+		users = append(users, &syscall.Credential{Uid: 65534, Gid: 65534})
+	}
+	for _, cred := range users {
+		name := "uid" + strconv.Itoa(os.Geteuid())
+		if cred != nil {
+			name = "nobody"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, cred)
+			for _, a := range picked {
+				t.Run(a.name, func(t *testing.T) {
+					var worst time.Duration
+					for i := range rounds {
+						w.writeScript(a)
+						o := w.execute(w.landlock, w.request(a, w.landlock, fmt.Sprintf("teardown-%s-%d", name, i)))
+						if o.err != nil {
+							t.Fatalf("round %d: %v", i, o.err)
+						}
+						worst = max(worst, o.took)
+						if left := escapees(o.run); len(left) > 0 {
+							killEscapees(w, o)
+							t.Errorf("round %d left %d processes behind", i, len(left))
+						}
+						if outlivedOrLate(w, o) {
+							t.Errorf("round %d returned after %v (timeout 2 s, grace 0.1 s)", i, o.took)
+						}
+						if !o.res.TimedOut {
+							t.Errorf("round %d: not reported as timed out: %+v\n%s", i, o.res, o.out)
+						}
+					}
+					t.Logf("%d rounds, slowest return %v", rounds, worst)
+				})
+			}
+		})
+	}
 }

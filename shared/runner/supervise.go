@@ -149,7 +149,11 @@ type wireSpec struct {
 }
 
 // wireStatus travels from the supervisor back to Run.
+// The supervisor writes it once at the end; before that, for an isolated
+// helper, a line with only InitPid, so that Run can kill the namespace at the
+// deadline without waiting for the supervisor to be scheduled.
 type wireStatus struct {
+	InitPid    int    `json:"init_pid,omitempty"`
 	ExitCode   int    `json:"exit_code"`
 	Signal     string `json:"signal,omitempty"`
 	SetupError string `json:"setup_error,omitempty"`

@@ -63,6 +63,56 @@ type supervisedProcess struct {
 	status    *os.File
 	lifeline  *os.File
 	closeLine sync.Once
+
+	// initFD is a pidfd of an isolated helper (the PID namespace's init),
+	// -1 until the supervisor names it; final is the supervisor's status,
+	// closed once read.
+	initMu sync.Mutex
+	initFD int
+	final  chan wireStatus
+}
+
+// readStatus reads the supervisor's status pipe: an init notice, if any,
+// then the final status (or nothing, if the supervisor was killed).
+func (p *supervisedProcess) readStatus() {
+	dec := json.NewDecoder(p.status)
+	for {
+		var ws wireStatus
+		if err := dec.Decode(&ws); err != nil {
+			close(p.final)
+			return
+		}
+		if ws.InitPid > 0 && ws.SetupError == "" && ws.ExitCode == 0 && ws.Signal == "" {
+			if fd, err := unix.PidfdOpen(ws.InitPid, 0); err == nil {
+				p.initMu.Lock()
+				p.initFD = fd
+				p.initMu.Unlock()
+			}
+			continue
+		}
+		p.final <- ws
+		close(p.final)
+		return
+	}
+}
+
+// killInit kills the isolated helper through its pidfd, which cannot name a
+// reused pid: the kernel then kills everything in its namespace.
+func (p *supervisedProcess) killInit() {
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.initFD >= 0 {
+		_ = unix.PidfdSendSignal(p.initFD, unix.SIGKILL, nil, 0)
+	}
+}
+
+func (p *supervisedProcess) closeInit() {
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.initFD >= 0 {
+		unix.Close(p.initFD)
+		p.initFD = -1
+	}
 }
 
 // Starting a supervisor (and a confine helper) means exec'ing this binary,
@@ -92,6 +142,7 @@ func startSupervised(spec Spec) (process, error) {
 			_, _ = p.proc.Wait()
 			p.out.Close()
 			p.status.Close()
+			p.closeInit()
 			if attempt == 0 {
 				continue
 			}
@@ -168,7 +219,9 @@ func prestart(confine string) (*supervisedProcess, error) {
 		}
 		return nil, fmt.Errorf("%w: start supervisor: %w", ErrSetup, err)
 	}
-	return &supervisedProcess{proc: proc, out: outR, spec: specW, status: statusR, lifeline: lifeW}, nil
+	p := &supervisedProcess{proc: proc, out: outR, spec: specW, status: statusR, lifeline: lifeW, initFD: -1, final: make(chan wireStatus, 1)}
+	go p.readStatus()
+	return p, nil
 }
 
 // send hands the command to a waiting supervisor.
@@ -191,10 +244,10 @@ func (p *supervisedProcess) wait() status {
 	awaitExit(p.proc.Pid)
 	killGroup(p.proc.Pid, syscall.SIGKILL)
 	_, err := p.proc.Wait()
-	data, _ := io.ReadAll(p.status)
+	ws, ok := <-p.final
 	p.status.Close()
-	var ws wireStatus
-	if len(data) == 0 || json.Unmarshal(data, &ws) != nil {
+	p.closeInit()
+	if !ok {
 		// The supervisor ended before reporting: the cut lifeline or the
 		// backstop SIGKILL, each of which kills the command with it.
 		if err != nil {
@@ -212,6 +265,9 @@ func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{})
 		return
 	case <-time.After(grace):
 	}
+	// An isolated run ends here, in the kernel, whether or not the
+	// supervisor gets the CPU soon; the lifeline tells it to follow.
+	p.killInit()
 	p.cutLifeline()
 	select {
 	case <-stop:
@@ -314,6 +370,9 @@ func superviseMain() int {
 		killInit(syscall.SIGKILL)
 		killTree(self, true)
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
+	}
+	if h != nil && h.isolated {
+		_ = json.NewEncoder(statusF).Encode(wireStatus{InitPid: pid})
 	}
 
 	st := wireStatus{ExitCode: -1}
