@@ -19,6 +19,11 @@ type Features struct {
 	// Cgroups lists the cgroup controllers per-run cgroups get (root only).
 	Cgroups []string
 	Uid     int
+	// Namespaces says which namespaces confine helpers get, or why none.
+	Namespaces string
+	// ReadOnlyView: helpers get a private mount namespace, so everything
+	// outside the write grant is read-only for scripts.
+	ReadOnlyView bool
 }
 
 // Layers lists which protections are active, by name.
@@ -79,17 +84,22 @@ func (f Features) Probe() shared.Probe {
 		}
 	}
 	details := map[string]string{
-		"landlock_abi":  strconv.Itoa(f.RawABI),
-		"layers":        strings.Join(on, ", "),
-		"processes":     f.ProcessLimit(),
-		"pid_namespace": "not used (signal and ptrace isolation come from Landlock scopes)",
-		"running_as":    "uid " + strconv.Itoa(f.Uid),
+		"landlock_abi": strconv.Itoa(f.RawABI),
+		"layers":       strings.Join(on, ", "),
+		"processes":    f.ProcessLimit(),
+		"namespaces":   f.Namespaces,
+		"running_as":   "uid " + strconv.Itoa(f.Uid),
 	}
 	if f.ABI != f.RawABI {
 		details["landlock_abi_used"] = strconv.Itoa(f.ABI) + " (a kernel erratum is not fixed)"
 	}
 	if f.Uid == 0 {
 		details["capabilities"] = "dropped for scripts"
+	}
+	if f.ReadOnlyView {
+		details["outside_the_grant"] = "read-only, nosuid mounts (no chmod, chown, utimes or xattrs)"
+	} else {
+		details["outside_the_grant"] = "metadata changes refused everywhere by seccomp (no private mount namespace)"
 	}
 	if ne := f.NotEnforced(); len(ne) > 0 {
 		details["not_enforced"] = strings.Join(ne, "; ")
@@ -100,7 +110,7 @@ func (f Features) Probe() shared.Probe {
 	case !f.Seccomp:
 		return shared.Probe{Status: shared.Unsupported, Reason: "seccomp is not available, so sockets cannot be denied", Details: details}
 	}
-	return shared.Probe{Status: shared.Healthy, Reason: fmt.Sprintf("Landlock ABI %d: %s; processes: %s", f.RawABI, strings.Join(on, ", "), f.ProcessLimit()), Details: details}
+	return shared.Probe{Status: shared.Healthy, Reason: fmt.Sprintf("Landlock ABI %d: %s; namespaces: %s; processes: %s", f.RawABI, strings.Join(on, ", "), f.Namespaces, f.ProcessLimit()), Details: details}
 }
 
 func hasPrefix(list []string, prefix string) bool {

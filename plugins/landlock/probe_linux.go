@@ -8,6 +8,8 @@ import (
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // detect inspects the kernel. It never fails: what is missing is reported.
@@ -34,6 +36,15 @@ func detect() Features {
 		f.Seccomp = true
 	}
 	f.Cgroups = cgroupNames()
+	if iso, err := runner.ProbeIsolation(); err != nil {
+		f.Namespaces = "none (" + err.Error() + "); processes are bounded by the supervisor"
+	} else {
+		f.ReadOnlyView = iso.Mount
+		f.Namespaces = "pid, mount"
+		if iso.User {
+			f.Namespaces += ", user"
+		}
+	}
 	return f
 }
 

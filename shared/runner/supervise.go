@@ -13,6 +13,7 @@ import (
 const (
 	superviseArg = "__skillhost-supervise"
 	confineArg   = "__skillhost-confine"
+	noopArg      = "__skillhost-noop" // exits at once: for probing namespaces
 )
 
 // Confiner restricts the calling thread (for example with Landlock or
@@ -128,6 +129,8 @@ func Init() {
 			os.Exit(superviseMain())
 		case confineArg:
 			os.Exit(confineMain())
+		case noopArg:
+			os.Exit(0)
 		}
 	}
 	supervised.Store(supervisionSupported())

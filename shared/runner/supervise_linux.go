@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -485,6 +486,31 @@ func startHelper(confine string) (*helper, error) {
 		h.release = prepare(pid)
 	}
 	return h, nil
+}
+
+// ProbeIsolation starts this binary once in the namespaces an isolated
+// confine helper would get and reports whether the kernel allowed it.
+func ProbeIsolation() (Isolation, error) {
+	attr, extra := namespaceAttr()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return Isolation{}, err
+	}
+	defer devnull.Close()
+	pid, err := syscall.ForkExec(selfExe, []string{selfExe, noopArg}, &syscall.ProcAttr{
+		Dir: "/", Env: helperEnv(), Files: []uintptr{devnull.Fd(), devnull.Fd(), devnull.Fd()}, Sys: attr,
+	})
+	if err != nil {
+		return Isolation{}, err
+	}
+	var ws syscall.WaitStatus
+	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
+		return Isolation{}, err
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return Isolation{}, fmt.Errorf("probe process ended with %v", ws)
+	}
+	return Isolation{PID: true, Mount: true, User: slices.Contains(extra, isoUser)}, nil
 }
 
 // namespaceAttr returns the clone attributes of an isolated helper: new PID
