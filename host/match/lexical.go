@@ -62,8 +62,10 @@ type LexicalOptions struct {
 	// skill in the catalog uses (1 minus it scales every skill's
 	// evidence). Messages on a catalog's topics are written mostly in its
 	// words; a message about hiking trails that shares "near" with one
-	// skill is mostly words no skill knows.
-	Unknown float64
+	// skill is mostly words no skill knows. A catalog with a small
+	// vocabulary cannot tell the two apart, so the exponent shrinks in
+	// proportion below Vocabulary distinct words.
+	Unknown, Vocabulary float64
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
@@ -94,6 +96,7 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.BodyIDF, 2)
 	def(&o.NameBonus, 0.5)
 	def(&o.Unknown, 1)
+	def(&o.Vocabulary, 600)
 	return o
 }
 
@@ -122,7 +125,8 @@ type posting struct {
 }
 
 type lexIndex struct {
-	n int
+	n     int
+	words int // distinct words, pairs not counted
 	// norm is each document's per-field BM25 length divisor.
 	norm     [][numFields]float64
 	postings map[string][]posting
@@ -177,6 +181,9 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 			idx.norm[i][f] = 1 - fo.B + fo.B*length/fo.RefLen
 		}
 		for t, v := range tf {
+			if len(idx.postings[t]) == 0 && !strings.Contains(t, " ") {
+				idx.words++
+			}
 			idx.postings[t] = append(idx.postings[t], posting{doc: int32(i), tf: *v})
 		}
 	}
@@ -204,6 +211,7 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	for f := range weights {
 		weights[f] = o.field(f).Weight
 	}
+	unknownExp := o.Unknown * min(1, float64(idx.words)/o.Vocabulary)
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
 	var words, unknown float64 // whole words in the message, and those no skill has
@@ -252,7 +260,7 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 			e *= o.Unanchored
 		}
 		if words > 0 {
-			e *= math.Pow(1-unknown/words, o.Unknown)
+			e *= math.Pow(1-unknown/words, unknownExp)
 		}
 		scores[i] = e / (e + o.Saturation)
 	}
