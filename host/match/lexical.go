@@ -119,16 +119,20 @@ type Lexical struct {
 	idx  *lexIndex
 }
 
+// posting is one skill's weighted, length-normalised frequency of a term:
+// in the body, and in the other fields summed, kept apart because the
+// body's weight depends on the term's idf.
 type posting struct {
-	doc int32
-	tf  [numFields]float32 // weighted term frequency per field
+	doc   int32
+	other float32
+	body  float32
+	// inName and inDescription anchor the skill (see Unanchored).
+	inName, inDescription bool
 }
 
 type lexIndex struct {
-	n     int
-	words int // distinct words, pairs not counted
-	// norm is each document's per-field BM25 length divisor.
-	norm     [][numFields]float64
+	n        int
+	words    int // distinct words, pairs not counted
 	postings map[string][]posting
 }
 
@@ -161,30 +165,38 @@ func fields(d Doc) [numFields]string {
 
 // Index implements Matcher.
 func (l *Lexical) Index(_ context.Context, docs []Doc) error {
-	idx := &lexIndex{n: len(docs), norm: make([][numFields]float64, len(docs)), postings: map[string][]posting{}}
+	idx := &lexIndex{n: len(docs), postings: map[string][]posting{}}
 	o := l.opts
 	memo := map[string]string{}
 	for i, d := range docs {
-		tf := map[string]*[numFields]float32{}
+		tf := map[string]*[numFields]float64{}
+		var norm [numFields]float64 // BM25's length divisor of each field
 		for f, text := range fields(d) {
 			var length float64
 			for _, t := range analyze(text, memo, true) {
 				v := tf[t.text]
 				if v == nil {
-					v = new([numFields]float32)
+					v = new([numFields]float64)
 					tf[t.text] = v
 				}
-				v[f] += float32(t.weight)
+				v[f] += t.weight
 				length += t.weight
 			}
 			fo := o.field(f)
-			idx.norm[i][f] = 1 - fo.B + fo.B*length/fo.RefLen
+			norm[f] = 1 - fo.B + fo.B*length/fo.RefLen
 		}
 		for t, v := range tf {
 			if len(idx.postings[t]) == 0 && !strings.Contains(t, " ") {
 				idx.words++
 			}
-			idx.postings[t] = append(idx.postings[t], posting{doc: int32(i), tf: *v})
+			p := posting{doc: int32(i), inName: v[fieldName] != 0, inDescription: v[fieldDescription] != 0,
+				body: float32(o.Body.Weight * v[fieldBody] / norm[fieldBody])}
+			var other float64
+			for f := range fieldBody {
+				other += o.field(f).Weight * v[f] / norm[f]
+			}
+			p.other = float32(other)
+			idx.postings[t] = append(idx.postings[t], p)
 		}
 	}
 	l.mu.Lock()
@@ -207,11 +219,6 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		return nil, nil
 	}
 	o := l.opts
-	var weights [numFields]float64
-	for f := range weights {
-		weights[f] = o.field(f).Weight
-	}
-	unknownExp := o.Unknown * min(1, float64(idx.words)/o.Vocabulary)
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
 	var words, unknown float64 // whole words in the message, and those no skill has
@@ -223,34 +230,36 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		}
 		seen[t.text] = true
 		plist := idx.postings[t.text]
-		// idf relative to that of a term only one skill has, so evidence
-		// means the same in a catalog of ten skills or ten thousand.
-		rel := idf(idx.n, max(len(plist), 1)) / maxIDF
-		w := t.weight * rel
-		fw := weights
-		fw[fieldBody] *= math.Pow(rel, o.BodyIDF)
 		if t.whole == "" && t.weight == 1 { // pairs and parts would count a word twice
 			words++
 			if len(plist) == 0 {
 				unknown++
 			}
 		}
+		if len(plist) == 0 {
+			continue
+		}
+		// idf relative to that of a term only one skill has, so evidence
+		// means the same in a catalog of ten skills or ten thousand.
+		rel := idf(idx.n, len(plist)) / maxIDF
+		w := t.weight * rel
+		bodyScale := math.Pow(rel, o.BodyIDF)
 		for _, p := range plist {
-			norm := &idx.norm[p.doc]
-			var tf float64
-			for f := range fw {
-				if p.tf[f] != 0 {
-					tf += fw[f] * float64(p.tf[f]) / norm[f]
-				}
+			tf := float64(p.other) + bodyScale*float64(p.body)
+			e := w * tf / (tf + o.K1)
+			if p.inName {
+				e += o.NameBonus * w
 			}
-			scores[p.doc] += w * tf / (tf + o.K1)
-			if p.tf[fieldName] != 0 {
-				scores[p.doc] += o.NameBonus * w
-			}
-			if p.tf[fieldName] != 0 || p.tf[fieldDescription] != 0 {
+			scores[p.doc] += e
+			if p.inName || p.inDescription {
 				anchored[p.doc] = true
 			}
 		}
+	}
+	// Every skill's evidence shrinks alike with the share of unknown words.
+	known := 1.0
+	if words > 0 {
+		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
 	for i, e := range scores {
 		if e == 0 {
@@ -259,9 +268,7 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		if !anchored[i] {
 			e *= o.Unanchored
 		}
-		if words > 0 {
-			e *= math.Pow(1-unknown/words, unknownExp)
-		}
+		e *= known
 		scores[i] = e / (e + o.Saturation)
 	}
 	return scores, nil
