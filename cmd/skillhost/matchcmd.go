@@ -28,14 +28,32 @@ func round(f float64) float64 { return float64(int(f*10000+0.5)) / 10000 }
 
 func (a *app) matchCmd() *cobra.Command {
 	var limit int
+	var evalPath string
 	cmd := &cobra.Command{
-		Use:   "match MESSAGE",
+		Use:   "match MESSAGE | match --eval LABELS.jsonl",
 		Short: "Rank the skills that fit a message (scores in [0, 1], above match.threshold)",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: "Match prints the skills whose score for MESSAGE reaches match.threshold, best first.\n\n" +
+			"With --eval it measures the configured matcher on the catalog (--skills or skills.roots)\n" +
+			"instead: LABELS.jsonl holds one {\"message\": ..., \"expect\": \"skill-name\"} per line, with no\n" +
+			"\"expect\" for a message no skill should match. It prints Hit@1, Hit@3, MRR, the share of\n" +
+			"off-topic messages that matched nothing (abstain), the misses, and Hit@1 and abstain at\n" +
+			"other thresholds (see docs/matching.md).",
+		Args: args(func(cmd *cobra.Command, argv []string) error {
+			if evalPath != "" {
+				if len(argv) > 0 {
+					return fmt.Errorf("match --eval takes no MESSAGE")
+				}
+				return nil
+			}
+			return cobra.ExactArgs(1)(cmd, argv)
+		}),
 		RunE: func(_ *cobra.Command, argv []string) error {
 			h, err := a.open()
 			if err != nil {
 				return err
+			}
+			if evalPath != "" {
+				return a.evaluate(h, evalPath)
 			}
 			ms, err := h.Match(context.Background(), argv[0], limit)
 			if err != nil {
@@ -56,6 +74,7 @@ func (a *app) matchCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many skills (0: match.limit)")
+	cmd.Flags().StringVar(&evalPath, "eval", "", "measure matching on the catalog with the labelled messages in this JSONL file")
 	return cmd
 }
 

@@ -3,94 +3,201 @@ package match
 import (
 	"context"
 	"math"
+	"strings"
 	"sync"
 )
 
-// LexicalOptions tune the lexical matcher; zero values take the defaults,
-// which were set on the labelled set in testdata/match.
+// Fields of a skill the lexical matcher scores separately (BM25F).
+const (
+	fieldName = iota
+	fieldDescription
+	// fieldOutline is the body's headings and the skill's tool names and
+	// descriptions: what the instructions are about, without their text.
+	fieldOutline
+	fieldBody
+	numFields
+)
+
+// FieldOptions weigh and length-normalise one field.
+type FieldOptions struct {
+	// Weight scales the field's term frequencies.
+	Weight float64
+	// B is BM25's length normalisation in [0, 1]: 0 ignores length, 1
+	// divides frequencies by length over RefLen.
+	B float64
+	// RefLen is the reference length in tokens. It is fixed, not the
+	// catalog's average, so a skill's score does not depend on which other
+	// skills are installed.
+	RefLen float64
+}
+
+// LexicalOptions tune the lexical matcher. Zero values take the defaults,
+// which were chosen on the tune half of the realistic labelled set in
+// testdata/match-long (see TestTune and docs/matching.md); a negative
+// value means zero.
 type LexicalOptions struct {
-	// K1 and B are BM25's term-frequency saturation and length
-	// normalisation.
-	K1, B float64
-	// NameWeight, DescriptionWeight and BodyWeight scale a term's
-	// frequency by the field it occurs in (BM25F).
-	NameWeight, DescriptionWeight, BodyWeight float64
-	// Saturation turns BM25F evidence e into a score e/(e+Saturation): the
+	// K1 is BM25's term-frequency saturation.
+	K1 float64
+	// Name, Description, Outline (headings and tool names) and Body weigh
+	// and normalise each field.
+	Name, Description, Outline, Body FieldOptions
+	// Saturation turns evidence e into a score e/(e+Saturation): the
 	// evidence at which a skill scores 0.5.
 	Saturation float64
+	// Unanchored scales the evidence of a skill that has none of the
+	// message's terms in its name or description: a long body shares a
+	// word or two with almost any message, and that is little reason to
+	// load the skill.
+	Unanchored float64
+	// BodyIDF is the power of a term's relative idf that further scales
+	// its body frequency: a long body has most common words somewhere, so
+	// only its rare words say much about it.
+	BodyIDF float64
+	// NameBonus is evidence added, times the term's relative idf, for each
+	// message term in a skill's name, outside BM25's saturation: a skill
+	// named for what the user asks about is worth more than one that
+	// mentions it.
+	NameBonus float64
+	// Unknown is the exponent of the share of the message's words that no
+	// skill in the catalog uses (1 minus it scales every skill's
+	// evidence). Messages on a catalog's topics are written mostly in its
+	// words; a message about hiking trails that shares "near" with one
+	// skill is mostly words no skill knows. A catalog with a small
+	// vocabulary cannot tell the two apart, so the exponent shrinks in
+	// proportion below Vocabulary distinct words.
+	Unknown, Vocabulary float64
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
-// chosen on the labelled set (see TestTune).
-const DefaultLexicalThreshold = 0.30
+// chosen on the tune half of the realistic labelled set (see TestTune).
+const DefaultLexicalThreshold = 0.225
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
-		if *v == 0 {
+		switch {
+		case *v == 0:
 			*v = d
+		case *v < 0:
+			*v = 0
 		}
 	}
+	field := func(f *FieldOptions, w, b, ref float64) {
+		def(&f.Weight, w)
+		def(&f.B, b)
+		def(&f.RefLen, ref)
+	}
 	def(&o.K1, 1.2)
-	def(&o.B, 0.3)
-	def(&o.NameWeight, 1)
-	def(&o.DescriptionWeight, 1)
-	def(&o.BodyWeight, 0.5)
+	field(&o.Name, 3, 0.5, 3)
+	field(&o.Description, 1.5, 0.5, 40)
+	field(&o.Outline, 0.5, 0.5, 60)
+	field(&o.Body, 1, 0.5, 1000)
 	def(&o.Saturation, 1.25)
+	def(&o.Unanchored, 0.5)
+	def(&o.BodyIDF, 2)
+	def(&o.NameBonus, 0.5)
+	def(&o.Unknown, 1)
+	def(&o.Vocabulary, 600)
 	return o
 }
 
-// Lexical ranks skills by BM25F over their name, description and
-// instructions: each message term a skill contains adds its idf (relative
-// to the rarest possible) times BM25's saturated, length-normalised
-// frequency. The sum is evidence that
-// does not grow with the length of the message, only with what it shares
-// with the skill, so it is mapped into [0, 1] by a fixed saturation and a
-// fixed threshold can reject messages no skill fits.
+func (o LexicalOptions) field(f int) FieldOptions {
+	return [...]FieldOptions{o.Name, o.Description, o.Outline, o.Body}[f]
+}
+
+// Lexical ranks skills by BM25F over their name, description, outline
+// (headings and tools) and body. Each field's term frequency is weighted
+// and normalised against a fixed reference length, the fields are summed,
+// and the sum is saturated once per term (BM25F), so a word repeated all
+// over a long body counts little more than once. Each message term a skill
+// contains adds that times the term's idf relative to the rarest possible.
+// The sum is evidence that does not grow with the length of the message,
+// only with what it shares with the skill, so it maps into [0, 1] by a
+// fixed saturation, and one threshold can reject messages no skill fits.
 type Lexical struct {
 	opts LexicalOptions
 	mu   sync.RWMutex
 	idx  *lexIndex
 }
 
+// posting is one skill's weighted, length-normalised frequency of a term:
+// in the body, and in the other fields summed, kept apart because the
+// body's weight depends on the term's idf.
 type posting struct {
-	doc int
-	tf  float64 // field-weighted term frequency
+	doc   int32
+	other float32
+	body  float32
+	// inName and inDescription anchor the skill (see Unanchored).
+	inName, inDescription bool
 }
 
 type lexIndex struct {
 	n        int
-	docLen   []float64
-	avgLen   float64
+	words    int // distinct words, pairs not counted
 	postings map[string][]posting
 }
 
 // NewLexical returns a lexical matcher.
 func NewLexical(opts LexicalOptions) *Lexical { return &Lexical{opts: opts.withDefaults()} }
 
+// fields splits a document into the scored fields.
+func fields(d Doc) [numFields]string {
+	var outline, body strings.Builder
+	inFence := false
+	for _, line := range strings.Split(d.Body, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(trimmed, "#") {
+			outline.WriteString(strings.TrimLeft(trimmed, "# "))
+			outline.WriteByte('\n')
+			continue
+		}
+		body.WriteString(line)
+		body.WriteByte('\n')
+	}
+	for _, t := range d.Tools {
+		outline.WriteString(t)
+		outline.WriteByte('\n')
+	}
+	return [numFields]string{d.Name, d.Description, outline.String(), body.String()}
+}
+
 // Index implements Matcher.
 func (l *Lexical) Index(_ context.Context, docs []Doc) error {
-	idx := &lexIndex{n: len(docs), docLen: make([]float64, len(docs)), postings: map[string][]posting{}}
+	idx := &lexIndex{n: len(docs), postings: map[string][]posting{}}
 	o := l.opts
-	var total float64
 	memo := map[string]string{}
 	for i, d := range docs {
-		tf := map[string]float64{}
-		for _, f := range []struct {
-			text   string
-			weight float64
-		}{{d.Name, o.NameWeight}, {d.Description, o.DescriptionWeight}, {d.Body, o.BodyWeight}} {
-			for _, t := range tokens(f.text, memo) {
-				tf[t] += f.weight
-				idx.docLen[i] += f.weight
+		tf := map[string]*[numFields]float64{}
+		var norm [numFields]float64 // BM25's length divisor of each field
+		for f, text := range fields(d) {
+			var length float64
+			for _, t := range analyze(text, memo, true) {
+				v := tf[t.text]
+				if v == nil {
+					v = new([numFields]float64)
+					tf[t.text] = v
+				}
+				v[f] += t.weight
+				length += t.weight
 			}
+			fo := o.field(f)
+			norm[f] = 1 - fo.B + fo.B*length/fo.RefLen
 		}
 		for t, v := range tf {
-			idx.postings[t] = append(idx.postings[t], posting{doc: i, tf: v})
+			if len(idx.postings[t]) == 0 && !strings.Contains(t, " ") {
+				idx.words++
+			}
+			p := posting{doc: int32(i), inName: v[fieldName] != 0, inDescription: v[fieldDescription] != 0,
+				body: float32(o.Body.Weight * v[fieldBody] / norm[fieldBody])}
+			var other float64
+			for f := range fieldBody {
+				other += o.field(f).Weight * v[f] / norm[f]
+			}
+			p.other = float32(other)
+			idx.postings[t] = append(idx.postings[t], p)
 		}
-		total += idx.docLen[i]
-	}
-	if len(docs) > 0 {
-		idx.avgLen = total / float64(len(docs))
 	}
 	l.mu.Lock()
 	l.idx = idx
@@ -113,23 +220,56 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	}
 	o := l.opts
 	scores := make([]float64, idx.n)
+	anchored := make([]bool, idx.n)
+	var words, unknown float64 // whole words in the message, and those no skill has
 	seen := map[string]bool{}
-	for _, t := range Tokens(message) {
-		if seen[t] {
+	maxIDF := idf(idx.n, 1)
+	for _, t := range analyze(message, nil, true) {
+		if seen[t.text] {
 			continue
 		}
-		seen[t] = true
-		plist := idx.postings[t]
+		seen[t.text] = true
+		plist := idx.postings[t.text]
+		if t.whole == "" && t.weight == 1 { // pairs and parts would count a word twice
+			words++
+			if len(plist) == 0 {
+				unknown++
+			}
+		}
+		if len(plist) == 0 {
+			continue
+		}
 		// idf relative to that of a term only one skill has, so evidence
 		// means the same in a catalog of ten skills or ten thousand.
-		w := idf(idx.n, len(plist)) / idf(idx.n, 1)
+		rel := idf(idx.n, len(plist)) / maxIDF
+		w := t.weight * rel
+		bodyScale := math.Pow(rel, o.BodyIDF)
 		for _, p := range plist {
-			norm := o.K1 * (1 - o.B + o.B*idx.docLen[p.doc]/idx.avgLen)
-			scores[p.doc] += w * p.tf / (p.tf + norm)
+			tf := float64(p.other) + bodyScale*float64(p.body)
+			e := w * tf / (tf + o.K1)
+			if p.inName {
+				e += o.NameBonus * w
+			}
+			scores[p.doc] += e
+			if p.inName || p.inDescription {
+				anchored[p.doc] = true
+			}
 		}
 	}
-	for i := range scores {
-		scores[i] /= scores[i] + o.Saturation
+	// Every skill's evidence shrinks alike with the share of unknown words.
+	known := 1.0
+	if words > 0 {
+		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
+	}
+	for i, e := range scores {
+		if e == 0 {
+			continue
+		}
+		if !anchored[i] {
+			e *= o.Unanchored
+		}
+		e *= known
+		scores[i] = e / (e + o.Saturation)
 	}
 	return scores, nil
 }

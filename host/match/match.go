@@ -19,11 +19,17 @@ type Doc struct {
 	Name        string
 	Description string
 	Body        string
+	// Tools are the skill's tools, each its name and description.
+	Tools []string
 }
 
 // DocOf returns the indexed parts of s.
 func DocOf(s *skill.Skill) Doc {
-	return Doc{Name: s.Name, Description: s.Description, Body: s.Instructions}
+	d := Doc{Name: s.Name, Description: s.Description, Body: s.Instructions}
+	for _, t := range s.Tools {
+		d.Tools = append(d.Tools, t.Name+": "+t.Description)
+	}
+	return d
 }
 
 // Matcher scores messages against an indexed set of documents. Scores are

@@ -17,18 +17,34 @@ import (
 func TestTokens(t *testing.T) {
 	tests := map[string][]string{
 		"check-deploy.sh":               {"check", "deploy", "sh"},
-		"csv_summary":                   {"csv", "summari"},
-		"parseDurationValue":            {"pars", "durat", "valu"},
+		"csv_summary":                   {"csv_summary", "csv", "summari"},
+		"parseDurationValue":            {"parsedurationvalu", "pars", "durat", "valu"},
 		"Summaries of the summarized":   {"summari", "summar"},
 		"Could you please help me with": nil,
-		"report.pdf files, 2 PDFs":      {"report", "pdf", "file", "2", "pdf"},
+		"report.pdf files, 2 PDFs, 429": {"report", "pdf", "file", "pdf", "429"},
 		"don't":                         nil,
-		"Übersetzung ins Deutsche":      {"übersetzung", "in", "deutsch"},
+		"Übersetzung ins Deutsche":      {"übersetzung", "ins", "deutsch"},
+		// Stop words are checked after stemming; skill and tool are not
+		// stop words; contractions lose their suffix.
+		"help me make a new skill for our deployment runbook": {"new", "skill", "deploy", "runbook"},
+		"what's the skill's tools":                            {"skill", "tool"},
+		// Compound words give the whole and the parts; acronyms are not
+		// stemmed (AWS is not "aw").
+		"TypeScript on GitHub, AWS, XMLParser, SEV2": {"typescript", "type", "script", "github", "git", "hub", "aws", "xmlparser", "xml", "parser", "sev2", "sev"},
+		"for_each": {"for_each"},
 	}
 	for in, want := range tests {
 		if got := Tokens(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("Tokens(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestAnalyzePairs(t *testing.T) {
+	got := analyze("pivot tables in Excel", nil, true)
+	want := []term{{text: "pivot", weight: 1}, {text: "tabl", weight: 1}, {text: "pivot tabl", weight: bigramWeight}, {text: "excel", weight: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("analyze = %+v, want %+v", got, want)
 	}
 }
 

@@ -8,78 +8,198 @@ import (
 )
 
 // stopWords carry no topic: English function words and the filler of
-// requests to an agent ("could you please help me with").
-var stopWords = toSet(`a about above after again against all am an and any are as at be because been before being
+// requests to an agent ("could you please help me with"). They are
+// compared after stemming, so every inflection goes too ("helps",
+// "wanted"); domain words such as "skill" and "tool" are not stop words,
+// since a catalog may well have a skill about skills.
+var stopWords = stemSet(`a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has have having he
 her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
 off on once only or other our ours ourselves out over own same she should so some such than that the their theirs
 them themselves then there these they this those through to too under until up very was we were what when where
 which while who whom why will with would you your yours yourself yourselves
-also anything get got give go going help hey hi hello let lets like make may maybe might much must need needs
-please pls thank thanks want wanted wants way well yes yeah ok okay one really something thing things use using
-used skill tool tools can't don't i'm it's i'd i've`)
+also anything get got give go going help hey hi hello let lets like make may maybe might much must need
+please pls thank thanks want way well yes yeah ok okay one really something thing use
+im ive id ill youre were theyre whats thats theres heres lets`)
 
-func toSet(words string) map[string]bool {
+func stemSet(words string) map[string]bool {
 	set := map[string]bool{}
 	for _, w := range strings.Fields(words) {
 		set[w] = true
+		set[english.Stem(w, false)] = true
 	}
 	return set
 }
 
-// Tokens splits text into stemmed, lower-case terms. Words break at
-// anything but letters and digits, so kebab-case, snake_case and file
-// names (report.pdf) split too, and at lower-to-upper case changes
-// (camelCase); stop words go; plurals and other suffixes are stemmed
-// (Porter2), so "summaries" and "summarize" meet at "summari".
-func Tokens(text string) []string { return tokens(text, nil) }
+// term is one indexed or queried unit of text with the weight it counts
+// for: whole words 1, the parts of a compound word and word pairs less.
+type term struct {
+	text   string
+	weight float64
+	// whole is, for a part of a compound word, the whole word's text.
+	whole string
+}
 
-// tokens is Tokens with an optional memo of stems, which indexing a large
-// catalog shares across skills (stemming dominates the cost otherwise).
-func tokens(text string, memo map[string]string) []string {
+// Term weights of the parts of compound words and of word pairs, relative
+// to whole words. Parts count less so "TypeScript" is not as good as two
+// words "type" and "script"; pairs add a little for phrases that appear
+// as written ("pivot table").
+const (
+	partWeight   = 0.3
+	bigramWeight = 0.5
+)
+
+// Tokens splits text into stemmed, lower-case terms. Words break at
+// anything but letters, digits and an apostrophe inside a word; kebab-case,
+// snake_case and file names (report.pdf) split too. A word that changes
+// case inside (TypeScript, GitHub, XMLParser) gives the whole word and
+// its parts. Stop words go after stemming; contractions lose their
+// suffix ("user's" is "user", "what's" is "what" and so a stop word) and
+// negations ("don't") go. Stemming is Porter2, so "summaries" and
+// "summarize" meet at "summari".
+func Tokens(text string) []string {
 	var out []string
-	var word []rune
-	flush := func() {
-		if len(word) == 0 {
-			return
-		}
-		if acronymPlural(word) {
-			word = word[:len(word)-1] // PDFs, APIs, URLs
-		}
-		w := strings.ToLower(string(word))
-		word = word[:0]
-		if stopWords[w] || len(w) < 2 && !unicode.IsDigit([]rune(w)[0]) {
-			return
-		}
+	for _, t := range analyze(text, nil, false) {
+		out = append(out, t.text)
+	}
+	return out
+}
+
+// analyze returns the weighted terms of text, word pairs included when
+// pairs is set. memo caches stems across calls (stemming dominates the
+// cost of indexing a large catalog).
+func analyze(text string, memo map[string]string, pairs bool) []term {
+	var out []term
+	prevWord := "" // the last whole word kept, for pairs
+	stem := func(w string) string {
 		if memo == nil {
-			out = append(out, english.Stem(w, false))
-			return
+			return english.Stem(w, false)
 		}
 		st, ok := memo[w]
 		if !ok {
 			st = english.Stem(w, false)
 			memo[w] = st
 		}
-		out = append(out, st)
+		return st
 	}
-	var prev rune
-	for _, r := range text {
-		switch {
-		case r == '\'' && unicode.IsLetter(prev):
-			// Contractions and possessives stay one word ("don't", "user's").
-			word = append(word, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if unicode.IsUpper(r) && unicode.IsLower(prev) {
-				flush()
+	keep := func(w string) (string, bool) {
+		if isNumber(w) {
+			// Small numbers (page 2, 5 slides) say nothing of the topic;
+			// larger ones may (HTTP 429, the year 2014).
+			return w, len(w) >= 3
+		}
+		if len(w) < 2 {
+			return "", false
+		}
+		// Short words are not stemmed: most are acronyms or names (AWS,
+		// CSS, ios) that Porter2 would cut.
+		st := w
+		if len(w) > 3 {
+			st = stem(w)
+		}
+		if stopWords[w] || stopWords[st] {
+			return "", false
+		}
+		return st, true
+	}
+	for _, raw := range words(text) {
+		w := strings.ToLower(raw)
+		if i := strings.IndexRune(w, '\''); i >= 0 {
+			if strings.HasSuffix(w, "n't") {
+				prevWord = ""
+				continue // negations carry no topic
 			}
-			word = append(word, r)
-		default:
-			flush()
+			w = w[:i]
+			raw = raw[:i]
+			if w == "" {
+				continue
+			}
+		}
+		if acronymPlural([]rune(raw)) {
+			raw, w = raw[:len(raw)-1], w[:len(w)-1] // PDFs, APIs, URLs
+		}
+		st, ok := keep(w)
+		if strings.Contains(w, "_") {
+			st, ok = w, true // an identifier: kept whole, unstemmed
+		}
+		if !ok {
+			prevWord = ""
+			continue
+		}
+		out = append(out, term{text: st, weight: 1})
+		if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
+			for _, p := range parts {
+				if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
+					out = append(out, term{text: ps, weight: partWeight, whole: st})
+				}
+			}
+		}
+		if pairs && prevWord != "" {
+			out = append(out, term{text: prevWord + " " + st, weight: bigramWeight})
+		}
+		prevWord = st
+	}
+	return out
+}
+
+// words splits text at anything but letters, digits and apostrophes
+// between letters.
+func words(text string) []string {
+	var out []string
+	start := -1
+	var prev rune
+	for i, r := range text {
+		inWord := unicode.IsLetter(r) || unicode.IsDigit(r) ||
+			(r == '\'' || r == '’') && unicode.IsLetter(prev) ||
+			r == '_' && (unicode.IsLetter(prev) || unicode.IsDigit(prev))
+		switch {
+		case inWord && start < 0:
+			start = i
+		case !inWord && start >= 0:
+			out = append(out, normaliseQuote(text[start:i]))
+			start = -1
 		}
 		prev = r
 	}
-	flush()
+	if start >= 0 {
+		out = append(out, normaliseQuote(text[start:]))
+	}
 	return out
+}
+
+func normaliseQuote(w string) string {
+	w = strings.ReplaceAll(w, "’", "'")
+	return strings.TrimRight(w, "'_")
+}
+
+// caseParts splits a word at underscores (snake_case identifiers such as
+// for_each or work_mem) and where its case changes: lower to upper
+// (camelCase), at the end of an upper-case run followed by a lower-case
+// letter (XMLParser: XML, Parser), and between letters and digits (SEV2,
+// utf8). A word without such a change is one part.
+func caseParts(w string) []string {
+	if strings.Contains(w, "_") {
+		var parts []string
+		for _, p := range strings.Split(w, "_") {
+			if p != "" {
+				parts = append(parts, caseParts(p)...)
+			}
+		}
+		return parts
+	}
+	rs := []rune(w)
+	var parts []string
+	start := 0
+	for i := 1; i < len(rs); i++ {
+		lowerToUpper := unicode.IsLower(rs[i-1]) && unicode.IsUpper(rs[i])
+		acronymEnd := i+1 < len(rs) && unicode.IsUpper(rs[i-1]) && unicode.IsUpper(rs[i]) && unicode.IsLower(rs[i+1])
+		digitEdge := unicode.IsDigit(rs[i-1]) != unicode.IsDigit(rs[i])
+		if lowerToUpper || acronymEnd || digitEdge {
+			parts = append(parts, string(rs[start:i]))
+			start = i
+		}
+	}
+	return append(parts, string(rs[start:]))
 }
 
 // acronymPlural reports whether w is an upper-case acronym with a plural s.
@@ -93,4 +213,13 @@ func acronymPlural(w []rune) bool {
 		}
 	}
 	return true
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return w != ""
 }
