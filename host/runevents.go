@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"unicode/utf8"
 
@@ -104,8 +105,13 @@ func (e *runEvents) failed(ctx context.Context, err error) {
 	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
 }
 
-// fields are the result as `skillhost run --json` and the run's last event
-// show it.
+// MarshalJSON renders the result as `skillhost run --json` and the run's
+// last event show it: output, exit_code, signal, timed_out, truncated,
+// duration_ms, grant, strategy, violations and not_enforced (lists are []
+// rather than null), plus the skill and tool names.
+func (r *RunResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields()) }
+
+// fields are the result's JSON form as a map, for event data.
 func (r *RunResult) fields() map[string]any {
 	violations := r.Violations
 	if violations == nil {
