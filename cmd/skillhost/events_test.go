@@ -13,12 +13,12 @@ import (
 	"github.com/skillhost/skillhost/internal/testbin"
 )
 
-// skillhostBinary builds the real skillhost and the plugins, and returns
-// the binary and the plugin directory.
-func skillhostBinary(t *testing.T) (string, string) {
+// skillhostBinary builds the real skillhost and the null plugin, and
+// returns the binary and the plugin directory.
+func skillhostBinary(t testing.TB) (string, string) {
 	t.Helper()
-	dir := plugins(t)
-	if _, err := testbin.Build("./cmd/skillhost"); err != nil {
+	dir, err := testbin.Build("./cmd/skillhost", "./cmd/skillhost-sandbox-null")
+	if err != nil {
 		t.Fatal(err)
 	}
 	return testbin.Path("./cmd/skillhost"), dir
@@ -26,7 +26,7 @@ func skillhostBinary(t *testing.T) (string, string) {
 
 // writeSkill writes a skill with the given scripts (name to body) under
 // root and returns its directory.
-func writeSkill(t *testing.T, root, name, frontMatter string, scripts map[string]string) string {
+func writeSkill(t testing.TB, root, name, frontMatter string, scripts map[string]string) string {
 	t.Helper()
 	dir := filepath.Join(root, name)
 	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
@@ -129,10 +129,10 @@ if [ -e gate ]; then echo second after gate; else echo second without gate; fi
 func TestRunEventsEnds(t *testing.T) {
 	bin, _ := skillhostBinary(t)
 	skills := t.TempDir()
-	writeSkill(t, skills, "ends", "timeout: 1\n", map[string]string{
-		"fail.sh": "#!/bin/sh\necho partial\nexit 3\n",
-		"slow.sh": "#!/bin/sh\necho started\nexec sleep 30\n",
-	})
+	// Only the slow tool gets a short timeout: on a loaded machine even a
+	// trivial script can take a second.
+	writeSkill(t, skills, "ends", "", map[string]string{"fail.sh": "#!/bin/sh\necho partial\nexit 3\n"})
+	writeSkill(t, skills, "slow", "timeout: 1\n", map[string]string{"slow.sh": "#!/bin/sh\necho started\nexec sleep 30\n"})
 	tests := []struct {
 		args     []string
 		exit     int
@@ -140,7 +140,7 @@ func TestRunEventsEnds(t *testing.T) {
 		contains string
 	}{
 		{[]string{"run", "ends", "fail"}, 1, events.RunFailed, `"exit_code":3`},
-		{[]string{"run", "ends", "slow"}, 1, events.RunFailed, `"timed_out":true`},
+		{[]string{"run", "slow", "slow"}, 1, events.RunFailed, `"timed_out":true`},
 		{[]string{"run", "ends", "nosuch"}, 2, events.RunFailed, `"error":"skill \"ends\" has no tool \"nosuch\"`},
 	}
 	for _, tt := range tests {

@@ -32,7 +32,7 @@ type mcpClient struct {
 	stderr       *bytes.Buffer
 }
 
-func startMCP(t *testing.T, skills string, extra ...string) *mcpClient {
+func startMCP(t testing.TB, skills string, extra ...string) *mcpClient {
 	t.Helper()
 	bin, pluginDir := skillhostBinary(t)
 	c := &mcpClient{progress: map[any][]string{}, toolsChanged: make(chan struct{}, 16), stderr: &bytes.Buffer{}}
@@ -90,7 +90,7 @@ func text(res *mcp.CallToolResult) string {
 
 // mcpSkills writes the fixture skills and a file outside them that
 // symlinks point to; it returns the skills root and that outside directory.
-func mcpSkills(t *testing.T) (string, string) {
+func mcpSkills(t testing.TB) (string, string) {
 	t.Helper()
 	root := t.TempDir()
 	outside := t.TempDir()
@@ -122,7 +122,7 @@ func mcpSkills(t *testing.T) (string, string) {
 	return root, outside
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -281,14 +281,16 @@ func TestMCPConcurrentCalls(t *testing.T) {
 	start := time.Now()
 	// A crashing and a timing-out script run alongside and block nothing.
 	var crash, slow *mcp.CallToolResult
+	bounded, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		crash, _ = c.CallTool(context.Background(), &mcp.CallToolParams{Name: "kit__crash"})
+		crash, _ = c.CallTool(bounded, &mcp.CallToolParams{Name: "kit__crash"})
 	}()
 	go func() {
 		defer wg.Done()
-		slow, _ = c.CallTool(context.Background(), &mcp.CallToolParams{Name: "sleepy__nap"})
+		slow, _ = c.CallTool(bounded, &mcp.CallToolParams{Name: "sleepy__nap"})
 	}()
 	for i := range n {
 		wg.Add(1)
@@ -467,5 +469,20 @@ func TestMCPDisclosureOnly(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"skill_activate", "skills_search"}) {
 		t.Errorf("tools %v", names)
+	}
+}
+
+// BenchmarkMCPCall measures one tools/call of a trivial script over stdio,
+// through the null plugin: the MCP server's overhead on top of a run.
+func BenchmarkMCPCall(b *testing.B) {
+	skills, _ := mcpSkills(b)
+	c := startMCP(b, skills)
+	ctx := context.Background()
+	args := map[string]any{"args": "x"}
+	for b.Loop() {
+		res, err := c.CallTool(ctx, &mcp.CallToolParams{Name: "kit__echo", Arguments: args})
+		if err != nil || text(res) != "[x]\n" {
+			b.Fatalf("%v %v", res, err)
+		}
 	}
 }
