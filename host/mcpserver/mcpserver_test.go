@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -167,5 +168,47 @@ func TestHTTPBearerToken(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"notes__add", "skill_activate", "skills_search"}) {
 		t.Errorf("tools over HTTP: %v", names)
+	}
+}
+
+func TestResourceURI(t *testing.T) {
+	tests := []struct {
+		skill, rel, want string
+		valid            bool
+	}{
+		{"pdf", "SKILL.md", "skill://pdf/SKILL.md", true},
+		{"pdf", "references/deep/a b.md", "skill://pdf/references/deep/a%20b.md", true},
+		{"données", "é?#.txt", "skill://donn%C3%A9es/%C3%A9%3F%23.txt", true},
+		// Go's URL parser refuses escaped ASCII in a host, so Sync skips
+		// such a skill's resources (with a warning) rather than panicking.
+		{"a:b", "x", "skill://a%3Ab/x", false},
+	}
+	for _, tt := range tests {
+		got := resourceURI(tt.skill, tt.rel)
+		if got != tt.want {
+			t.Errorf("resourceURI(%q, %q) = %q, want %q", tt.skill, tt.rel, got, tt.want)
+		}
+		if _, err := url.Parse(got); (err == nil) != tt.valid {
+			t.Errorf("%q parses: %v", got, err)
+		}
+	}
+}
+
+// A skill whose name cannot be a URI host still gets its tools, and does
+// not bring the server down.
+func TestOddSkillName(t *testing.T) {
+	h := openHost(t)
+	root := h.Catalog.Roots()[0]
+	dir := filepath.Join(root, "odd")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: \"a:b\"\ndescription: odd\n---\nodd\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "x.sh"), []byte("#!/bin/sh\necho x\n"), 0o755)
+	h.Catalog.Reload()
+	s := New(h, Options{})
+	if names := s.ToolNames(); !slices.Contains(names, "a_b__x") {
+		t.Errorf("tools %v", names)
+	}
+	if _, ok := s.resources["skill://notes/SKILL.md"]; !ok {
+		t.Error("the other skill's resources are missing")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"mime"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,13 +38,29 @@ type resourceFile struct {
 
 func (f resourceFile) uri() string { return resourceURI(f.skill, f.rel) }
 
-// resourceURI is skill://<skill>/<path>, each segment escaped.
+// resourceURI is skill://<skill>/<path>, with every byte of the skill name
+// and of each path segment outside RFC 3986's unreserved set
+// percent-encoded, so any name a lenient catalog accepts (even "a:b")
+// makes a valid URI.
 func resourceURI(skillName, rel string) string {
 	segs := strings.Split(rel, "/")
 	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
+		segs[i] = escape(s)
 	}
-	return "skill://" + url.PathEscape(skillName) + "/" + strings.Join(segs, "/")
+	return "skill://" + escape(skillName) + "/" + strings.Join(segs, "/")
+}
+
+func escape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // skillFiles lists the files of s served as resources: its SKILL.md and the

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sort"
 	"sync"
 	"time"
@@ -41,9 +42,10 @@ type Options struct {
 // Server is an MCP server over a host's catalog. It is safe for concurrent
 // use; calls run concurrently, each in its own sandboxed process.
 type Server struct {
-	h    *host.Host
-	opts Options
-	mcp  *mcp.Server
+	h      *host.Host
+	opts   Options
+	mcp    *mcp.Server
+	logger *slog.Logger
 
 	mu        sync.Mutex // guards the fields below and serialises Sync
 	tools     map[string]toolSpec
@@ -62,7 +64,7 @@ func New(h *host.Host, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{h: h, opts: opts, tools: map[string]toolSpec{}, resources: map[string]resourceFile{}}
+	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: host.Version}, &mcp.ServerOptions{
 		Instructions: "Agent Skills served by skillhost. Use " + SearchTool + " to find the skills that fit a task and " +
 			ActivateTool + " to read one's instructions; script tools are named <skill>__<tool> and run sandboxed.",
@@ -140,6 +142,11 @@ func (s *Server) Sync() {
 		s.mcp.RemoveResources(goneURIs...)
 	}
 	for uri, f := range resources {
+		if _, err := url.Parse(uri); err != nil { // AddResource would panic
+			s.logger.Warn("skipping a resource with an invalid URI", "uri", uri, "err", err)
+			delete(resources, uri)
+			continue
+		}
 		if old, ok := s.resources[uri]; !ok || old != f {
 			s.mcp.AddResource(&mcp.Resource{
 				URI: uri, Name: f.skill + "/" + f.rel, MIMEType: mimeType(f.rel), Size: f.size,
