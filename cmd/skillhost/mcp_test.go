@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -484,5 +487,66 @@ func BenchmarkMCPCall(b *testing.B) {
 		if err != nil || text(res) != "[x]\n" {
 			b.Fatalf("%v %v", res, err)
 		}
+	}
+}
+
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// skillhost mcp --http serves streamable HTTP on loopback, behind the
+// token when one is set.
+func TestMCPHTTP(t *testing.T) {
+	bin, pluginDir := skillhostBinary(t)
+	skills, _ := mcpSkills(t)
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_MCP_TOKEN=t0ken")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	var url string
+	scanner := bufio.NewScanner(stderr)
+	for scanner.Scan() {
+		if _, after, ok := strings.Cut(scanner.Text(), "serving MCP on "); ok {
+			url = after
+			break
+		}
+	}
+	if url == "" {
+		t.Fatal("skillhost mcp --http never said where it listens")
+	}
+	go io.Copy(io.Discard, stderr)
+
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without the token: status %d", resp.StatusCode)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "skillhost-test", Version: "1"}, nil)
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{"t0ken"}}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "kit__echo", Arguments: map[string]any{"argv": []string{"over http"}}})
+	if err != nil || text(res) != "[over http]\n" {
+		t.Fatalf("call over HTTP: %v %v", res, err)
 	}
 }
