@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/host/events"
@@ -29,9 +30,15 @@ func (h *Host) newRunEvents(runID string, publish events.PublishFunc) *runEvents
 	if publish == nil {
 		return nil
 	}
+	// A consumer that is gone fails on every event; say so once per run.
+	var reported atomic.Bool
 	return &runEvents{ctx: events.New(events.Options{
 		RunID: runID, Scope: ScopeTool, Publish: publish,
-		OnError: func(err error) { h.Warn("event consumer: %v", err) },
+		OnError: func(err error) {
+			if reported.CompareAndSwap(false, true) {
+				h.Warn("run %s: event consumer failed (the run goes on; later failures are not reported): %v", runID, err)
+			}
+		},
 	})}
 }
 

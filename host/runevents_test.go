@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -38,4 +40,30 @@ func TestRunEventsOutputSplitsOnCharacters(t *testing.T) {
 	var nilEvents *runEvents
 	nilEvents.output([]byte("x")) // publishes nothing, does not panic
 	nilEvents.flush()
+}
+
+// A consumer that fails on every event neither stops the run nor floods the
+// warnings.
+func TestRunWithFailingConsumer(t *testing.T) {
+	t.Setenv("SKILLHOST_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	var warnings strings.Builder
+	h, err := Open(Options{SkillRoots: []string{"../examples/skills"}, Warnings: &warnings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	calls := 0
+	res, err := h.Run(context.Background(), RunRequest{
+		Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: InProcessName,
+	}, func(events.Event) error { calls++; return errors.New("broken pipe") })
+	if err != nil || !res.OK() || !strings.Contains(string(res.Output), "60 words") {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if calls < 4 {
+		t.Errorf("consumer called %d times; want every event", calls)
+	}
+	if n := strings.Count(warnings.String(), "event consumer failed"); n != 1 || !strings.Contains(warnings.String(), "broken pipe") {
+		t.Errorf("%d warnings:\n%s", n, warnings.String())
+	}
 }
