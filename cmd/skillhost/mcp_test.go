@@ -411,7 +411,7 @@ func TestMCPSearchAndActivate(t *testing.T) {
 	raw, _ = json.Marshal(res.StructuredContent)
 	json.Unmarshal(raw, &act)
 	if res.IsError || !strings.Contains(act.Instructions, "Use echo") || act.Directory != filepath.Join(skills, "kit") ||
-		!slices.Contains(act.Files, "scripts/echo.sh") || !slices.Contains(act.Resources, "skill://kit/references/guide.md") ||
+		!slices.Contains(act.Files, "scripts/echo.sh") || slices.Contains(act.Files, "references/.env") || !slices.Contains(act.Resources, "skill://kit/references/guide.md") ||
 		len(act.Tools) != 6 || !strings.HasPrefix(text(res), "# Skill kit\n\n# Kit\nUse echo") {
 		t.Errorf("skill_activate: %s\ntext %q", raw, text(res))
 	}

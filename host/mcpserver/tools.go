@@ -217,7 +217,8 @@ func activationText(a Activation) string {
 }
 
 // listFiles returns the files under dir, relative and slash-separated, not
-// following symlinked directories and skipping hidden and vendored ones.
+// following symlinked directories and skipping hidden files and hidden and
+// vendored directories.
 func listFiles(dir string) []string {
 	files := []string{}
 	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
@@ -228,6 +229,9 @@ func listFiles(dir string) []string {
 			if p != dir && (strings.HasPrefix(e.Name(), ".") || catalog.Skipped(e.Name())) {
 				return fs.SkipDir
 			}
+			return nil
+		}
+		if strings.HasPrefix(e.Name(), ".") {
 			return nil
 		}
 		if rel, err := filepath.Rel(dir, p); err == nil {
