@@ -1,6 +1,10 @@
 // Package host is skillhost's host side: it ties the configuration, the
 // skill catalog, grants and the sandbox executors together behind the few
 // calls the CLI (or an embedding program) needs.
+//
+// An embedding program opens a Host, activates skills for a message, runs
+// tools with an events callback (see package events) and closes the Host to
+// stop the plugins; the package Example shows it end to end.
 package host
 
 import (

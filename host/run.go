@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
@@ -122,26 +123,37 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	return &prepared{skill: s, tool: t, grant: g, request: h.request(s, g, argv, dir, env), exec: exec, strategy: strategy}, nil
 }
 
-// Run executes a tool and waits for it. emit, if not nil, receives output as
-// it arrives. A script that runs and fails is a successful Run with a
-// non-zero exit; an error means it could not run.
-func (h *Host) Run(ctx context.Context, req RunRequest, emit func([]byte)) (*RunResult, error) {
+// Run executes a tool and waits for it. publish, if not nil, receives the
+// run's events as they happen (see package events): run.started, one
+// tool_call.output.delta per output chunk as the plugin streams it, then
+// run.completed, run.failed or run.interrupted (when ctx ended the run),
+// and stream.ended last. Cancelling ctx stops the script and its process
+// tree. A script that runs and fails is a successful Run with a non-zero
+// exit; an error means it could not run.
+func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunResult, error) {
 	p, err := h.prepare(req)
 	if err != nil {
+		h.newRunEvents(newRunID(), publish).failed(ctx, err)
 		return nil, err
 	}
+	ev := h.newRunEvents(p.request.RunID, publish)
+	ev.started(p)
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {
-		if n := out.write(b); n > 0 && emit != nil {
-			emit(b[:n])
+		if n := out.write(b); n > 0 {
+			ev.output(b[:n])
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("run %s/%s with %s: %w", p.skill.Name, p.tool.Name, p.strategy, err)
+		err = runFailed(p, err)
+		ev.failed(ctx, err)
+		return nil, err
 	}
 	r.Truncated = r.Truncated || out.truncated
-	return &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Output: out.Bytes(), Result: r}, nil
+	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Output: out.Bytes(), Result: r}
+	ev.finished(ctx, res)
+	return res, nil
 }
 
 // Explain asks the strategy's plugin how it would confine a tool call,

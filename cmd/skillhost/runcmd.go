@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -29,6 +30,7 @@ type runJSON struct {
 func (a *app) runCmd() *cobra.Command {
 	var argString string
 	var strategy string
+	var streamEvents bool
 	cmd := &cobra.Command{
 		Use:   "run NAME TOOL [-- ARG...]",
 		Short: "Run one of a skill's script tools and print its result",
@@ -51,11 +53,17 @@ func (a *app) runCmd() *cobra.Command {
 			defer h.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := h.Run(ctx, req, nil)
+			var publish events.PublishFunc
+			if streamEvents {
+				publish = events.JSONLines(a.stdout)
+			}
+			res, err := h.Run(ctx, req, publish)
 			if err != nil {
 				return &exitError{code: failureCode(err), err: err}
 			}
-			if a.jsonOut {
+			if streamEvents {
+				// The events already carried the output and the result.
+			} else if a.jsonOut {
 				violations := res.Violations
 				if violations == nil {
 					violations = []shared.Violation{}
@@ -80,6 +88,7 @@ func (a *app) runCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
+	cmd.Flags().BoolVar(&streamEvents, "events", false, "stream the run's events as JSON lines while it runs (stream.ended is the last line)")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
 	return cmd
 }

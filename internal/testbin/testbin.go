@@ -68,13 +68,15 @@ func Path(pkg string) string {
 	return built[pkg]
 }
 
-// Cleanup removes the binaries.
+// Cleanup removes the binaries; a later Build starts afresh, so tests that
+// clean up never leave others a directory that is gone.
 func Cleanup() {
 	mu.Lock()
 	defer mu.Unlock()
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+	dir, built = "", map[string]string{}
 }
 
 func moduleRoot() (string, error) {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host/mcpserver"
+)
+
+func (a *app) mcpCmd() *cobra.Command {
+	var (
+		httpAddr       string
+		allowRemote    bool
+		disclosureOnly bool
+		strategy       string
+		poll           time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the skills over the Model Context Protocol (stdio, or streamable HTTP with --http)",
+		Long: "mcp offers every script tool of every skill as an MCP tool named <skill>__<tool>, run under the\n" +
+			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's SKILL.md,\n" +
+			"references/ and assets/ as resources. Changes on disk are announced to clients.\n\n" +
+			"Over HTTP it listens on loopback only, unless --allow-remote is given together with a bearer\n" +
+			"token in $" + mcpserver.TokenEnv + " (which, when set, is required on loopback too).",
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			token := os.Getenv(mcpserver.TokenEnv)
+			if httpAddr != "" {
+				if err := mcpserver.CheckListenAddr(httpAddr, allowRemote, token); err != nil {
+					return usage(err)
+				}
+			} else if allowRemote {
+				return usage(fmt.Errorf("--allow-remote applies only with --http"))
+			}
+			if poll < 0 {
+				return usage(fmt.Errorf("--poll must not be negative"))
+			}
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			h.CatalogWarnings()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
+			srv := mcpserver.New(h, mcpserver.Options{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger})
+			if poll > 0 {
+				go srv.Watch(ctx, poll)
+			}
+			if httpAddr != "" {
+				err = srv.ServeHTTP(ctx, httpAddr, allowRemote, token, func(addr net.Addr) {
+					fmt.Fprintf(a.stderr, "skillhost: serving MCP on http://%s\n", addr)
+				})
+			} else {
+				err = srv.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: nopWriteCloser{a.stdout}})
+			}
+			if err != nil && ctx.Err() == nil {
+				return failed(err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+mcpserver.TokenEnv+")")
+	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script")
+	f.StringVar(&strategy, "strategy", "", "sandbox plugin for every call (overrides sandbox.strategy)")
+	f.DurationVar(&poll, "poll", 2*time.Second, "how often to look for skills changed on disk (0: never)")
+	return cmd
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func slogLevel(level string) slog.Level {
+	switch level {
+	case "trace", "debug":
+		return slog.LevelDebug
+	case "info":
+		return slog.LevelInfo
+	case "error":
+		return slog.LevelError
+	case "off":
+		return slog.LevelError + 100
+	}
+	return slog.LevelWarn
+}

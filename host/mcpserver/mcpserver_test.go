@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/host"
+)
+
+func TestToolNames(t *testing.T) {
+	long := strings.Repeat("a", 70)
+	pairs := [][2]string{
+		{"pdf", "extract"},
+		{"my skill", "run.v2"},
+		{"données", "grön"},
+		{"", "x"},
+		{"dup", "a_b"},
+		{"dup", "a b"}, // sanitises to the same name as the one before
+		{long, "one"},
+		{long, "two"},
+		{"skills", "search"},
+	}
+	got := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true})
+	want := []string{"pdf__extract", "my_skill__run.v2", "donn_es__gr_n", "___x", "dup__a_b", "dup__a_b_2"}
+	if !slices.Equal(got[:6], want) {
+		t.Errorf("names %q\nwant  %q", got[:6], want)
+	}
+	if got[8] != "skills__search" {
+		t.Errorf("skills/search: %q", got[8])
+	}
+	seen := map[string]bool{"skills_search": true, "skill_activate": true}
+	for i, n := range got {
+		if len(n) > MaxToolName || seen[n] {
+			t.Errorf("name %d %q: %d chars, duplicate %v", i, n, len(n), seen[n])
+		}
+		seen[n] = true
+		for _, r := range n {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+				t.Errorf("name %q has %q", n, r)
+			}
+		}
+	}
+	if !strings.HasPrefix(got[6], "aaaa") || got[6] == got[7] || len(got[6]) != MaxToolName {
+		t.Errorf("long names %q %q", got[6], got[7])
+	}
+	// The same input always gives the same names.
+	if again := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true}); !slices.Equal(again, got) {
+		t.Error("names are not stable")
+	}
+}
+
+func TestCheckListenAddr(t *testing.T) {
+	tests := []struct {
+		addr   string
+		remote bool
+		token  string
+		ok     bool
+	}{
+		{"127.0.0.1:8765", false, "", true},
+		{"127.0.0.2:0", false, "", true},
+		{"[::1]:8765", false, "", true},
+		{"localhost:8765", false, "", true},
+		{"LocalHost:1", false, "", true},
+		{":8765", false, "", false},
+		{"0.0.0.0:8765", false, "", false},
+		{"[::]:8765", false, "", false},
+		{"192.168.1.5:8765", false, "", false},
+		{"example.com:80", false, "", false},
+		{"localhost.evil.com:80", false, "", false},
+		{"0.0.0.0:8765", true, "", false},
+		{"0.0.0.0:8765", true, "s3cret", true},
+		{"127.0.0.1", false, "", false},
+	}
+	for _, tt := range tests {
+		err := CheckListenAddr(tt.addr, tt.remote, tt.token)
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckListenAddr(%q, %v, %q) = %v", tt.addr, tt.remote, tt.token, err)
+		}
+	}
+}
+
+func TestMIMEType(t *testing.T) {
+	for file, want := range map[string]string{
+		"SKILL.md": "text/markdown", "a/b.JSON": "application/json", "x.png": "image/png",
+		"Makefile": "text/plain", "blob.bin123": "application/octet-stream", "s.yml": "application/yaml",
+	} {
+		if got := mimeType(file); got != want {
+			t.Errorf("mimeType(%q) = %q, want %q", file, got, want)
+		}
+	}
+}
+
+// openHost opens a host over one skill with no configuration file.
+func openHost(t *testing.T) *host.Host {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "notes")
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: notes\ndescription: Take notes\n---\nWrite notes.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "add.sh"), []byte("#!/bin/sh\necho added\n"), 0o755)
+	t.Setenv("SKILLHOST_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "xdg"))
+	h, err := host.Open(host.Options{ConfigPath: "", SkillRoots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	return h
+}
+
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+func TestHTTPBearerToken(t *testing.T) {
+	s := New(openHost(t), Options{})
+	ts := httptest.NewServer(s.Handler("s3cret"))
+	defer ts.Close()
+	ctx := context.Background()
+	connect := func(token string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+		client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, MaxRetries: -1}, nil)
+	}
+	if cs, err := connect("wrong"); err == nil {
+		cs.Close()
+		t.Fatal("a wrong token was accepted")
+	}
+	resp, err := http.Post(ts.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token: status %d", resp.StatusCode)
+	}
+	cs, err := connect("s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"notes__add", "skill_activate", "skills_search"}) {
+		t.Errorf("tools over HTTP: %v", names)
+	}
+}
+
+func TestResourceURI(t *testing.T) {
+	tests := []struct {
+		skill, rel, want string
+		valid            bool
+	}{
+		{"pdf", "SKILL.md", "skill://pdf/SKILL.md", true},
+		{"pdf", "references/deep/a b.md", "skill://pdf/references/deep/a%20b.md", true},
+		{"données", "é?#.txt", "skill://donn%C3%A9es/%C3%A9%3F%23.txt", true},
+		// Go's URL parser refuses escaped ASCII in a host, so Sync skips
+		// such a skill's resources (with a warning) rather than panicking.
+		{"a:b", "x", "skill://a%3Ab/x", false},
+	}
+	for _, tt := range tests {
+		got := resourceURI(tt.skill, tt.rel)
+		if got != tt.want {
+			t.Errorf("resourceURI(%q, %q) = %q, want %q", tt.skill, tt.rel, got, tt.want)
+		}
+		if _, err := url.Parse(got); (err == nil) != tt.valid {
+			t.Errorf("%q parses: %v", got, err)
+		}
+	}
+}
+
+// A skill whose name cannot be a URI host still gets its tools, and does
+// not bring the server down.
+func TestOddSkillName(t *testing.T) {
+	h := openHost(t)
+	root := h.Catalog.Roots()[0]
+	dir := filepath.Join(root, "odd")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: \"a:b\"\ndescription: odd\n---\nodd\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "x.sh"), []byte("#!/bin/sh\necho x\n"), 0o755)
+	h.Catalog.Reload()
+	s := New(h, Options{})
+	if names := s.ToolNames(); !slices.Contains(names, "a_b__x") {
+		t.Errorf("tools %v", names)
+	}
+	if _, ok := s.resources["skill://notes/SKILL.md"]; !ok {
+		t.Error("the other skill's resources are missing")
+	}
+}

@@ -1,0 +1,209 @@
+// Package mcpserver serves a skillhost catalog over the Model Context
+// Protocol with the official Go SDK: every script tool of every skill as an
+// MCP tool that runs under the same confinement as `skillhost run`,
+// skills_search and skill_activate for progressive disclosure, and each
+// skill's SKILL.md, references/ and assets/ as read-only resources. Skills
+// added, changed or removed on disk are picked up and announced with
+// list-changed notifications.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// Names of the progressive-disclosure tools.
+const (
+	SearchTool   = "skills_search"
+	ActivateTool = "skill_activate"
+)
+
+// Options configure New.
+type Options struct {
+	// Strategy overrides sandbox.strategy for every call ("" keeps it).
+	Strategy string
+	// DisclosureOnly offers only skills_search and skill_activate, not a
+	// tool per script.
+	DisclosureOnly bool
+	// Logger receives the SDK's and the watcher's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is an MCP server over a host's catalog. It is safe for concurrent
+// use; calls run concurrently, each in its own sandboxed process.
+type Server struct {
+	h      *host.Host
+	opts   Options
+	mcp    *mcp.Server
+	logger *slog.Logger
+
+	mu        sync.Mutex // guards the fields below and serialises Sync
+	tools     map[string]toolSpec
+	resources map[string]resourceFile
+}
+
+// toolSpec is what an offered script tool stands for; a change in any field
+// replaces the tool.
+type toolSpec struct {
+	skill, tool, description string
+}
+
+// New builds the server and offers the catalog's current skills.
+func New(h *host.Host, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: host.Version}, &mcp.ServerOptions{
+		Instructions: "Agent Skills served by skillhost. Use " + SearchTool + " to find the skills that fit a task and " +
+			ActivateTool + " to read one's instructions; script tools are named <skill>__<tool> and run sandboxed.",
+		Logger: logger,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	s.addDisclosureTools()
+	s.Sync()
+	return s
+}
+
+// MCP returns the SDK server, to run on any transport.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one client over t (for example &mcp.StdioTransport{}) until
+// it disconnects or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.Run(ctx, t) }
+
+// Sync brings the offered tools and resources in line with the catalog:
+// new ones are added, gone or changed ones removed or replaced. The SDK
+// announces the changes to connected clients with list-changed
+// notifications. Call it after the catalog reloads.
+func (s *Server) Sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	skills := s.h.Catalog.All()
+	sort.Slice(skills, func(i, j int) bool { return skills[i].Name < skills[j].Name })
+
+	tools := map[string]toolSpec{}
+	if !s.opts.DisclosureOnly {
+		var pairs [][2]string
+		var specs []toolSpec
+		for _, sk := range skills {
+			for _, t := range sk.Tools {
+				pairs = append(pairs, [2]string{sk.Name, t.Name})
+				specs = append(specs, toolSpec{skill: sk.Name, tool: t.Name, description: toolDescription(sk, t)})
+			}
+		}
+		for i, name := range toolNames(pairs, map[string]bool{SearchTool: true, ActivateTool: true}) {
+			tools[name] = specs[i]
+		}
+	}
+	var gone []string
+	for name, old := range s.tools {
+		if cur, ok := tools[name]; !ok || cur != old {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	for name, spec := range tools {
+		if old, ok := s.tools[name]; !ok || old != spec {
+			s.mcp.AddTool(scriptTool(name, spec), s.scriptHandler(spec))
+		}
+	}
+	s.tools = tools
+
+	resources := map[string]resourceFile{}
+	for _, sk := range skills {
+		for _, f := range skillFiles(sk) {
+			resources[f.uri()] = f
+		}
+	}
+	var goneURIs []string
+	for uri, old := range s.resources {
+		if cur, ok := resources[uri]; !ok || cur != old {
+			goneURIs = append(goneURIs, uri)
+		}
+	}
+	if len(goneURIs) > 0 {
+		s.mcp.RemoveResources(goneURIs...)
+	}
+	for uri, f := range resources {
+		if _, err := url.Parse(uri); err != nil { // AddResource would panic
+			s.logger.Warn("skipping a resource with an invalid URI", "uri", uri, "err", err)
+			delete(resources, uri)
+			continue
+		}
+		if old, ok := s.resources[uri]; !ok || old != f {
+			s.mcp.AddResource(&mcp.Resource{
+				URI: uri, Name: f.skill + "/" + f.rel, MIMEType: mimeType(f.rel), Size: f.size,
+				Description: fmt.Sprintf("File %s of skill %s", f.rel, f.skill),
+			}, s.resourceHandler(f))
+		}
+	}
+	s.resources = resources
+}
+
+// ToolNames returns the names of the offered script tools, sorted.
+func (s *Server) ToolNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.tools))
+	for n := range s.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toolNamesOf returns the MCP names of sk's tools, in sk's tool order.
+func (s *Server) toolNamesOf(sk *skill.Skill) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for name, spec := range s.tools {
+		if spec.skill == sk.Name {
+			out[spec.tool] = name
+		}
+	}
+	return out
+}
+
+// Watch reloads the catalog and calls Sync whenever the files under the
+// skill roots change, checking every interval, until ctx ends. Polling,
+// rather than file-system notifications, sees every kind of change (edits,
+// renames, whole skills copied in, network file systems) with one code
+// path, at the cost of up to one interval of delay.
+func (s *Server) Watch(ctx context.Context, interval time.Duration) {
+	// Start from what is on disk now, in case it changed since New.
+	last := fingerprint(s.h.Catalog.Roots())
+	s.h.Catalog.Reload()
+	s.Sync()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if cur := fingerprint(s.h.Catalog.Roots()); cur != last {
+			last = cur
+			s.h.Catalog.Reload()
+			s.Sync()
+		}
+	}
+}

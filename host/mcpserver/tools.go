@@ -1,0 +1,244 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// maxListedFiles bounds the file list skill_activate returns.
+const maxListedFiles = 500
+
+func toolDescription(sk *skill.Skill, t skill.Tool) string {
+	desc := fmt.Sprintf("Skill %s: %s\nTool %s", sk.Name, strings.TrimSpace(sk.Description), t.Name)
+	if t.Description != "" && t.Description != t.Name {
+		desc += ": " + t.Description
+	}
+	return desc + "\nRuns sandboxed under the skill's grant; the result is the script's output (isError when it fails or times out)."
+}
+
+// scriptArgs are a script tool's arguments: either args, split like a
+// POSIX shell, or argv, passed exactly.
+type scriptArgs struct {
+	Args *string  `json:"args,omitempty" jsonschema:"command-line arguments as one string, split like a POSIX shell (quotes honoured, no expansion)"`
+	Argv []string `json:"argv,omitempty" jsonschema:"command-line arguments passed exactly as given; use instead of args"`
+}
+
+var scriptSchema = func() *jsonschema.Schema {
+	s, err := jsonschema.For[scriptArgs](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+func scriptTool(name string, spec toolSpec) *mcp.Tool {
+	return &mcp.Tool{
+		Name:        name,
+		Title:       spec.skill + " / " + spec.tool,
+		Description: spec.description,
+		InputSchema: scriptSchema,
+		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)},
+	}
+}
+
+// scriptHandler runs one script tool. Output is sent as progress
+// notifications while the script runs when the client asked for progress;
+// cancelling the call stops the script and its process tree.
+func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var in scriptArgs
+		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+			dec := json.NewDecoder(strings.NewReader(string(raw)))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				return errorResult(fmt.Sprintf("arguments: %v (expected {\"args\": string} or {\"argv\": [string]})", err)), nil
+			}
+		}
+		if in.Args != nil && len(in.Argv) > 0 {
+			return errorResult("arguments: pass either args or argv, not both"), nil
+		}
+		run := host.RunRequest{Skill: spec.skill, Tool: spec.tool, Args: in.Argv, ArgString: in.Args, Strategy: s.opts.Strategy}
+		var publish events.PublishFunc
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			var sent int
+			publish = func(e events.Event) error {
+				if e.Event != events.ToolCallOutputDelta {
+					return nil
+				}
+				delta, _ := e.Data["delta"].(string)
+				sent += len(delta)
+				return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Message: delta, Progress: float64(sent),
+				})
+			}
+		}
+		res, err := s.h.Run(ctx, run, publish)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text()}},
+			StructuredContent: res,
+			IsError:           !res.OK(),
+		}, nil
+	}
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}, IsError: true}
+}
+
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"what the user wants done, in their words"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many skills (default: the configured match.limit)"`
+}
+
+// SearchHit is one skill skills_search found.
+type SearchHit struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Score       float64  `json:"score"`
+	Tools       []string `json:"tools"`
+}
+
+// SearchResult is what skills_search returns.
+type SearchResult struct {
+	Skills []SearchHit `json:"skills"`
+}
+
+type activateArgs struct {
+	Name string `json:"name" jsonschema:"the skill's name, as skills_search gives it"`
+}
+
+// ActivatedTool is a script tool of an activated skill.
+type ActivatedTool struct {
+	Name        string `json:"name"`
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+}
+
+// Activation is what skill_activate returns.
+type Activation struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description"`
+	Instructions string          `json:"instructions"`
+	Directory    string          `json:"directory"`
+	Files        []string        `json:"files"`
+	Resources    []string        `json:"resources"`
+	Tools        []ActivatedTool `json:"tools"`
+}
+
+func (s *Server) addDisclosureTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name: SearchTool, Title: "Search skills",
+		Description: "Rank the available Agent Skills for a task; returns each fitting skill with its score (0 to 1) and its tools. " +
+			"Call " + ActivateTool + " with a name to read its instructions.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, SearchResult, error) {
+		if strings.TrimSpace(in.Query) == "" {
+			return nil, SearchResult{}, fmt.Errorf("query is empty")
+		}
+		ms, err := s.h.Match(ctx, in.Query, max(in.Limit, 0))
+		if err != nil {
+			return nil, SearchResult{}, err
+		}
+		out := SearchResult{Skills: []SearchHit{}}
+		for _, m := range ms {
+			names := s.toolNamesOf(m.Skill)
+			hit := SearchHit{Name: m.Skill.Name, Description: m.Skill.Description, Score: float64(int(m.Score*10000+0.5)) / 10000, Tools: []string{}}
+			for _, t := range m.Skill.Tools {
+				if n, ok := names[t.Name]; ok {
+					hit.Tools = append(hit.Tools, n)
+				}
+			}
+			out.Skills = append(out.Skills, hit)
+		}
+		return nil, out, nil
+	})
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name: ActivateTool, Title: "Activate a skill",
+		Description: "Load one Agent Skill: its instructions (follow them), its directory, its files, the resources to read and the tools to call.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
+	}, func(_ context.Context, _ *mcp.CallToolRequest, in activateArgs) (*mcp.CallToolResult, Activation, error) {
+		sk, err := s.h.Catalog.Find(in.Name)
+		if err != nil {
+			return nil, Activation{}, err
+		}
+		a := Activation{
+			Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions, Directory: sk.Dir,
+			Files: listFiles(sk.Dir), Resources: []string{}, Tools: []ActivatedTool{},
+		}
+		for _, f := range skillFiles(sk) {
+			a.Resources = append(a.Resources, f.uri())
+		}
+		names := s.toolNamesOf(sk)
+		for _, t := range sk.Tools {
+			if n, ok := names[t.Name]; ok {
+				a.Tools = append(a.Tools, ActivatedTool{Name: n, Tool: t.Name, Description: t.Description})
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: activationText(a)}}}, a, nil
+	})
+}
+
+// activationText puts the instructions first, as an agent reads them.
+func activationText(a Activation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Skill %s\n\n%s\n\nDirectory: %s\n", a.Name, a.Instructions, a.Directory)
+	if len(a.Tools) > 0 {
+		b.WriteString("\nTools:\n")
+		for _, t := range a.Tools {
+			fmt.Fprintf(&b, "- %s: %s\n", t.Name, t.Description)
+		}
+	}
+	if len(a.Resources) > 0 {
+		b.WriteString("\nResources:\n")
+		for _, r := range a.Resources {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
+	}
+	return b.String()
+}
+
+// listFiles returns the files under dir, relative and slash-separated, not
+// following symlinked directories and skipping hidden files and hidden and
+// vendored directories.
+func listFiles(dir string) []string {
+	files := []string{}
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || len(files) >= maxListedFiles {
+			return fs.SkipDir
+		}
+		if e.IsDir() {
+			if p != dir && (strings.HasPrefix(e.Name(), ".") || catalog.Skipped(e.Name())) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			return nil
+		}
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}

@@ -1,0 +1,150 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/shared"
+)
+
+// ScopeTool is the scope of the events of a tool run.
+const ScopeTool = "tool"
+
+// runEvents publishes the events of one tool run, in this order:
+// run.started, tool_call.output.delta per output chunk, one of
+// run.completed, run.failed or run.interrupted, then stream.ended. A nil
+// *runEvents publishes nothing.
+type runEvents struct {
+	ctx *events.Context
+	// pending holds the start of a UTF-8 sequence split across chunks, so
+	// every delta is whole characters.
+	pending []byte
+}
+
+// newRunEvents returns nil when nobody listens.
+func (h *Host) newRunEvents(runID string, publish events.PublishFunc) *runEvents {
+	if publish == nil {
+		return nil
+	}
+	// A consumer that is gone fails on every event; say so once per run.
+	var reported atomic.Bool
+	return &runEvents{ctx: events.New(events.Options{
+		RunID: runID, Scope: ScopeTool, Publish: publish,
+		OnError: func(err error) {
+			if reported.CompareAndSwap(false, true) {
+				h.Warn("run %s: event consumer failed (the run goes on; later failures are not reported): %v", runID, err)
+			}
+		},
+	})}
+}
+
+func (e *runEvents) started(p *prepared) {
+	if e == nil {
+		return
+	}
+	e.ctx.Publish(events.RunStarted, map[string]any{
+		"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant,
+	})
+}
+
+func (e *runEvents) output(b []byte) {
+	if e == nil {
+		return
+	}
+	b = append(e.pending, b...)
+	cut := len(b)
+	// Hold back at most one incomplete character at the end.
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	e.pending = append([]byte(nil), b[cut:]...)
+	if cut > 0 {
+		e.ctx.Publish(events.ToolCallOutputDelta, map[string]any{"delta": string(b[:cut])})
+	}
+}
+
+// flush publishes what output is held back, before the run's end.
+func (e *runEvents) flush() {
+	if e == nil || len(e.pending) == 0 {
+		return
+	}
+	e.ctx.Publish(events.ToolCallOutputDelta, map[string]any{"delta": string(e.pending)})
+	e.pending = nil
+}
+
+// finished publishes how a run that got a result ended.
+func (e *runEvents) finished(ctx context.Context, r *RunResult) {
+	if e == nil {
+		return
+	}
+	e.flush()
+	name := events.RunCompleted
+	switch {
+	case ctx.Err() != nil:
+		name = events.RunInterrupted
+	case !r.OK():
+		name = events.RunFailed
+	}
+	e.ctx.Publish(name, r.fields())
+	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
+}
+
+// failed publishes the end of a run that could not run or lost its plugin.
+func (e *runEvents) failed(ctx context.Context, err error) {
+	if e == nil {
+		return
+	}
+	e.flush()
+	name := events.RunFailed
+	if ctx.Err() != nil {
+		name = events.RunInterrupted
+	}
+	e.ctx.Publish(name, map[string]any{"error": err.Error()})
+	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
+}
+
+// MarshalJSON renders the result as `skillhost run --json` and the run's
+// last event show it: output, exit_code, signal, timed_out, truncated,
+// duration_ms, grant, strategy, violations and not_enforced (lists are []
+// rather than null), plus the skill and tool names.
+func (r *RunResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields()) }
+
+// fields are the result's JSON form as a map, for event data.
+func (r *RunResult) fields() map[string]any {
+	violations := r.Violations
+	if violations == nil {
+		violations = []shared.Violation{}
+	}
+	notEnforced := r.NotEnforced
+	if notEnforced == nil {
+		notEnforced = []string{}
+	}
+	return map[string]any{
+		"skill":        r.Skill.Name,
+		"tool":         r.Tool.Name,
+		"output":       string(r.Output),
+		"exit_code":    r.ExitCode,
+		"signal":       r.Signal,
+		"timed_out":    r.TimedOut,
+		"truncated":    r.Truncated,
+		"duration_ms":  r.Duration.Milliseconds(),
+		"grant":        r.Grant,
+		"strategy":     r.Strategy,
+		"violations":   violations,
+		"not_enforced": notEnforced,
+	}
+}
+
+// runFailed wraps the error of a run that could not run.
+func runFailed(p *prepared, err error) error {
+	return fmt.Errorf("run %s/%s with %s: %w", p.skill.Name, p.tool.Name, p.strategy, err)
+}
