@@ -83,6 +83,8 @@ func Strict(s *Skill) []string {
 		add("allowed-tools must be a space-separated string or a list, not a mapping")
 	}
 
+	problems = append(problems, controlProblems(s)...)
+
 	var extra []string
 	for _, k := range s.Keys {
 		if !slices.Contains(SpecKeys, k) {
