@@ -59,7 +59,7 @@ func paths(field string, n *yaml.Node, warn func(string, ...any)) []string {
 	case yaml.SequenceNode:
 		items = n.Content
 	default:
-		warn("%s: expected a path or a list of paths, got a %s; ignored", field, kindOf(n))
+		warn("%s: expected a path or a list of paths, got a %s; ignored", field, yamlnode.Kind(n))
 		return nil
 	}
 	var out []string
@@ -108,7 +108,7 @@ func BoolWord(s string) (value, ok bool) {
 // "1m30s". It must be positive.
 func parseTimeout(n *yaml.Node) (time.Duration, error) {
 	if n.Kind != yaml.ScalarNode {
-		return 0, fmt.Errorf("expected seconds or a duration, got a %s", kindOf(n))
+		return 0, fmt.Errorf("expected seconds or a duration, got a %s", yamlnode.Kind(n))
 	}
 	return ParseSeconds(n.Value)
 }
@@ -133,19 +133,9 @@ func ParseSeconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-func kindOf(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	}
-	return "value"
-}
-
 func describe(n *yaml.Node) string {
 	if n.Kind == yaml.ScalarNode {
 		return strconv.Quote(n.Value)
 	}
-	return "a " + kindOf(n)
+	return "a " + yamlnode.Kind(n)
 }

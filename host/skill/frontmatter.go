@@ -121,7 +121,7 @@ func decodeMapping(text string) (*yaml.Node, error) {
 		return &yaml.Node{Kind: yaml.MappingNode}, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("front matter must be a mapping of keys to values, not a %s", kindName(root))
+		return nil, fmt.Errorf("front matter must be a mapping of keys to values, not a %s", yamlnode.Kind(root))
 	}
 	return root, nil
 }
@@ -160,17 +160,4 @@ func quoteColonValues(text string) (string, []int) {
 		changed = append(changed, i+1)
 	}
 	return strings.Join(lines, "\n"), changed
-}
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	default:
-		return "document"
-	}
 }

@@ -194,7 +194,7 @@ func requiredText(doc *document, key string) (string, error) {
 		return "", fmt.Errorf("missing '%s'", key)
 	}
 	if n.Kind != yaml.ScalarNode {
-		return "", fmt.Errorf("has a %s for '%s' on line %d; it must be text", kindName(n), key, n.Line+doc.yamlLine-1)
+		return "", fmt.Errorf("has a %s for '%s' on line %d; it must be text", yamlnode.Kind(n), key, n.Line+doc.yamlLine-1)
 	}
 	if strings.TrimSpace(n.Value) == "" {
 		return "", fmt.Errorf("missing '%s' (the value is blank)", key)

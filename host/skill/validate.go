@@ -60,7 +60,7 @@ func Strict(s *Skill) []string {
 
 	if n := s.doc.valueNode["compatibility"]; n != nil {
 		if n.Kind != yaml.ScalarNode {
-			add("compatibility must be text, not a %s", kindName(n))
+			add("compatibility must be text, not a %s", yamlnode.Kind(n))
 		} else if l := len([]rune(n.Value)); l > MaxCompatibilityLength {
 			add("compatibility is %d characters; at most %d are allowed", l, MaxCompatibilityLength)
 		}
@@ -70,11 +70,11 @@ func Strict(s *Skill) []string {
 	}
 	if n := s.doc.valueNode["metadata"]; n != nil && !yamlnode.IsNull(n) {
 		if n.Kind != yaml.MappingNode {
-			add("metadata must be a mapping of keys to text, not a %s", kindName(n))
+			add("metadata must be a mapping of keys to text, not a %s", yamlnode.Kind(n))
 		} else {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				if v := yamlnode.Deref(n.Content[i+1]); v.Kind != yaml.ScalarNode {
-					add("metadata.%s must be text, not a %s", n.Content[i].Value, kindName(v))
+					add("metadata.%s must be text, not a %s", n.Content[i].Value, yamlnode.Kind(v))
 				}
 			}
 		}

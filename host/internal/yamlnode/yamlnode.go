@@ -19,3 +19,17 @@ func Deref(n *yaml.Node) *yaml.Node {
 func IsNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
+
+// Kind names n's kind for messages: "mapping", "list", "value" (a scalar)
+// or "document".
+func Kind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.DocumentNode:
+		return "document"
+	}
+	return "value"
+}
