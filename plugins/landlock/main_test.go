@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared/runner"
+	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 const (
@@ -18,7 +19,7 @@ const (
 
 // hostSecret sits in this test process's environment, which plays the
 // host's: no script may ever see it.
-const hostSecret = "SKILLHOST_TEST_HOST_SECRET=correct-horse-battery-staple"
+const hostSecret = sharedtest.EnvHostSecret + "=correct-horse-battery-staple"
 
 func TestMain(m *testing.M) {
 	runner.Init()

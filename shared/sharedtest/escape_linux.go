@@ -1,0 +1,939 @@
+//go:build linux
+
+package sharedtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// The escape suite: every attack is a real skill script run through the
+// real backend, and must fail there. Each also runs under a control (an
+// unconfined backend such as the null plugin, or directly without any runner
+// for attacks on process lifetime) where it must succeed, so that no test
+// can pass because the attack itself is broken. Which attacks run depends on
+// what the backend claims in Info.Enforces: a claim it cannot keep fails.
+
+// control says where an attack must succeed to prove it is real.
+type control int
+
+const (
+	viaNull   control = iota // the same script under the null plugin
+	viaDirect                // the same script run directly, no runner at all
+)
+
+type outcome struct {
+	run  string // the run's id, in escapees' names
+	out  string
+	res  shared.Result
+	err  error
+	took time.Duration
+}
+
+type attack struct {
+	name string
+	// script is bash; env has BASE HOME SECRET WORK SKILL_DIR and the
+	// listener addresses of the world.
+	script string
+	// python marks attacks written in Python (run by /usr/bin/python3).
+	python bool
+	// prepare adjusts the request (grant, limits, timeout).
+	prepare func(w *world, r *shared.Request)
+	// escaped inspects the outcome, and the world, and says whether the
+	// attack achieved what it tried.
+	escaped func(w *world, o outcome) bool
+	control control
+	// rootOnly: the control needs root's permissions (for example to read
+	// /etc/shadow), so the attack is skipped for other users.
+	rootOnly bool
+	// claim is what the backend must claim (Info.Enforces) for the attack
+	// to apply.
+	claim claim
+	// cleanup undoes what a successful control run left behind.
+	cleanup func(w *world, o outcome)
+	// mayRefuse: the confined run may fail to start (the backend refuses
+	// the request), which counts as blocked.
+	mayRefuse bool
+	// needsSecret: the attack looks for EnvHostSecret.
+	needsSecret bool
+}
+
+func marker(_ *world, o outcome) bool { return strings.Contains(o.out, "ESCAPED") }
+
+var attacks = []attack{
+	{name: "read ssh key in $HOME", claim: claimFSRead, script: `cat "$HOME/.ssh/id_rsa" && echo ESCAPED`},
+	{name: "read /etc/shadow", claim: claimFSRead, script: `head -c 16 /etc/shadow >/dev/null && echo ESCAPED`, rootOnly: true},
+	{name: "read a file outside the grant by absolute path", claim: claimFSRead, script: `cat "$SECRET" && echo ESCAPED`},
+	{name: "read outside the grant by .. traversal", claim: claimFSRead, script: `cat "$WORK/../secret/data.txt" && echo ESCAPED`},
+	{name: "read through a symlink planted in a granted directory", claim: claimFSRead, script: `ln -s "$SECRET" "$WORK/link" && cat "$WORK/link" && echo ESCAPED`},
+	{name: "read through a symlink shipped inside the skill", claim: claimFSRead, script: `cat "$SKILL_DIR/references/leak" && echo ESCAPED`},
+	{name: "read through a hard link made in a granted directory", claim: claimFSRead, script: `ln "$BASE/secret/linkable.txt" "$WORK/hard" && cat "$WORK/hard" && echo ESCAPED`},
+	{name: "read the host's working directory", claim: claimFSRead, script: `cat ./cwd-file.txt && echo ESCAPED`},
+	{name: "list $HOME", claim: claimFSRead, script: `ls -a "$HOME" | grep -q .ssh && echo ESCAPED`},
+	{name: "write outside fs_write", claim: claimFSWrite, script: `echo pwned > "$BASE/outside/file" && echo ESCAPED`,
+		escaped: fileExists("outside/file"), cleanup: removeFile("outside/file")},
+	{name: "write into the skill's own scripts/", claim: claimFSWrite, script: `echo pwned >> "$SKILL_DIR/scripts/planted" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.skill, "scripts", "planted")) },
+		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.skill, "scripts", "planted")) }},
+	{name: "write to /tmp", claim: claimFSWrite, script: `f=/tmp/skillhost-escape-$$; echo x > "$f" && echo "ESCAPED $f"`,
+		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "ESCAPED ") }},
+	{name: "a granted /tmp/x does not open /tmp/xy", claim: claimFSWrite, script: `echo x > "$BASE/xy/file" && echo ESCAPED`,
+		prepare: func(w *world, r *shared.Request) { r.Grant.FSWrite = []string{filepath.Join(w.base, "x")} },
+		escaped: fileExists("xy/file"), cleanup: removeFile("xy/file")},
+	{name: "TCP connect to a loopback server", claim: claimNetwork, script: `exec 3<>"/dev/tcp/127.0.0.1/$TCP_PORT" && echo ESCAPED`},
+	{name: "TCP listen on loopback", claim: claimNetwork, python: true, script: `
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+print("ESCAPED", s.getsockname())`},
+	{name: "UDP send", claim: claimNetwork, script: `echo "udp-$RUN" > "/dev/udp/127.0.0.1/$UDP_PORT" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.udpGot(o.res) }},
+	{name: "DNS lookup", claim: claimNetwork, python: true, script: `
+import os, socket, struct
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x07example\x03com\x00" + struct.pack(">HH", 1, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(q, ("127.0.0.1", int(os.environ["DNS_PORT"])))
+answer = s.recv(512)
+print("ESCAPED resolved to", socket.inet_ntoa(answer[-4:]))`},
+	{name: "connect to a Unix socket outside the grant", claim: claimNetwork, python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["UNIX_SOCK"])
+print("ESCAPED", s.recv(16))`},
+	{name: "connect to an abstract Unix socket", claim: claimNetwork, python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect("\0" + os.environ["ABSTRACT_SOCK"])
+print("ESCAPED", s.recv(16))`},
+	{name: "connect to the plugin's own socket", claim: claimNetwork, python: true, script: `
+import os, socket
+d = os.environ["PLUGIN_SOCKET_DIR"]
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.path.join(d, os.listdir(d)[0]))
+print("ESCAPED")`},
+	{name: "netlink socket (ip addr)", claim: claimNetwork, script: `ip addr show lo >/dev/null && echo ESCAPED`},
+	{name: "with the network on, a Unix socket outside the grant", claim: claimNetwork, python: true, script: `
+import os, socket
+s = socket.socket(socket.AF_UNIX)
+s.connect(os.environ["UNIX_SOCK"])
+print("ESCAPED", s.recv(16))`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Network = true }},
+	{name: "lower the supervisor's limits (prlimit)", claim: claimProcess, script: `prlimit --pid "$PPID" --nofile=3:3 && echo ESCAPED`},
+	{name: "System V shared memory", claim: claimProcess, script: `id=$(ipcmk -M 4096 | grep -o '[0-9]*$') && echo "ESCAPED $id" && ipcrm -m "$id"`},
+	{name: "shared memory beyond the memory limit", claim: claimLimits, python: true, script: `
+import mmap
+size = 1536 << 20
+m = mmap.mmap(-1, size, mmap.MAP_SHARED)
+for off in range(0, size, 4096):
+    m[off] = 1
+print("ESCAPED mapped and touched", size >> 20, "MiB")`,
+		// Touching 1.5 GiB takes seconds on a busy machine: the control
+		// must not time out before it proves the attack.
+		prepare:  func(_ *world, r *shared.Request) { r.Limits.Memory = 512 << 20; r.Grant.Timeout = 120 * time.Second },
+		rootOnly: true}, // a memory cgroup needs root; unprivileged, RLIMIT_DATA does not count shared mappings (Probe says so)
+	{name: "read the host's environment via /proc", claim: claimProcess, script: `grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
+		rootOnly: true, needsSecret: true}, // the host runs as root: only root may read its /proc entries
+	{name: "read the plugin's environment via /proc", claim: claimProcess, script: `tr '\0' '\n' < "/proc/$PLUGIN_PID/environ" | grep -q PLUGIN_UNIX_SOCKET_DIR && echo ESCAPED`},
+	{name: "a secret in the host's environment", claim: claimProcess, script: `env | grep -q "^$SECRET_NAME=" && echo ESCAPED-env; grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
+		rootOnly: true, needsSecret: true},
+	{name: "signal the parent", claim: claimProcess, script: `kill -WINCH "$PPID" && echo ESCAPED`},
+	{name: "signal the plugin", claim: claimProcess, script: `kill -WINCH "$PLUGIN_PID" && echo ESCAPED`},
+	{name: "ptrace the parent", claim: claimProcess, python: true, script: `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+ppid = os.getppid()
+if libc.ptrace(PTRACE_SEIZE, ppid, 0, 0) == 0:
+    libc.ptrace(PTRACE_DETACH, ppid, 0, 0)
+    print("ESCAPED")
+else:
+    print("ptrace:", os.strerror(ctypes.get_errno()))`},
+	{name: "create a user namespace", claim: claimProcess, script: `unshare -U true && echo ESCAPED`},
+	{name: "raise the file size limit", claim: claimLimits, script: `ulimit -f unlimited && echo ESCAPED`},
+	{name: "fork bomb", claim: claimLimits, python: true, script: `
+import os, time
+n = 0
+for i in range(400):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+    except OSError as e:
+        print("fork failed after", n, "children:", e)
+        break
+print("started", n)
+if n >= 400:
+    print("ESCAPED")`,
+		prepare: func(_ *world, r *shared.Request) { r.Limits.Processes = 64 }},
+	{name: "fill the disk past the file-size limit", claim: claimLimits, script: `head -c 20000000 /dev/zero > "$WORK/big"; ls -l "$WORK/big"`,
+		escaped: func(w *world, _ outcome) bool {
+			fi, err := os.Stat(filepath.Join(w.work, "big"))
+			return err == nil && fi.Size() > 1<<20
+		},
+		cleanup: removeFile("work/big")},
+	{name: "keep a file in TMPDIR after the run", claim: claimFSWrite, script: `d=${TMPDIR:-/tmp}; echo loot > "$d/stash-$RUN" && echo "STASH $d/stash-$RUN"`,
+		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "STASH ") },
+		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "STASH ") }},
+	{name: "a setsid process outlives the run", claim: claimLifetime, script: `setsid bash -c 'exec -a "escapee-$RUN" sleep 300' </dev/null >/dev/null 2>&1 & echo started`,
+		control: viaDirect, escaped: escapeesAlive, cleanup: killEscapees},
+	{name: "a setsid process outlives the timeout", claim: claimLifetime, script: `setsid bash -c 'trap "" TERM; exec -a "escapee-$RUN" sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
+		control: viaDirect, escaped: escapeesAlive, cleanup: killEscapees},
+	{name: "close stdout and sleep past the timeout", claim: claimLifetime, script: `exec >&- 2>&-; exec -a "escapee-$RUN" sleep 300`,
+		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
+		control: viaDirect, escaped: func(w *world, o outcome) bool { return escapeesAlive(w, o) || o.took > 8*time.Second },
+		cleanup: killEscapees},
+	{name: "a fork bomb of setsid busy processes that ignore SIGTERM", claim: claimLifetime, python: true, script: `
+import os, signal, sys
+n = 0
+for i in range(48):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        print("fork failed after", n, e)
+        break
+    if pid == 0:
+        os.setsid()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os.execvp("bash", ["escapee-" + os.environ["RUN"], "-c", "trap '' TERM; while :; do :; done"])
+    n += 1
+print("started", n, flush=True)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+while True:
+    pass`,
+		prepare: func(_ *world, r *shared.Request) {
+			r.Grant.Timeout, r.KillGrace, r.Limits.Processes = 2*time.Second, 100*time.Millisecond, 32
+		},
+		control: viaDirect, escaped: outlivedOrLate, cleanup: killEscapees},
+	{name: "starve the supervisor, then outlast the timeout", claim: claimLifetime, script: `
+for p in "$PPID" 1 $(ls /proc | grep -E '^[0-9]+$'); do chrt -i -p 0 "$p" 2>/dev/null; renice -n 19 -p "$p" >/dev/null 2>&1; done
+for i in 1 2 3 4; do (trap '' TERM; exec -a "escapee-$RUN" bash -c "trap '' TERM; while :; do :; done") & done
+trap '' TERM; while :; do :; done`,
+		prepare: func(_ *world, r *shared.Request) {
+			r.Grant.Timeout, r.KillGrace = 2*time.Second, 100*time.Millisecond
+		},
+		control: viaDirect, escaped: outlivedOrLate, cleanup: killEscapees},
+	{name: "make a file outside the grant world-writable", claim: claimFSWrite, script: `chmod 666 "$OWNED" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return marker(w, o) || modeOf(w.owned) != 0o600 }, cleanup: resetOwned},
+	{name: "change the owner of a file outside the grant", claim: claimFSWrite, script: `chown "$(id -u):$(id -g)" "$OWNED" && echo ESCAPED`, cleanup: resetOwned},
+	{name: "change the times of a file outside the grant", claim: claimFSWrite, script: `touch -d 2001-02-03 "$OWNED" && echo ESCAPED`,
+		escaped: func(w *world, o outcome) bool { return marker(w, o) || mtimeYear(w.owned) == 2001 }, cleanup: resetOwned},
+	{name: "set an extended attribute outside the grant", claim: claimFSWrite, python: true, script: `
+import os
+os.setxattr(os.environ["OWNED"], "user.skillhost", b"pwned")
+print("ESCAPED")`, cleanup: resetOwned},
+	{name: "watch a directory outside the grant", claim: claimFSRead, python: true, script: `
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(0)
+wd = libc.inotify_add_watch(fd, os.path.dirname(os.environ["SECRET"]).encode(), 0xfff)
+print("ESCAPED" if wd >= 0 else "inotify: " + os.strerror(ctypes.get_errno()))`},
+	{name: "a set-uid copy of a program in the grant (chmod)", claim: claimFSWrite, script: `cp /usr/bin/id "$WORK/id" && chmod u+s "$WORK/id"; ls -l "$WORK/id"`,
+		escaped: setIDFileIn("work")},
+	{name: "a set-gid file in the grant (created with the bit)", claim: claimFSWrite, python: true, script: `
+import os
+fd = os.open(os.path.join(os.environ["WORK"], "sgid"), os.O_CREAT | os.O_WRONLY, 0o2755)
+os.close(fd)
+print(oct(os.stat(os.path.join(os.environ["WORK"], "sgid")).st_mode))`,
+		escaped: setIDFileIn("work")},
+	{name: "a set-uid directory made in the grant", claim: claimFSWrite, script: `mkdir -m 6755 "$WORK/sdir"; ls -ld "$WORK/sdir"`,
+		escaped: setIDFileIn("work")},
+	{name: "renice, pin and idle a process outside the sandbox", claim: claimProcess, script: `
+renice -n 19 -p "$VICTIM_PID" >/dev/null && echo ESCAPED-nice
+taskset -p 1 "$VICTIM_PID" >/dev/null && echo ESCAPED-affinity
+ionice -c 3 -p "$VICTIM_PID" && echo ESCAPED-ioprio
+chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
+		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.victimTouched() }, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+	{name: "renice every process of the user", claim: claimProcess, script: `renice -n 19 -u "$(id -u)" >/dev/null && echo ESCAPED`,
+		cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+	{name: "a granted directory swapped for a symlink to a secret", claim: claimFSRead, script: `cat "$BASE/swap/data.txt" && echo ESCAPED`,
+		prepare:   func(w *world, r *shared.Request) { r.Grant.FSRead = []string{filepath.Join(w.base, "swap")} },
+		mayRefuse: true},
+}
+
+// world is one user's playground: files, grants and listeners.
+type world struct {
+	t          *testing.T
+	base       string // everything lives here
+	home       string // fake $HOME holding .ssh/id_rsa
+	secret     string
+	work       string    // the granted fs_write directory
+	cwd        string    // the host's working directory, not granted
+	owned      string    // a 0600 file of the script's user, outside the grant
+	uid, gid   int       // the script's user
+	victim     *exec.Cmd // a process of the script's user, outside the sandbox
+	victimPrio int
+	victimCPUs int
+	skill      string
+	backend    Backend // under test
+	control    Backend // unconfined
+	claims     shared.Enforcement
+	name       string
+	null       *shared.Conn
+
+	env []string // listener addresses etc.
+
+	udpMu  sync.Mutex
+	udpLog []string
+}
+
+func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
+	base, err := os.MkdirTemp("", "skillhost-escape-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := &world{t: t, base: base}
+	w.home = w.dir("home", 0o755)
+	w.secret = filepath.Join(w.dir("secret", 0o755), "data.txt")
+	w.work = w.dir("work", 0o777)
+	w.cwd = w.dir("cwd", 0o755)
+	w.dir("outside", 0o777)
+	w.dir("x", 0o777)
+	w.dir("xy", 0o777)
+	w.skill = w.dir("skill", 0o755)
+	w.dir("skill/scripts", 0o777)
+	w.dir("skill/references", 0o755)
+	w.dir("home/.ssh", 0o755)
+	w.file("home/.ssh/id_rsa", "-----BEGIN FAKE TEST KEY-----\n", 0o644)
+	w.file("secret/data.txt", "top secret\n", 0o644)
+	w.file("secret/linkable.txt", "linkable secret\n", 0o666) // protected_hardlinks wants rw for non-owners
+	w.file("cwd/cwd-file.txt", "host cwd\n", 0o644)
+	w.file("skill/SKILL.md", "---\nname: skill\ndescription: escape suite\n---\n", 0o644)
+	if err := os.Symlink(w.secret, filepath.Join(w.skill, "references", "leak")); err != nil {
+		t.Fatal(err)
+	}
+	// A granted path that is a symlink by the time the run starts, as if a
+	// concurrent run had swapped the directory the host resolved.
+	if err := os.Symlink(filepath.Dir(w.secret), filepath.Join(base, "swap")); err != nil {
+		t.Fatal(err)
+	}
+	w.uid, w.gid = os.Geteuid(), os.Getegid()
+	if cred != nil {
+		w.uid, w.gid = int(cred.Uid), int(cred.Gid)
+	}
+	w.dir("owned", 0o755)
+	w.owned = filepath.Join(base, "owned", "victim")
+	w.file("owned/victim", "mine\n", 0o600)
+	os.Chown(w.owned, w.uid, w.gid)
+	w.startVictim(cred)
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.listen()
+
+	w.backend = cfg.Launch(t, cred)
+	w.control = cfg.Control(t, cred)
+	info, err := w.backend.Info(context.Background())
+	if err != nil {
+		t.Fatalf("Info: %v", err)
+	}
+	w.claims = info.Enforces
+	w.name = info.Name
+	p, err := w.backend.Probe(context.Background())
+	if err != nil || p.Status != shared.Healthy {
+		t.Skipf("the %s backend cannot confine here: %v %+v", info.Name, err, p)
+	}
+	t.Logf("%s backend: %s", info.Name, p.Reason)
+	return w
+}
+
+func (w *world) dir(rel string, mode os.FileMode) string {
+	p := filepath.Join(w.base, rel)
+	if err := os.MkdirAll(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+func (w *world) file(rel, content string, mode os.FileMode) {
+	p := filepath.Join(w.base, rel)
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// listen starts the loopback servers attacks try to reach.
+func (w *world) listen() {
+	t := w.t
+	tcp, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	go func() {
+		for {
+			c, err := tcp.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { udp.Close() })
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			n, _, err := udp.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			w.udpMu.Lock()
+			w.udpLog = append(w.udpLog, strings.TrimSpace(string(buf[:n])))
+			w.udpMu.Unlock()
+		}
+	}()
+	dns, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dns.Close() })
+	go serveDNS(dns)
+	sockDir := w.dir("sockets", 0o755)
+	unixPath := filepath.Join(sockDir, "outside.sock")
+	unixL, err := net.Listen("unix", unixPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(unixPath, 0o777)
+	t.Cleanup(func() { unixL.Close() })
+	go serveHello(unixL)
+	abstract := "skillhost-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.base)
+	absL, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { absL.Close() })
+	go serveHello(absL)
+	secretName := EnvHostSecret
+	w.env = []string{
+		"BASE=" + w.base, "SECRET=" + w.secret, "WORK=" + w.work, "SKILL_DIR=" + w.skill,
+		"TCP_PORT=" + port(tcp.Addr()), "UDP_PORT=" + port(udp.LocalAddr()), "DNS_PORT=" + port(dns.LocalAddr()),
+		"UNIX_SOCK=" + unixPath, "ABSTRACT_SOCK=" + abstract, "SECRET_NAME=" + secretName,
+		"OWNED=" + filepath.Join(w.base, "owned", "victim"),
+	}
+}
+
+func port(a net.Addr) string {
+	_, p, _ := net.SplitHostPort(a.String())
+	return p
+}
+
+func serveHello(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		c.Write([]byte("hello"))
+		c.Close()
+	}
+}
+
+// serveDNS answers every A query with 192.0.2.1.
+func serveDNS(pc net.PacketConn) {
+	buf := make([]byte, 512)
+	for {
+		n, addr, err := pc.ReadFrom(buf)
+		if err != nil {
+			return
+		}
+		if n < 12 {
+			continue
+		}
+		resp := append([]byte{}, buf[:n]...)
+		binary.BigEndian.PutUint16(resp[2:], 0x8180) // response, no error
+		binary.BigEndian.PutUint16(resp[6:], 1)      // one answer
+		resp = append(resp, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, 1)
+		pc.WriteTo(resp, addr)
+	}
+}
+
+func (w *world) udpGot(res shared.Result) bool {
+	w.udpMu.Lock()
+	defer w.udpMu.Unlock()
+	return len(w.udpLog) > 0
+}
+
+func (w *world) resetUDP() {
+	w.udpMu.Lock()
+	w.udpLog = nil
+	w.udpMu.Unlock()
+}
+
+// request builds the base request of an attack: read nothing extra, write
+// only $WORK, no network, tight limits, cwd outside the grant.
+func (w *world) request(a attack, conn Backend, run string) shared.Request {
+	script := filepath.Join(w.skill, "scripts", "attack")
+	argv := []string{"/bin/bash", script}
+	if a.python {
+		argv = []string{"/usr/bin/python3", script}
+	}
+	env := append([]string{
+		"PATH=/usr/bin:/bin", "HOME=" + w.home, "RUN=" + run,
+		"PLUGIN_PID=" + strconv.Itoa(conn.Pid()), "PLUGIN_SOCKET_DIR=" + conn.SocketDir(),
+		"VICTIM_PID=" + strconv.Itoa(w.victim.Process.Pid),
+	}, w.env...)
+	r := shared.Request{
+		RunID:       run,
+		Argv:        argv,
+		Dir:         w.cwd,
+		Env:         env,
+		Grant:       shared.Grant{FSWrite: []string{w.work}, Timeout: 15 * time.Second, Trust: shared.TrustExternal},
+		SkillDir:    w.skill,
+		OutputLimit: 1 << 20,
+		KillGrace:   500 * time.Millisecond,
+		Limits:      shared.Limits{OpenFiles: 256, FileSize: 1 << 20, Processes: 256, Memory: 1 << 30},
+	}
+	if a.prepare != nil {
+		a.prepare(w, &r)
+	}
+	return r
+}
+
+func (w *world) writeScript(a attack) {
+	content := a.script
+	if !a.python {
+		content = "#!/bin/bash\n" + content + "\n"
+	}
+	w.file("skill/scripts/attack", content, 0o755)
+	w.resetVictim()
+	// Every run starts from an empty work directory.
+	entries, _ := os.ReadDir(w.work)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(w.work, e.Name()))
+	}
+	w.resetUDP()
+}
+
+func (w *world) execute(conn Backend, req shared.Request) outcome {
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	start := time.Now()
+	res, err := conn.Execute(context.Background(), req, func(b []byte) error {
+		mu.Lock()
+		buf.Write(b)
+		mu.Unlock()
+		return nil
+	})
+	return outcome{run: req.RunID, out: buf.String(), res: res, err: err, took: time.Since(start)}
+}
+
+// direct runs the attack with nothing but os/exec: no process group, no
+// supervisor, no deadline. It returns after the script's own process ends
+// or after a few seconds, whichever comes first, leaving anything else
+// running for the check to find.
+func (w *world) direct(req shared.Request, cred *syscall.Credential) outcome {
+	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	cmd.Dir, cmd.Env = req.Dir, req.Env
+	// A group of its own, so that what the control leaves behind (other
+	// than the setsid escapee the attack is about, which cleanup kills)
+	// can be reaped without touching the test binary.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.WaitDelay = time.Second // an escapee holding the output pipe must not hang the test
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return outcome{run: req.RunID, err: err}
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+	}
+	time.Sleep(200 * time.Millisecond) // let a detached process settle
+	o := outcome{run: req.RunID, out: buf.String(), took: time.Since(start)}
+	select {
+	case <-done:
+	default:
+		o.took = 9 * time.Second // still running: past any deadline the runner would have enforced
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	return o
+}
+
+// syncBuffer is a bytes.Buffer safe for the copying goroutines of os/exec
+// and a concurrent reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func fileExists(rel string) func(*world, outcome) bool {
+	return func(w *world, _ outcome) bool { return exists(filepath.Join(w.base, rel)) }
+}
+
+func removeFile(rel string) func(*world, outcome) {
+	return func(w *world, _ outcome) { os.Remove(filepath.Join(w.base, rel)) }
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+func mentioned(out, prefix string) []string {
+	var paths []string
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			paths = append(paths, strings.TrimSpace(rest))
+		}
+	}
+	return paths
+}
+
+func mentionedExists(out, prefix string) bool {
+	for _, p := range mentioned(out, prefix) {
+		if exists(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func removeMentioned(out, prefix string) {
+	for _, p := range mentioned(out, prefix) {
+		if strings.HasPrefix(p, "/tmp/") {
+			os.Remove(p)
+		}
+	}
+}
+
+// escapees lists the live processes a run named escapee-<run>.
+func escapees(run string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Contains(cmd, []byte("escapee-"+run)) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// escapeesAlive reports whether any process of the run is still alive a
+// moment after the run ended.
+func escapeesAlive(_ *world, o outcome) bool {
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if len(escapees(o.run)) == 0 {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// lateAfter is when a run with a 2 s timeout and a 0.1 s grace counts as
+// late: the promise is timeout + grace + 1 s; 4 s more are headroom for a
+// busy 2-core machine, where every process in the teardown chain waits for
+// a CPU (on a quiet one these runs return in about 2.3 s). The failure this
+// guards against took 10-11 s, or never ended.
+const lateAfter = 2*time.Second + 100*time.Millisecond + time.Second + 4*time.Second
+
+// outlivedOrLate: processes survived the run, or the call returned late.
+func outlivedOrLate(w *world, o outcome) bool {
+	return len(escapees(o.run)) > 0 || o.took > lateAfter
+}
+
+func killEscapees(_ *world, o outcome) {
+	for range 50 {
+		pids := escapees(o.run)
+		if len(pids) == 0 {
+			return
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func modeOf(p string) os.FileMode {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.Mode().Perm()
+}
+
+func mtimeYear(p string) int {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return fi.ModTime().Year()
+}
+
+// resetOwned puts the owned file back as it was: 0600, the user's, no
+// extended attribute, a current time.
+func resetOwned(w *world, _ outcome) {
+	os.Chmod(w.owned, 0o600)
+	os.Chown(w.owned, w.uid, w.gid)
+	syscall.Removexattr(w.owned, "user.skillhost")
+	now := time.Now()
+	os.Chtimes(w.owned, now, now)
+}
+
+// setIDFileIn reports whether any file under rel has a set-uid or set-gid
+// bit.
+func setIDFileIn(rel string) func(*world, outcome) bool {
+	return func(w *world, _ outcome) bool {
+		found := false
+		filepath.Walk(filepath.Join(w.base, rel), func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+				found = true
+			}
+			return nil
+		})
+		return found
+	}
+}
+
+// startVictim starts a process of the script's user outside any sandbox,
+// for the scheduling attacks to aim at.
+func (w *world) startVictim(cred *syscall.Credential) {
+	cmd := exec.Command("sleep", "600")
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.victim = cmd
+	w.victimPrio, _ = unix.Getpriority(unix.PRIO_PROCESS, cmd.Process.Pid)
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(cmd.Process.Pid, &set) == nil {
+		w.victimCPUs = set.Count()
+	}
+	w.t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+}
+
+// victimTouched reports whether the victim's nice value, CPU affinity or
+// scheduling policy changed.
+func (w *world) victimTouched() bool {
+	pid := w.victim.Process.Pid
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+	if err == nil && prio != w.victimPrio {
+		w.t.Logf("victim's priority: %d, was %d", prio, w.victimPrio)
+		return true
+	}
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(pid, &set) == nil && set.Count() != w.victimCPUs {
+		w.t.Logf("victim's CPUs: %d, was %d", set.Count(), w.victimCPUs)
+		return true
+	}
+	policy, _, errno := unix.Syscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
+	if errno == 0 && policy != 0 {
+		w.t.Logf("victim's scheduling policy: %d", policy)
+		return true
+	}
+	return false
+}
+
+func (w *world) resetVictim() {
+	pid := w.victim.Process.Pid
+	unix.Setpriority(unix.PRIO_PROCESS, pid, 20-w.victimPrio) // the raw value is 20 - nice
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) == nil {
+		unix.SchedSetaffinity(pid, &set)
+	}
+	type schedParam struct{ priority int32 }
+	p := schedParam{}
+	unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(pid), 0, uintptr(unsafe.Pointer(&p)))
+	unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(pid), 0)
+}
+
+// Escapes runs every attack whose claim the backend makes, as the current
+// user and, when that is root, as nobody. Each must fail under the backend
+// and succeed under the control (or a plain exec, for attacks on process
+// lifetime).
+func Escapes(t *testing.T, cfg EscapeConfig) {
+	users := []struct {
+		name string
+		cred *syscall.Credential
+	}{{name: "uid" + strconv.Itoa(os.Geteuid())}}
+	if os.Geteuid() == 0 {
+		users = append(users, struct {
+			name string
+			cred *syscall.Credential
+		}{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	_, pyErr := os.Stat("/usr/bin/python3")
+	secret := os.Getenv(EnvHostSecret)
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			w := newWorld(t, cfg, u.cred)
+			for i, a := range attacks {
+				t.Run(a.name, func(t *testing.T) {
+					if !a.claim.claimedBy(w.claims) {
+						t.Skipf("the %s backend does not claim %s", w.name, a.claim)
+					}
+					if a.python && pyErr != nil {
+						t.Skip("needs /usr/bin/python3")
+					}
+					if a.rootOnly && (u.cred != nil || os.Geteuid() != 0) {
+						t.Skip("the control needs root")
+					}
+					if a.needsSecret && secret == "" {
+						t.Skipf("needs %s in the test's environment from its start", EnvHostSecret)
+					}
+					escaped := a.escaped
+					if escaped == nil {
+						escaped = marker
+					}
+					run := fmt.Sprintf("%s-%d", u.name, i)
+
+					w.writeScript(a)
+					o := w.execute(w.backend, w.request(a, w.backend, run+"-confined"))
+					if o.err != nil && !a.mayRefuse {
+						t.Fatalf("%s run failed to start: %v", w.name, o.err)
+					}
+					if escaped(w, o) {
+						t.Errorf("ESCAPE under %s: %+v\n%s", w.name, o.res, o.out)
+					}
+					if a.cleanup != nil {
+						a.cleanup(w, o)
+					}
+					confined := o
+
+					w.writeScript(a)
+					var c outcome
+					switch a.control {
+					case viaNull:
+						c = w.execute(w.control, w.request(a, w.control, run+"-control"))
+					case viaDirect:
+						c = w.direct(w.request(a, w.control, run+"-direct"), u.cred)
+					}
+					if !escaped(w, c) {
+						t.Errorf("control: the attack does not work even unconfined, so it proves nothing (err %v, %+v)\n%s", c.err, c.res, c.out)
+					}
+					if a.cleanup != nil {
+						a.cleanup(w, c)
+					}
+					t.Logf("%s: exit %d %s, violations %v | control escaped", w.name, confined.res.ExitCode, confined.res.Signal, kinds(confined.res.Violations))
+				})
+			}
+		})
+	}
+}
+
+func kinds(vs []shared.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Kind+":"+v.Target)
+	}
+	return out
+}
+
+// Teardown repeats the attacks on the teardown itself (a fork bomb of
+// setsid'd processes that ignore SIGTERM, and a script that tries to starve
+// its supervisor) rounds times under the backend, as the current user and,
+// when that is root, as nobody: every run must return within timeout +
+// grace + 1 s (plus headroom for a busy machine, see lateAfter) and leave
+// no process behind. Escapes proves each attack works unconfined.
+func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
+	var picked []attack
+	for _, a := range attacks {
+		if strings.HasPrefix(a.name, "a fork bomb of setsid") || strings.HasPrefix(a.name, "starve the supervisor") {
+			picked = append(picked, a)
+		}
+	}
+	if len(picked) != 2 {
+		t.Fatalf("found %d of the 2 teardown attacks", len(picked))
+	}
+	users := []*syscall.Credential{nil}
+	if os.Geteuid() == 0 {
+		users = append(users, &syscall.Credential{Uid: 65534, Gid: 65534})
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3")
+	}
+	for _, cred := range users {
+		name := "uid" + strconv.Itoa(os.Geteuid())
+		if cred != nil {
+			name = "nobody"
+		}
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, cfg, cred)
+			for _, a := range picked {
+				t.Run(a.name, func(t *testing.T) {
+					var worst time.Duration
+					for i := range rounds {
+						w.writeScript(a)
+						o := w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d", name, i)))
+						if o.err != nil {
+							t.Fatalf("round %d: %v", i, o.err)
+						}
+						worst = max(worst, o.took)
+						if left := escapees(o.run); len(left) > 0 {
+							killEscapees(w, o)
+							t.Errorf("round %d left %d processes behind", i, len(left))
+						}
+						if outlivedOrLate(w, o) {
+							t.Errorf("round %d returned after %v (timeout 2 s, grace 0.1 s)", i, o.took)
+						}
+						if !o.res.TimedOut {
+							t.Errorf("round %d: not reported as timed out: %+v\n%s", i, o.res, o.out)
+						}
+					}
+					t.Logf("%d rounds, slowest return %v", rounds, worst)
+				})
+			}
+		})
+	}
+}

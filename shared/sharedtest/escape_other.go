@@ -1,0 +1,11 @@
+//go:build !linux
+
+package sharedtest
+
+import "testing"
+
+// Escapes needs Linux (credentials, /proc); elsewhere it skips.
+func Escapes(t *testing.T, _ EscapeConfig) { t.Skip("the escape suite runs on Linux") }
+
+// Teardown needs Linux; elsewhere it skips.
+func Teardown(t *testing.T, _ EscapeConfig, _ int) { t.Skip("the escape suite runs on Linux") }
