@@ -1,7 +1,10 @@
-// Command skillhost-sandbox-echo is a complete, minimal sandbox plugin. It
-// runs nothing: it reports the command it was asked to run and the grant it
-// would run it under, which makes it a handy dry run ("what would skillhost
-// execute?") and a template for a real backend.
+// Command skillhost-sandbox-echo is a complete, minimal sandbox plugin and a
+// template for a real backend. It confines nothing: it logs each command it
+// is asked to run (the "echo"), then runs it with the shared runner, which
+// gives it the same timeout, output cap, environment and process-tree
+// teardown as every other backend. Its Info claims only what that runner
+// keeps, timeouts, so the conformance and escape suites hold it to exactly
+// that.
 //
 // Build it under its plugin name and put it where skillhost looks:
 //
@@ -11,46 +14,38 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"strings"
 
 	"github.com/skillhost/skillhost/shared"
 )
 
 type echo struct{}
 
-// Info names the backend and says what it enforces. A dry run never
-// overruns its timeout, and nothing else applies.
+// Info names the backend and says what it enforces: timeouts, and nothing
+// else.
 func (echo) Info(context.Context) (shared.Info, error) {
 	return shared.Info{
 		Name:             "echo",
-		Version:          "1.0.0",
+		Version:          "1.1.0",
 		ContractVersions: []int{shared.ContractVersion},
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
 		Enforces:         shared.Enforcement{Timeout: true},
 	}, nil
 }
 
-// Probe says whether the backend works on this machine; a dry run always
-// does. A real backend checks its kernel features or tools here.
+// Probe says whether the backend works on this machine. A real backend
+// checks its kernel features or tools here.
 func (echo) Probe(context.Context) (shared.Probe, error) {
-	return shared.Probe{Status: shared.Healthy, Reason: "dry run: reports commands instead of running them"}, nil
+	return shared.Probe{Status: shared.Healthy, Reason: "passthrough: logs and runs commands unconfined"}, nil
 }
 
-// Execute streams its report through emit and returns a result. A real
-// backend would build a runner.Spec with shared.SpecFor(req), confine it,
-// and call shared.Run(ctx, spec, emit).
+// Execute logs the request and runs it. A real backend would restrict the
+// command here: wrap its argv (as the Seatbelt plugin does) or name a
+// runner confiner in the spec (as the Landlock plugin does).
 func (echo) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	shared.Logger().Info("dry run", "run", req.RunID, "argv", req.Argv)
-	g := req.Grant
-	report := fmt.Sprintf("would run: %s\n  in: %s\n  read: %s\n  write: %s\n  network: %v, timeout: %s, trust: %s\n",
-		strings.Join(req.Argv, " "), req.Dir, strings.Join(g.FSRead, " "), strings.Join(g.FSWrite, " "),
-		g.Network, g.Timeout, g.Trust)
-	if err := emit([]byte(report)); err != nil {
-		return shared.Result{}, err
-	}
-	return shared.Result{ExitCode: 0}, nil
+	shared.Logger().Info("run", "id", req.RunID, "argv", req.Argv, "dir", req.Dir,
+		"read", req.Grant.FSRead, "write", req.Grant.FSWrite, "network", req.Grant.Network, "timeout", req.Grant.Timeout)
+	return shared.Run(ctx, shared.SpecFor(req), emit)
 }
 
 func main() { shared.Serve(echo{}) }
