@@ -107,12 +107,15 @@ func (o LexicalOptions) field(f int) FieldOptions {
 // Lexical ranks skills by BM25F over their name, description, outline
 // (headings and tools) and body. Each field's term frequency is weighted
 // and normalised against a fixed reference length, the fields are summed,
-// and the sum is saturated once per term (BM25F), so a word repeated all
-// over a long body counts little more than once. Each message term a skill
-// contains adds that times the term's idf relative to the rarest possible.
-// The sum is evidence that does not grow with the length of the message,
-// only with what it shares with the skill, so it maps into [0, 1] by a
-// fixed saturation, and one threshold can reject messages no skill fits.
+// and the sum is saturated once per term, so a word repeated all over a
+// long body counts little more than once. Each message term a skill
+// contains adds that times the term's idf relative to the rarest possible,
+// plus a bonus for a term in the name. Skills with no message term in
+// their name or description, and messages mostly of words no skill uses,
+// are discounted. The sum is evidence that does not grow with the length
+// of the message, only with what it shares with the skill, so it maps into
+// [0, 1] by a fixed saturation, and one threshold can reject messages no
+// skill fits. docs/matching.md has the parameters and how they were chosen.
 type Lexical struct {
 	opts LexicalOptions
 	mu   sync.RWMutex
