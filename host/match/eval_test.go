@@ -77,3 +77,23 @@ func TestEvaluate(t *testing.T) {
 		t.Fatalf("unknown skill: %v", err)
 	}
 }
+
+func FuzzReadLabels(f *testing.F) {
+	f.Add("{\"message\": \"merge PDFs\", \"expect\": \"pdf\"}\n# c\n{\"message\": \"joke\"}\n")
+	f.Add("{\"message\": \"\"}")
+	f.Add("{\"message\": \"a\", \"expect\": 3}")
+	f.Fuzz(func(t *testing.T, in string) {
+		set, err := ReadLabels(strings.NewReader(in), "f.jsonl")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.jsonl") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			return
+		}
+		for _, l := range set {
+			if strings.TrimSpace(l.Message) == "" || l.Line < 1 {
+				t.Fatalf("bad label %+v", l)
+			}
+		}
+	})
+}

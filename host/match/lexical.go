@@ -90,10 +90,10 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	field(&o.Name, 3, 0.5, 3)
 	field(&o.Description, 1.5, 0.5, 40)
 	field(&o.Outline, 0.5, 0.5, 60)
-	field(&o.Body, 1, 0.5, 1000)
+	field(&o.Body, 0.5, 0.5, 1000)
 	def(&o.Saturation, 1.25)
 	def(&o.Unanchored, 0.5)
-	def(&o.BodyIDF, 2)
+	def(&o.BodyIDF, 1)
 	def(&o.NameBonus, 0.5)
 	def(&o.Unknown, 1)
 	def(&o.Vocabulary, 600)
@@ -107,12 +107,15 @@ func (o LexicalOptions) field(f int) FieldOptions {
 // Lexical ranks skills by BM25F over their name, description, outline
 // (headings and tools) and body. Each field's term frequency is weighted
 // and normalised against a fixed reference length, the fields are summed,
-// and the sum is saturated once per term (BM25F), so a word repeated all
-// over a long body counts little more than once. Each message term a skill
-// contains adds that times the term's idf relative to the rarest possible.
-// The sum is evidence that does not grow with the length of the message,
-// only with what it shares with the skill, so it maps into [0, 1] by a
-// fixed saturation, and one threshold can reject messages no skill fits.
+// and the sum is saturated once per term, so a word repeated all over a
+// long body counts little more than once. Each message term a skill
+// contains adds that times the term's idf relative to the rarest possible,
+// plus a bonus for a term in the name. Skills with no message term in
+// their name or description, and messages mostly of words no skill uses,
+// are discounted. The sum is evidence that does not grow with the length
+// of the message, only with what it shares with the skill, so it maps into
+// [0, 1] by a fixed saturation, and one threshold can reject messages no
+// skill fits. docs/matching.md has the parameters and how they were chosen.
 type Lexical struct {
 	opts LexicalOptions
 	mu   sync.RWMutex
@@ -167,36 +170,50 @@ func fields(d Doc) [numFields]string {
 func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	idx := &lexIndex{n: len(docs), postings: map[string][]posting{}}
 	o := l.opts
-	memo := map[string]string{}
+	var weights [numFields]float64
+	for f := range weights {
+		weights[f] = o.field(f).Weight
+	}
+	m := newMemo()
+	slot := map[string]int{}    // term to its row in tf, per skill
+	var tf [][numFields]float64 // weighted frequency of each term by field
+	var terms []string
 	for i, d := range docs {
-		tf := map[string]*[numFields]float64{}
+		clear(slot)
+		tf, terms = tf[:0], terms[:0]
 		var norm [numFields]float64 // BM25's length divisor of each field
 		for f, text := range fields(d) {
 			var length float64
-			for _, t := range analyze(text, memo, true) {
-				v := tf[t.text]
-				if v == nil {
-					v = new([numFields]float64)
-					tf[t.text] = v
+			// Word pairs are not indexed in the body: they would double
+			// the index for little gain where the body counts little.
+			for _, t := range analyze(text, m, f != fieldBody) {
+				k, ok := slot[t.text]
+				if !ok {
+					k = len(tf)
+					slot[t.text] = k
+					tf = append(tf, [numFields]float64{})
+					terms = append(terms, t.text)
 				}
-				v[f] += t.weight
+				tf[k][f] += t.weight
 				length += t.weight
 			}
 			fo := o.field(f)
 			norm[f] = 1 - fo.B + fo.B*length/fo.RefLen
 		}
-		for t, v := range tf {
-			if len(idx.postings[t]) == 0 && !strings.Contains(t, " ") {
+		for k, t := range terms {
+			v := &tf[k]
+			plist := idx.postings[t]
+			if len(plist) == 0 && !strings.Contains(t, " ") {
 				idx.words++
 			}
 			p := posting{doc: int32(i), inName: v[fieldName] != 0, inDescription: v[fieldDescription] != 0,
-				body: float32(o.Body.Weight * v[fieldBody] / norm[fieldBody])}
+				body: float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])}
 			var other float64
 			for f := range fieldBody {
-				other += o.field(f).Weight * v[f] / norm[f]
+				other += weights[f] * v[f] / norm[f]
 			}
 			p.other = float32(other)
-			idx.postings[t] = append(idx.postings[t], p)
+			idx.postings[t] = append(plist, p)
 		}
 	}
 	l.mu.Lock()

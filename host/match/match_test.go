@@ -238,3 +238,19 @@ func TestPromptBudgetMatchesExhaustiveSearch(t *testing.T) {
 		}
 	}
 }
+
+func FuzzTokens(f *testing.F) {
+	for _, s := range []string{"TypeScript on GitHub's API", "for_each don't SEV2 PDFs", "İstanbul’s ÇAĞ_2 x'", "a_ _b '' ’’"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		for _, tm := range analyze(in, newMemo(), true) {
+			if tm.text == "" || tm.weight <= 0 || tm.weight > 1 {
+				t.Fatalf("bad term %+v from %q", tm, in)
+			}
+			if tm.whole == "" && tm.weight == 1 && stopWords[tm.text] {
+				t.Fatalf("stop word %q kept from %q", tm.text, in)
+			}
+		}
+	})
+}

@@ -139,7 +139,14 @@ func TestTune(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") == "" {
 		t.Skip("set SKILLHOST_TUNE=1 to search parameters")
 	}
-	tune := readLabelsFile(t, longTune)
+	// SKILLHOST_TUNE=swap searches on the test half instead, to see how
+	// much the choice depends on the half (two-fold cross-validation); the
+	// defaults come from the tune half.
+	tunePath := longTune
+	if os.Getenv("SKILLHOST_TUNE") == "swap" {
+		tunePath = longTest
+	}
+	tune := readLabelsFile(t, tunePath)
 	short := asLabels(loadLabelled(t))
 	longCat := catalog.New([]string{longRoot})
 	shortCat := catalog.New(corpusRoots)
@@ -172,7 +179,7 @@ func TestTune(t *testing.T) {
 	}
 	var rows []row
 	for _, opts := range grid {
-		evLong, err := Evaluate(context.Background(), NewEngine(longCat, NewLexical(opts), 0, 0), tune, longTune)
+		evLong, err := Evaluate(context.Background(), NewEngine(longCat, NewLexical(opts), 0, 0), tune, tunePath)
 		if err != nil {
 			t.Fatal(err)
 		}

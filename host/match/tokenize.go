@@ -3,6 +3,7 @@ package match
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -65,20 +66,27 @@ func Tokens(text string) []string {
 	return out
 }
 
+// memo caches stems across calls to analyze; indexing a large catalog is
+// dominated by stemming otherwise.
+type memo struct {
+	stems map[string]string
+}
+
+func newMemo() *memo { return &memo{stems: map[string]string{}} }
+
 // analyze returns the weighted terms of text, word pairs included when
-// pairs is set. memo caches stems across calls (stemming dominates the
-// cost of indexing a large catalog).
-func analyze(text string, memo map[string]string, pairs bool) []term {
+// pairs is set. m may be nil.
+func analyze(text string, m *memo, pairs bool) []term {
 	var out []term
 	prevWord := "" // the last whole word kept, for pairs
 	stem := func(w string) string {
-		if memo == nil {
+		if m == nil {
 			return english.Stem(w, false)
 		}
-		st, ok := memo[w]
+		st, ok := m.stems[w]
 		if !ok {
 			st = english.Stem(w, false)
-			memo[w] = st
+			m.stems[w] = st
 		}
 		return st
 	}
@@ -88,7 +96,7 @@ func analyze(text string, memo map[string]string, pairs bool) []term {
 			// larger ones may (HTTP 429, the year 2014).
 			return w, len(w) >= 3
 		}
-		if len(w) < 2 {
+		if len(w) < 2 || len(w) < 4 && utf8.RuneCountInString(w) < 2 {
 			return "", false
 		}
 		// Short words are not stemmed: most are acronyms or names (AWS,
@@ -103,34 +111,39 @@ func analyze(text string, memo map[string]string, pairs bool) []term {
 		return st, true
 	}
 	for _, raw := range words(text) {
-		w := strings.ToLower(raw)
-		if i := strings.IndexRune(w, '\''); i >= 0 {
-			if strings.HasSuffix(w, "n't") {
+		if i := strings.IndexByte(raw, '\''); i >= 0 {
+			if strings.HasSuffix(raw, "n't") || strings.HasSuffix(raw, "N'T") {
 				prevWord = ""
 				continue // negations carry no topic
 			}
-			w = w[:i]
 			raw = raw[:i]
-			if w == "" {
+			if raw == "" {
 				continue
 			}
 		}
-		if acronymPlural([]rune(raw)) {
-			raw, w = raw[:len(raw)-1], w[:len(w)-1] // PDFs, APIs, URLs
+		if acronymPlural(raw) {
+			raw = raw[:len(raw)-1] // PDFs, APIs, URLs
 		}
-		st, ok := keep(w)
+		w := strings.ToLower(raw)
+		compound := w != raw || strings.ContainsAny(w, "_0123456789")
+		var st string
+		var ok bool
 		if strings.Contains(w, "_") {
 			st, ok = w, true // an identifier: kept whole, unstemmed
+		} else {
+			st, ok = keep(w)
 		}
 		if !ok {
 			prevWord = ""
 			continue
 		}
 		out = append(out, term{text: st, weight: 1})
-		if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
-			for _, p := range parts {
-				if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
-					out = append(out, term{text: ps, weight: partWeight, whole: st})
+		if compound {
+			if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
+				for _, p := range parts {
+					if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
+						out = append(out, term{text: ps, weight: partWeight, whole: st})
+					}
 				}
 			}
 		}
@@ -142,12 +155,18 @@ func analyze(text string, memo map[string]string, pairs bool) []term {
 	return out
 }
 
-// words splits text at anything but letters, digits and apostrophes
-// between letters.
+// words splits text at anything but letters, digits, and apostrophes and
+// underscores inside a word. Typographic apostrophes become ASCII ones.
 func words(text string) []string {
 	var out []string
 	start := -1
 	var prev rune
+	emit := func(w string) {
+		if strings.ContainsRune(w, '’') {
+			w = strings.ReplaceAll(w, "’", "'")
+		}
+		out = append(out, strings.TrimRight(w, "'_"))
+	}
 	for i, r := range text {
 		inWord := unicode.IsLetter(r) || unicode.IsDigit(r) ||
 			(r == '\'' || r == '’') && unicode.IsLetter(prev) ||
@@ -156,20 +175,15 @@ func words(text string) []string {
 		case inWord && start < 0:
 			start = i
 		case !inWord && start >= 0:
-			out = append(out, normaliseQuote(text[start:i]))
+			emit(text[start:i])
 			start = -1
 		}
 		prev = r
 	}
 	if start >= 0 {
-		out = append(out, normaliseQuote(text[start:]))
+		emit(text[start:])
 	}
 	return out
-}
-
-func normaliseQuote(w string) string {
-	w = strings.ReplaceAll(w, "’", "'")
-	return strings.TrimRight(w, "'_")
 }
 
 // caseParts splits a word at underscores (snake_case identifiers such as
@@ -203,7 +217,7 @@ func caseParts(w string) []string {
 }
 
 // acronymPlural reports whether w is an upper-case acronym with a plural s.
-func acronymPlural(w []rune) bool {
+func acronymPlural(w string) bool {
 	if len(w) < 3 || w[len(w)-1] != 's' {
 		return false
 	}

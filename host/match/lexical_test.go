@@ -1,0 +1,97 @@
+package match
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+func scoreOf(t *testing.T, docs []Doc, message string) []float64 {
+	t.Helper()
+	l := NewLexical(LexicalOptions{})
+	if err := l.Index(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Score(context.Background(), message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var pdfDoc = Doc{Name: "pdf-tools", Description: "Merge and split PDF files.", Body: "# Merging\nUse qpdf to merge files."}
+
+// A skill's score for words only it has does not depend on which other
+// skills are installed or how long they are: lengths are normalised
+// against fixed references, not the catalog's average.
+func TestLexicalScoreIndependentOfCatalog(t *testing.T) {
+	long := strings.Repeat("Summarize the columns and rows of a table with statistics. ", 300)
+	small := scoreOf(t, []Doc{pdfDoc, {Name: "csv-summary", Description: "Summarize CSV files."}}, "merge a PDF")
+	large := scoreOf(t, []Doc{pdfDoc,
+		{Name: "csv-summary", Description: "Summarize CSV files.", Body: long},
+		{Name: "stats", Description: "Statistics of tables.", Body: long + long},
+		{Name: "git-history", Description: "Explain a repository's history.", Body: long}}, "merge a PDF")
+	if small[0] == 0 || small[0] != large[0] {
+		t.Fatalf("pdf-tools scored %v with a small catalog and %v with a large one", small[0], large[0])
+	}
+}
+
+// A word repeated all over a long body counts far less than the same word
+// in a description: fields saturate together and the body weighs little.
+func TestLexicalLongBodyDoesNotDominate(t *testing.T) {
+	docs := []Doc{
+		{Name: "query-builder", Description: "Build SQL queries for reports."},
+		{Name: "api-reference", Description: "Reference of the HTTP API endpoints.", Body: strings.Repeat("The query parameter filters results. ", 60)},
+		{Name: "other", Description: "Something else entirely."},
+	}
+	s := scoreOf(t, docs, "build a query")
+	if s[0] <= s[1] {
+		t.Fatalf("description match %.3f should beat a body repeating the word %.3f", s[0], s[1])
+	}
+}
+
+// A skill with no message word in its name or description (an anchor)
+// scores half its evidence, so a long body's chance words rarely reach
+// the threshold.
+func TestLexicalAnchor(t *testing.T) {
+	docs := []Doc{
+		{Name: "terraform", Description: "Infrastructure as code for clouds.", Body: "Use for_each instead of count for stable keys."},
+		{Name: "other", Description: "Something else entirely."},
+	}
+	opts := LexicalOptions{}
+	l := NewLexical(opts)
+	_ = l.Index(context.Background(), docs)
+	anchoredOff := NewLexical(LexicalOptions{Unanchored: 1})
+	_ = anchoredOff.Index(context.Background(), docs)
+	a, _ := l.Score(context.Background(), "switching from count to for_each")
+	b, _ := anchoredOff.Score(context.Background(), "switching from count to for_each")
+	if a[0] <= 0 || a[0] >= b[0] {
+		t.Fatalf("unanchored skill scored %.3f, %.3f without the discount: want lower but positive", a[0], b[0])
+	}
+}
+
+// Messages mostly made of words no skill uses are discounted, in a catalog
+// with enough vocabulary to tell.
+func TestLexicalUnknownWords(t *testing.T) {
+	var vocab strings.Builder
+	for i := 0; i < 700; i++ { // a catalog vocabulary above Vocabulary
+		w := []byte{'v'}
+		for v := i; ; v /= 26 {
+			w = append(w, byte('a'+v%26))
+			if v < 26 {
+				break
+			}
+		}
+		vocab.Write(w)
+		vocab.WriteString("z ")
+	}
+	docs := []Doc{
+		{Name: "incident-review", Description: "Write the review of an outage or a near miss."},
+		{Name: "glossary", Description: "Words.", Body: vocab.String()},
+	}
+	known := scoreOf(t, docs, "review the outage")[0]
+	hiking := scoreOf(t, docs, "recommend a hiking trail near Boulder")[0]
+	if hiking <= 0 || hiking >= DefaultLexicalThreshold || known < DefaultLexicalThreshold {
+		t.Fatalf("on-topic %.3f, hiking trail %.3f; threshold %.3f", known, hiking, DefaultLexicalThreshold)
+	}
+}
