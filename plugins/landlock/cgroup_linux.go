@@ -124,11 +124,33 @@ func prepareCgroups(pid int) func() {
 	}
 	return func() {
 		for _, d := range dirs {
+			emptyCgroup(d)
 			// The last processes may still be leaving the cgroup.
 			for i := 0; i < 50 && os.Remove(d) != nil && !errors.Is(unix.Access(d, unix.F_OK), unix.ENOENT); i++ {
 				time.Sleep(2 * time.Millisecond)
 			}
 		}
+	}
+}
+
+// emptyCgroup kills every process left in a run cgroup. Normally the run's
+// PID namespace has ended them all already; without one (a kernel that
+// refuses namespaces) a setsid'd fork bomb may have outrun the supervisor's
+// walk of /proc. A pids cgroup first stops all forking (pids.max 0), then
+// its members are killed until none is left.
+func emptyCgroup(dir string) {
+	_ = os.WriteFile(filepath.Join(dir, "pids.max"), []byte("0"), 0)
+	for round := 0; round < 1000; round++ {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+			return
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -1,17 +1,19 @@
 package landlock_test
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
 	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 // escapeConfig starts the real Landlock plugin and, as the unconfined
-// control, the null plugin, both as the given user.
-func escapeConfig() sharedtest.EscapeConfig {
+// control, the null plugin, both as the given user, each with env added.
+func escapeConfig(env ...string) sharedtest.EscapeConfig {
 	launch := func(pkg string) func(*testing.T, *syscall.Credential) sharedtest.Backend {
 		return func(t *testing.T, cred *syscall.Credential) sharedtest.Backend {
 			var attr *syscall.SysProcAttr
@@ -20,7 +22,7 @@ func escapeConfig() sharedtest.EscapeConfig {
 			}
 			conn, err := shared.Launch(shared.LaunchConfig{
 				Path: testbin.Path(pkg), AutoMTLS: true, SysProcAttr: attr,
-				Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0", "SKILLHOST_TEST_PLUGIN_SECRET=plugin-secret"},
+				Env: append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0", "SKILLHOST_TEST_PLUGIN_SECRET=plugin-secret"}, env...),
 			})
 			if err != nil {
 				t.Fatalf("launch %s: %v", pkg, err)
@@ -41,4 +43,20 @@ func TestTeardownCannotBeOutrun(t *testing.T) {
 		rounds = 3
 	}
 	sharedtest.Teardown(t, escapeConfig(), rounds)
+}
+
+// Where the kernel refuses namespaces, the helper runs without them and
+// seccomp refuses metadata changes everywhere instead of the read-only
+// view: the attacks on files outside the grant still fail.
+func TestEscapesWithoutNamespaces(t *testing.T) {
+	cfg := escapeConfig(runner.EnvNoNamespaces + "=1")
+	cfg.Only = func(name string) bool {
+		for _, s := range []string{"outside the grant", "set-uid", "set-gid", "renice", "write outside", "read ssh key", "a granted directory swapped", "setsid", "starve"} {
+			if strings.Contains(name, s) {
+				return true
+			}
+		}
+		return false
+	}
+	sharedtest.Escapes(t, cfg)
 }

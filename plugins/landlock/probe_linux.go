@@ -37,7 +37,7 @@ func detect() Features {
 	}
 	f.Cgroups = cgroupNames()
 	if iso, err := runner.ProbeIsolation(); err != nil {
-		f.Namespaces = "none (" + err.Error() + "); processes are bounded by the supervisor"
+		f.Namespaces = "none (" + err.Error() + ")"
 	} else {
 		f.ReadOnlyView = iso.Mount
 		f.Namespaces = "pid, mount"

@@ -45,11 +45,20 @@ const backstop = time.Second
 // never of the command. Only GORACE passes, so race-enabled test binaries
 // can turn off the race runtime's one-second sleep at exit.
 func helperEnv() []string {
-	if v, ok := os.LookupEnv("GORACE"); ok {
-		return []string{"GORACE=" + v}
+	env := []string{}
+	for _, name := range []string{"GORACE", EnvNoNamespaces} {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
 	}
-	return []string{}
+	return env
 }
+
+// EnvNoNamespaces, set to 1 in the environment of a process that calls Run
+// (a plugin), starts confine helpers without namespaces, as on a kernel that
+// refuses them: for tests of that fallback, and for hosts where creating
+// namespaces is forbidden and noisy.
+const EnvNoNamespaces = "SKILLHOST_RUNNER_NO_NAMESPACES"
 
 func supervisionSupported() bool {
 	_, err := os.Stat(selfExe)
@@ -333,17 +342,14 @@ func superviseMain() int {
 		// however fast the command forks.
 		killInit(syscall.SIGKILL)
 		killTree(self, false)
+		releaseHelper()
 		os.Exit(0)
 	}()
 	var h *helper
 	if len(os.Args) > 2 {
 		h, _ = startHelper(os.Args[2]) // on failure the spec's confine step retries
 	}
-	defer func() {
-		if h != nil && h.release != nil {
-			h.release()
-		}
-	}()
+	defer releaseHelper()
 
 	var spec wireSpec
 	err := gob.NewDecoder(specF).Decode(&spec)
@@ -402,6 +408,23 @@ func superviseMain() int {
 	return report(st)
 }
 
+// release is what the Preparer returned for the supervisor's helper; it is
+// run once, at the end, from whichever path ends the supervisor.
+var (
+	releaseMu   sync.Mutex
+	releaseFunc func()
+)
+
+func releaseHelper() {
+	releaseMu.Lock()
+	f := releaseFunc
+	releaseFunc = nil
+	releaseMu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 // initPid is the host pid of an isolated helper while it lives, 0 otherwise.
 var initPid atomic.Int64
 
@@ -426,7 +449,6 @@ type helper struct {
 	error    *os.File // read end
 	isolated bool     // started in its own namespaces: it acts as init
 	reports  *bufio.Reader
-	release  func()
 }
 
 // Arguments after the confiner's name that tell a helper its namespaces.
@@ -459,7 +481,7 @@ func startHelper(confine string) (*helper, error) {
 	argv := []string{selfExe, confineArg, confine}
 	pid := 0
 	isolated := false
-	if isolates(confine) {
+	if isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
 		iso, extra := namespaceAttr()
 		a := *attr
 		a.Sys = iso
@@ -483,7 +505,11 @@ func startHelper(confine string) (*helper, error) {
 		initPid.Store(int64(pid))
 	}
 	if prepare := preparer(confine); prepare != nil {
-		h.release = prepare(pid)
+		if release := prepare(pid); release != nil {
+			releaseMu.Lock()
+			releaseFunc = release
+			releaseMu.Unlock()
+		}
 	}
 	return h, nil
 }
@@ -491,6 +517,9 @@ func startHelper(confine string) (*helper, error) {
 // ProbeIsolation starts this binary once in the namespaces an isolated
 // confine helper would get and reports whether the kernel allowed it.
 func ProbeIsolation() (Isolation, error) {
+	if os.Getenv(EnvNoNamespaces) == "1" {
+		return Isolation{}, errors.New(EnvNoNamespaces + " is set")
+	}
 	attr, extra := namespaceAttr()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {

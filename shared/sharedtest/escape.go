@@ -23,6 +23,8 @@ type Backend interface {
 type EscapeConfig struct {
 	Launch  func(t *testing.T, cred *syscall.Credential) Backend
 	Control func(t *testing.T, cred *syscall.Credential) Backend
+	// Only, if set, picks the attacks to run by name (all by default).
+	Only func(name string) bool
 }
 
 // EnvHostSecret names a variable that a test binary puts in its own
