@@ -48,12 +48,16 @@ func Logger() hclog.Logger { return logger }
 // it must be the first thing to write to stdout.
 func Serve(impl Executor) {
 	runner.Init()
+	if fd, err := strconv.Atoi(os.Getenv(EnvTLSFD)); err == nil && fd >= 3 {
+		closeOnExec(fd) // commands must never inherit the plugin's key
+	}
 	base, cancel := context.WithCancel(context.Background())
 	watchLifeline(cancel)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: pluginSet(impl, base),
 		GRPCServer:       plugin.DefaultGRPCServer,
+		TLSProvider:      serverTLS,
 		Logger:           logger,
 	})
 	os.Exit(0)
