@@ -30,6 +30,9 @@ type LaunchConfig struct {
 	StartTimeout time.Duration
 	// Logger receives the plugin's logs; nil discards them.
 	Logger hclog.Logger
+	// OneShot tells the plugin the host will make a single call, so it
+	// keeps nothing started ahead of time for a next one.
+	OneShot bool
 	// SysProcAttr is applied to the plugin process (for example to run it
 	// as another user); nil means none.
 	SysProcAttr *syscall.SysProcAttr
@@ -75,6 +78,9 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		EnvLifelineFD+"=3",
 		EnvLogLevel+"="+levelName(cfg.Logger),
 	)
+	if cfg.OneShot {
+		cmd.Env = append(cmd.Env, EnvOneShot+"=1")
+	}
 	cmd.ExtraFiles = []*os.File{lifeR}
 	cmd.SysProcAttr = cfg.SysProcAttr
 	var tlsConfig *tls.Config

@@ -44,6 +44,7 @@ func (a *app) runCmd() *cobra.Command {
 				}
 				req.ArgString = &argString
 			}
+			a.oneShot = true
 			h, err := a.open()
 			if err != nil {
 				return err

@@ -22,8 +22,10 @@ type Options struct {
 	StrictDirs bool
 	// Pins maps plugin names to the hex SHA-256 their binary must have.
 	Pins map[string]string
-	// AutoMTLS, StartTimeout, Logger and Env are passed to shared.Launch.
+	// AutoMTLS, OneShot, StartTimeout, Logger and Env are passed to
+	// shared.Launch.
 	AutoMTLS     bool
+	OneShot      bool
 	StartTimeout time.Duration
 	Logger       hclog.Logger
 	Env          []string
@@ -170,6 +172,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		Path:         cand.Path,
 		Env:          m.opts.Env,
 		AutoMTLS:     m.opts.AutoMTLS,
+		OneShot:      m.opts.OneShot,
 		StartTimeout: m.opts.StartTimeout,
 		Logger:       m.opts.Logger.Named(name),
 	})
