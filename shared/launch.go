@@ -103,6 +103,7 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsConfig,
+		GRPCDialOptions:  grpcDialOptions(),
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger,

@@ -62,7 +62,7 @@ func Serve(impl Executor) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: pluginSet(impl, base),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       newGRPCServer,
 		TLSProvider:      serverTLS,
 		Logger:           logger,
 	})
