@@ -6,6 +6,7 @@
 // wall time, and ratios against reference cases computed within each round.
 //
 //	oneshot -rounds 30 -case 'bash=bash s.sh' -case 'bwrap=bwrap ... bash s.sh' -ref bash -ref bwrap
+//	oneshot -cases cases.txt -ref bash
 //
 // A case is LABEL=COMMAND; COMMAND is split on blanks (no quoting). The
 // output is a Markdown table on stdout.
@@ -34,6 +35,7 @@ type testCase struct {
 	argv  []string
 	cpu   []float64 // ms
 	wall  []float64 // ms
+	rss   []float64 // MiB, largest process of the tree
 }
 
 func main() {
@@ -41,9 +43,23 @@ func main() {
 	rounds := flag.Int("rounds", 20, "rounds; each runs every case once")
 	warm := flag.Int("warmup", 2, "unrecorded rounds first (page cache, binaries)")
 	check := flag.String("expect", "", "output every case must print (checks that each case really works)")
+	outBytes := flag.Int64("bytes", 0, "bytes each case must print; adds a MiB/s column")
 	flag.Var(&cases, "case", "LABEL=COMMAND (repeatable)")
+	casesFile := flag.String("cases", "", "file of LABEL=COMMAND lines, run after the -case ones")
 	flag.Var(&refs, "ref", "label of a case to give ratios against (repeatable)")
 	flag.Parse()
+	if *casesFile != "" {
+		data, err := os.ReadFile(*casesFile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "oneshot: %v\n", err)
+			os.Exit(2)
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.TrimSpace(line) != "" {
+				cases = append(cases, line)
+			}
+		}
+	}
 	var cs []*testCase
 	for _, c := range cases {
 		label, cmd, ok := strings.Cut(c, "=")
@@ -62,7 +78,7 @@ func main() {
 	for i := 0; i < *warm+*rounds; i++ {
 		for j := range cs {
 			c := cs[(i+j)%len(cs)] // rotate who goes first
-			cpu, wall, err := runOnce(c.argv, *check)
+			cpu, wall, rss, err := runOnce(c.argv, *check, *outBytes)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "oneshot: %s: %v\n", c.label, err)
 				os.Exit(1)
@@ -70,21 +86,31 @@ func main() {
 			if i >= *warm {
 				c.cpu = append(c.cpu, cpu)
 				c.wall = append(c.wall, wall)
+				c.rss = append(c.rss, rss)
 			}
 		}
 	}
-	fmt.Printf("| case | CPU ms median (min–max) | wall ms median (min–max) |")
+	fmt.Printf("| case | CPU ms median (min–max) | wall ms median (min–max) | peak RSS MiB |")
+	if *outBytes > 0 {
+		fmt.Print(" MiB/s (wall) |")
+	}
 	for _, r := range refs {
 		fmt.Printf(" CPU ÷ %s | wall ÷ %s |", r, r)
 	}
 	fmt.Println()
-	fmt.Print("|---|---|---|")
+	fmt.Print("|---|---|---|---|")
+	if *outBytes > 0 {
+		fmt.Print("---|")
+	}
 	for range refs {
 		fmt.Print("---|---|")
 	}
 	fmt.Println()
 	for _, c := range cs {
-		fmt.Printf("| %s | %s | %s |", c.label, summary(c.cpu), summary(c.wall))
+		fmt.Printf("| %s | %s | %s | %.0f |", c.label, summary(c.cpu), summary(c.wall), median(c.rss))
+		if *outBytes > 0 {
+			fmt.Printf(" %.0f |", float64(*outBytes)/(1<<20)/(median(c.wall)/1000))
+		}
 		for _, r := range refs {
 			ref := find(cs, r)
 			fmt.Printf(" %s | %s |", ratio(c.cpu, ref.cpu), ratio(c.wall, ref.wall))
@@ -103,10 +129,26 @@ func find(cs []*testCase, label string) *testCase {
 	return nil
 }
 
-// runOnce runs argv and returns its CPU and wall time in milliseconds.
-func runOnce(argv []string, expect string) (cpu, wall float64, err error) {
+// countWriter counts what it is given and keeps the first bytes.
+type countWriter struct {
+	n    int64
+	head bytes.Buffer
+}
+
+func (w *countWriter) Write(p []byte) (int, error) {
+	w.n += int64(len(p))
+	if room := 4096 - w.head.Len(); room > 0 {
+		w.head.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// runOnce runs argv and returns its CPU and wall time in milliseconds and
+// the peak RSS in MiB of the largest process it (or a descendant it
+// waited for) ran.
+func runOnce(argv []string, expect string, wantBytes int64) (cpu, wall, rss float64, err error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
-	var out bytes.Buffer
+	var out countWriter
 	cmd.Stdout = &out
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
@@ -114,14 +156,17 @@ func runOnce(argv []string, expect string) (cpu, wall float64, err error) {
 	err = cmd.Run()
 	wall = float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		return 0, 0, fmt.Errorf("%v: %s", err, tail(errOut.Bytes()))
+		return 0, 0, 0, fmt.Errorf("%v: %s", err, tail(errOut.Bytes()))
 	}
-	if expect != "" && !strings.Contains(out.String(), expect) {
-		return 0, 0, fmt.Errorf("output %q does not contain %q", tail(out.Bytes()), expect)
+	if expect != "" && !strings.Contains(out.head.String(), expect) {
+		return 0, 0, 0, fmt.Errorf("output %q does not contain %q", tail(out.head.Bytes()), expect)
+	}
+	if wantBytes > 0 && out.n != wantBytes {
+		return 0, 0, 0, fmt.Errorf("printed %d bytes, want %d", out.n, wantBytes)
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	cpu = float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e6
-	return cpu, wall, nil
+	return cpu, wall, float64(ru.Maxrss) / 1024, nil
 }
 
 func tail(b []byte) string {
