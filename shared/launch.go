@@ -155,6 +155,18 @@ func sendTLS() (*os.File, *tls.Config, error) {
 // Exited reports whether the plugin process has exited.
 func (c *Conn) Exited() bool { return c.client.Exited() }
 
+// Alive reports whether the plugin process is still running. Unlike
+// Exited, which learns of an exit only once the process is reaped, it also
+// sees a process that has just died (on Linux), so a host can start a fresh
+// plugin instead of sending a call to a dead one.
+func (c *Conn) Alive() bool {
+	if c.client.Exited() {
+		return false
+	}
+	pid := c.Pid()
+	return pid == 0 || alive(pid)
+}
+
 // Pid returns the plugin's process id, or 0.
 func (c *Conn) Pid() int {
 	if rc := c.client.ReattachConfig(); rc != nil {
