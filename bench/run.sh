@@ -21,6 +21,7 @@ rounds=${ROUNDS:-20}
 sizes=${SIZES:-1000 10000 50000}
 out=${OUT:-docs/benchmarks.md}
 mkdir -p "$work/bin"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 notes=""
 note() { notes="$notes
 - $*"; echo "note: $*" >&2; }
@@ -127,7 +128,7 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "## Machine and versions"
 	echo
-	echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') × $(nproc) cores; load average at start: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+	echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') × $(nproc) cores; load average at start: $load_start"
 	echo "- kernel: $(uname -sr); $(go version)"
 	echo "- skillhost: $(ver "$sh_" --version); bwrap: $(ver bwrap --version || echo none); srt: $( [ -x "$srt" ] && ver "$srt" --version || echo none)"
 	echo

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command oneshot measures whole commands side by side: every round runs
 // each case once, in a rotating order, so that a machine that gets busier or
 // quieter during the run shifts all cases alike. It reports, per case, the
