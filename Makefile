@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 PROTO   := shared/proto/executor/v1
 
-.PHONY: all build demo test vet fmt-check fuzz bench cross generate check-generated clean
+.PHONY: all build demo test vet fmt-check fuzz fuzz-smoke bench cross generate check-generated clean
 
 all: test
 
@@ -15,9 +15,11 @@ build:
 demo: build
 	BIN=$(BIN) ./examples/demo.sh
 
-## test: formatting, vet, cross-builds and the whole test suite with -race
+## test: formatting, vet, cross-builds, the whole test suite with -race, then
+## a short fuzz run of every target
 test: fmt-check vet cross
 	$(GO) test -race -count=1 ./...
+	$(MAKE) fuzz-smoke
 
 vet:
 	$(GO) vet ./...
@@ -34,11 +36,20 @@ cross:
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./cmd/...
 	GOOS=freebsd GOARCH=amd64 $(GO) build -o /dev/null ./cmd/...
 
-## fuzz: a short run of every fuzz target
+## fuzz-smoke: FUZZTIME (20s) of every fuzz target; seeds live in each
+## package's testdata/fuzz/ and also run as plain tests
+FUZZTIME ?= 20s
+FUZZ_TARGETS := ./host/skill:FuzzParse ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
+	./host/grant:FuzzGrant ./host/config:FuzzConfig
+fuzz-smoke:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $${t##*:} for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+	done
+
+## fuzz: longer runs of every fuzz target (FUZZTIME=5m by default)
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./host/skill
-	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./host/shellwords
-	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./plugins/seatbelt
+	$(MAKE) fuzz-smoke FUZZTIME=$(if $(filter command line environment,$(origin FUZZTIME)),$(FUZZTIME),5m)
 
 ## bench: the benchmarks behind the numbers in the README
 bench:

@@ -1,16 +1,173 @@
 #!/bin/sh
-# Runs the benchmarks behind the numbers in the README. Each Go benchmark
-# reports ns/op plus p50/p90 in milliseconds where latency matters.
-#   ./bench/run.sh            all benchmarks, default iteration counts
-#   COUNT=5 ./bench/run.sh    repeat each benchmark (for benchstat)
+# make bench: measures skillhost side by side with bash, bubblewrap and
+# Anthropic's sandbox-runtime (srt) and writes docs/benchmarks.md.
+#
+#   ./bench/run.sh                 everything (about 10 minutes on 2 cores)
+#   ROUNDS=10 SIZES="1000" ./bench/run.sh   quicker
+#   OUT=/tmp/b.md ./bench/run.sh   write elsewhere
+#
+# Whole commands are timed by bench/oneshot in interleaved rounds (each
+# round runs every case once, in rotating order), so a machine that gets
+# busier or quieter shifts all cases alike; CPU time counts every process of
+# a command, which stays meaningful on a busy machine. Missing tools are
+# installed into a scratch directory (srt, from npm) or from Debian
+# (bubblewrap, socat, ripgrep) when this user may; a case whose tool cannot
+# be had is skipped with a note in the report.
 set -eu
 cd "$(dirname "$0")/.."
-count=${COUNT:-1}
-echo "== plugin start-up and per-call overhead (host/sandbox)"
-go test -run '^$' -bench . -benchtime 200x -count "$count" ./host/sandbox/
-for pkg in ./plugins/landlock/ ./host/match/; do
-  if [ -d "$pkg" ] && ls "$pkg"/*_test.go >/dev/null 2>&1 && grep -q '^func Benchmark' "$pkg"/*_test.go; then
-    echo "== $pkg"
-    go test -run '^$' -bench . -benchtime "${BENCHTIME:-200x}" -count "$count" "$pkg"
-  fi
+root=$(pwd)
+work=${BENCH_WORK:-$root/bench/.work}
+rounds=${ROUNDS:-20}
+sizes=${SIZES:-1000 10000 50000}
+out=${OUT:-docs/benchmarks.md}
+mkdir -p "$work/bin"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+notes=""
+note() { notes="$notes
+- $*"; echo "note: $*" >&2; }
+
+echo "== build" >&2
+go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills
+bin=$work/bin
+sh_=$bin/skillhost
+
+# --- tools -----------------------------------------------------------------
+apt_install() { # apt_install PACKAGE...: from Debian, as root or with sudo -n
+	if ! command -v apt-get >/dev/null 2>&1; then return 1; fi
+	if [ "$(id -u)" = 0 ]; then sudo=""; elif sudo -n true 2>/dev/null; then sudo="sudo -n"; else return 1; fi
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" >"$work/apt.log" 2>&1
+}
+for pair in bubblewrap:bwrap socat:socat ripgrep:rg; do
+	pkg=${pair%%:*} cmd=${pair##*:}
+	command -v "$cmd" >/dev/null 2>&1 || apt_install "$pkg" || note "could not install $pkg from Debian"
 done
+srt=$work/srt/node_modules/.bin/srt
+if [ ! -x "$srt" ] && command -v npm >/dev/null 2>&1; then
+	npm install --silent --no-audit --no-fund --prefix "$work/srt" @anthropic-ai/sandbox-runtime >"$work/npm.log" 2>&1 ||
+		note "npm could not install @anthropic-ai/sandbox-runtime (see $work/npm.log)"
+fi
+
+# --- fixture -----------------------------------------------------------------
+skills=$work/skills
+mkdir -p "$skills/echo/scripts" "$skills/big/scripts"
+printf -- '---\nname: echo\ndescription: Says hi\n---\nSay hi.\n' >"$skills/echo/SKILL.md"
+printf '#!/bin/bash\necho hi\n' >"$skills/echo/scripts/hi.sh"
+printf -- '---\nname: big\ndescription: Prints a lot\n---\nPrints N bytes.\n' >"$skills/big/SKILL.md"
+printf '#!/bin/sh\nexec head -c "$1" /dev/zero\n' >"$skills/big/scripts/out.sh"
+for s in scripted_skill test_skill; do cp -r testdata/skills/$s "$skills/"; done
+chmod +x "$skills"/*/scripts/*
+script=$skills/echo/scripts/hi.sh
+cfg=$work/config.yaml
+printf 'skills:\n  roots: [%s]\nsandbox:\n  output_limit: 200MiB\n' "$skills" >"$cfg"
+printf '{"network": {"allowedDomains": [], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}\n' >"$work/srt.json"
+
+# works CMD...: whether a case runs and prints hi (else it is left out)
+works() { "$@" 2>"$work/case.err" | grep -q hi; }
+
+cases=$work/cases.txt
+: >"$cases"
+add() { # add LABEL COMMAND...
+	label=$1; shift
+	if works "$@"; then
+		echo "$label=$*" >>"$cases"
+	else
+		note "$label left out: $(head -c 300 "$work/case.err" | tr '\n' ' ')"
+	fi
+}
+add bash bash "$script"
+bwrap_cmd="bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --ro-bind $skills $skills --unshare-all --die-with-parent --new-session bash $script"
+if command -v bwrap >/dev/null 2>&1; then add bwrap $bwrap_cmd; else note "bwrap is not installed"; fi
+for st in none null landlock; do
+	add "skillhost-run-$st" "$sh_" --config "$cfg" run echo hi --strategy "$st"
+done
+if [ -x "$srt" ]; then add srt "$srt" -s "$work/srt.json" bash "$script"; else note "srt left out: not installed"; fi
+refs="-ref bash"
+grep -q '^bwrap=' "$cases" && refs="$refs -ref bwrap"
+grep -q '^srt=' "$cases" && refs="$refs -ref srt"
+
+echo "== one-shot ($rounds rounds)" >&2
+# shellcheck disable=SC2086 # refs is a word list on purpose
+oneshot=$("$bin/oneshot" -rounds "$rounds" -expect hi -cases "$cases" $refs)
+list=$("$bin/oneshot" -rounds "$rounds" -case "bash=bash $script" -case "skillhost-list=$sh_ --config $cfg list" -ref bash)
+
+echo "== output throughput" >&2
+mib=100
+bytes=$((mib * 1024 * 1024))
+tput=$("$bin/oneshot" -rounds 3 -warmup 1 -bytes $bytes \
+	-case "direct=sh $skills/big/scripts/out.sh $bytes" \
+	-case "none=$sh_ --config $cfg run big out --strategy none -- $bytes" \
+	-case "null=$sh_ --config $cfg run big out --strategy null -- $bytes" \
+	-case "landlock=$sh_ --config $cfg run big out --strategy landlock -- $bytes" -ref direct 2>&1) || tput="(failed: $tput)"
+
+echo "== catalog" >&2
+catalog=""
+for n in $sizes; do
+	dir=$work/catalog-$n
+	[ -d "$dir" ] || "$bin/genskills" "$dir" "$n"
+	r=$(( n >= 50000 ? 3 : 5 ))
+	t=$("$bin/oneshot" -rounds $r -warmup 1 \
+		-case "list-$n=$sh_ --skills $dir list" \
+		-case "run-one-of-$n=$sh_ --skills $dir run skill-$((n / 2)) run --strategy none" \
+		-case "match-$n=$sh_ --skills $dir match summarise-invoice-reports")
+	catalog="$catalog
+$t
+"
+done
+
+echo "== Go benchmarks (warm calls, plugin start, concurrency)" >&2
+gobench=$(go test -run '^$' -bench 'PluginStart|Call' -benchtime "${BENCHTIME:-100x}" ./host/sandbox/ 2>&1 | grep -E '^(Benchmark|cpu:)' || true)
+
+# --- report ------------------------------------------------------------------
+ver() { "$@" 2>&1 | head -1; }
+{
+	echo "# Benchmarks"
+	echo
+	echo "Written by \`make bench\` (bench/run.sh) on $(date -u '+%Y-%m-%d %H:%M UTC'). Numbers are from one run on"
+	echo "the machine below; ratios come from interleaved rounds in that same run, so they hold better"
+	echo "than the absolute numbers when the machine is shared."
+	echo
+	echo "## Machine and versions"
+	echo
+	echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //') × $(nproc) cores; load average at start: $load_start"
+	echo "- kernel: $(uname -sr); $(go version)"
+	echo "- skillhost: $(ver "$sh_" --version); bwrap: $(ver bwrap --version || echo none); srt: $( [ -x "$srt" ] && ver "$srt" --version || echo none)"
+	echo
+	echo "## One-shot \`skillhost run\` of an \`echo hi\` script"
+	echo
+	echo "CPU is user + system time of the whole process tree (host, plugin, supervisor, helper, script)."
+	echo "bwrap runs with \`--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all\`; srt with an"
+	echo "empty allow-list (no network, reads allowed, no writes)."
+	echo
+	echo "$oneshot"
+	echo
+	echo "### \`skillhost list\` (3 skills)"
+	echo
+	echo "$list"
+	echo
+	echo "## Output throughput (${mib} MiB through the CLI)"
+	echo
+	echo "Peak RSS is the largest single process of the tree (the host, for skillhost)."
+	echo
+	echo "$tput"
+	echo
+	echo "## Catalog: generated skills (time and peak RSS)"
+	echo
+	echo "\`run-one-of-N\` runs one skill with the in-process runner: it reads only that skill."
+	echo "$catalog"
+	echo "## Warm calls through the Go API, plugin start, concurrency"
+	echo
+	echo "From \`go test -bench 'PluginStart|Call' ./host/sandbox/\`: \`/bin/true\` per call; cpu-ms/op counts the"
+	echo "test process, the plugin and every child either reaped. automtls is skillhost's Ed25519 mutual TLS."
+	echo
+	echo '```'
+	echo "$gobench"
+	echo '```'
+	echo
+	echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)."
+	if [ -n "$notes" ]; then
+		echo
+		echo "## Notes"
+		echo "$notes"
+	fi
+} >"$out"
+echo "wrote $out" >&2

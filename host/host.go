@@ -37,6 +37,9 @@ type Options struct {
 	Warnings io.Writer
 	// LogLevel is the hclog level for plugin logs ("warn" if empty).
 	LogLevel string
+	// OneShot says the caller will make at most one call before Close
+	// (the CLI's run), so plugins start nothing ahead of time for a next.
+	OneShot bool
 }
 
 // Host is an opened skillhost.
@@ -49,6 +52,7 @@ type Host struct {
 	warnMu   sync.Mutex
 	warned   map[string]bool
 	logLevel string
+	oneShot  bool
 
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
@@ -95,7 +99,7 @@ func Open(opts Options) (*Host, error) {
 	if level == "" {
 		level = "warn"
 	}
-	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level}, nil
+	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot}, nil
 }
 
 // Warn writes a warning once per message.
@@ -149,6 +153,7 @@ func (h *Host) Sandbox() *sandbox.Manager {
 			StrictDirs:   strict,
 			Pins:         pc.SHA256,
 			AutoMTLS:     pc.AutoMTLS,
+			OneShot:      h.oneShot,
 			StartTimeout: time.Duration(pc.StartTimeout),
 			Logger: hclog.New(&hclog.LoggerOptions{
 				Name: "skillhost", Output: h.warnings, Level: hclog.LevelFromString(h.logLevel),

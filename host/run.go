@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,10 @@ type RunRequest struct {
 	ArgString *string
 	// Strategy overrides sandbox.strategy for this run ("" keeps it).
 	Strategy string
+	// ChunkedOutput leaves the result's Output nil: its text is read with
+	// WriteText, from the pieces the output arrived in. It saves joining
+	// them, which for a large output means holding it twice (the CLI).
+	ChunkedOutput bool
 }
 
 // RunResult is a finished tool call.
@@ -42,6 +47,8 @@ type RunResult struct {
 	Strategy string
 	Output   []byte
 	shared.Result
+
+	chunks [][]byte // the output as it arrived, when Output is not filled
 }
 
 // UsageError is a request that names something that does not exist or
@@ -151,7 +158,12 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	r.Truncated = r.Truncated || out.truncated
-	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Output: out.Bytes(), Result: r}
+	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r}
+	if req.ChunkedOutput {
+		res.chunks = out.chunks
+	} else {
+		res.Output = out.Bytes()
+	}
 	ev.finished(ctx, res)
 	return res, nil
 }
@@ -229,16 +241,36 @@ func newRunID() string {
 // Text renders a result the way an agent sees it: the output verbatim on
 // success, otherwise an "Error (...)" header before it.
 func (r *RunResult) Text() string {
-	out := string(r.Output)
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	return b.String()
+}
+
+// WriteText writes Text to w without building it in memory first.
+func (r *RunResult) WriteText(w io.Writer) error {
+	var head, tail string
 	switch {
 	case r.TimedOut:
-		return fmt.Sprintf("Error (timed out):\n%s\n[killed: exceeded %ss]", out, grant.Seconds(r.Grant.Timeout))
+		head, tail = "Error (timed out):\n", fmt.Sprintf("\n[killed: exceeded %ss]", grant.Seconds(r.Grant.Timeout))
 	case r.Signal != "":
-		return fmt.Sprintf("Error (signal %s):\n%s", r.Signal, out)
+		head = fmt.Sprintf("Error (signal %s):\n", r.Signal)
 	case r.ExitCode != 0:
-		return fmt.Sprintf("Error (exit %d):\n%s", r.ExitCode, out)
+		head = fmt.Sprintf("Error (exit %d):\n", r.ExitCode)
 	}
-	return out
+	if _, err := io.WriteString(w, head); err != nil {
+		return err
+	}
+	body := r.chunks
+	if body == nil {
+		body = [][]byte{r.Output}
+	}
+	for _, c := range body {
+		if _, err := w.Write(c); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, tail)
+	return err
 }
 
 // OK reports whether the script ran and exited 0.
@@ -246,10 +278,13 @@ func (r *RunResult) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCo
 
 // cappedBuffer keeps at most limit bytes of script output (plus the
 // backend's truncation marker): a defence against a backend that ignores
-// the limit.
+// the limit. It keeps the pieces as they came, so that holding the output
+// never costs more than the output (a growing buffer reallocates and
+// copies up to twice its size).
 type cappedBuffer struct {
 	mu        sync.Mutex
-	buf       bytes.Buffer
+	chunks    [][]byte
+	size      int64
 	limit     int64
 	truncated bool
 }
@@ -260,7 +295,7 @@ const slack = 256
 func (c *cappedBuffer) write(b []byte) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	room := c.limit + slack - int64(c.buf.Len())
+	room := c.limit + slack - c.size
 	if room <= 0 {
 		c.truncated = true
 		return 0
@@ -269,14 +304,26 @@ func (c *cappedBuffer) write(b []byte) int {
 		b = b[:room]
 		c.truncated = true
 	}
-	c.buf.Write(b)
+	if len(b) == 0 {
+		return 0
+	}
+	c.chunks = append(c.chunks, bytes.Clone(b)) // emit's slice may be reused
+	c.size += int64(len(b))
 	return len(b)
 }
 
+// Bytes joins the pieces (an empty, non-nil slice when there are none).
 func (c *cappedBuffer) Bytes() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.buf.Bytes()
+	if len(c.chunks) == 1 {
+		return c.chunks[0]
+	}
+	out := make([]byte, 0, c.size)
+	for _, p := range c.chunks {
+		out = append(out, p...)
+	}
+	return out
 }
 
 func quoteAll(names []string) []string {

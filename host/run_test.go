@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,36 @@ func TestCappedBuffer(t *testing.T) {
 	}
 	if n := len(c.Bytes()); n != 10+slack || !c.truncated {
 		t.Fatalf("kept %d bytes, truncated=%v", n, c.truncated)
+	}
+}
+
+// TestWriteTextMatchesText checks that the streaming rendering the CLI uses
+// and Text agree, for joined and chunked output alike.
+func TestWriteTextMatchesText(t *testing.T) {
+	results := []*RunResult{
+		{Output: []byte("ok\n")},
+		{Output: []byte("partial"), Result: shared.Result{ExitCode: 3}},
+		{Output: []byte("x"), Result: shared.Result{Signal: "SIGKILL", ExitCode: -1}},
+		{Output: []byte("slow"), Result: shared.Result{TimedOut: true}},
+		{Output: nil},
+	}
+	for _, r := range results {
+		var c cappedBuffer
+		c.limit = 1 << 20
+		for _, b := range r.Output {
+			c.write([]byte{b})
+		}
+		chunked := *r
+		chunked.Output, chunked.chunks = nil, c.chunks
+		var b strings.Builder
+		if err := chunked.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != r.Text() {
+			t.Errorf("WriteText = %q, Text = %q", b.String(), r.Text())
+		}
+		if joined := c.Bytes(); string(joined) != string(r.Output) {
+			t.Errorf("Bytes = %q, want %q", joined, r.Output)
+		}
 	}
 }

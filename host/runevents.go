@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -118,6 +119,19 @@ func (e *runEvents) failed(ctx context.Context, err error) {
 // rather than null), plus the skill and tool names.
 func (r *RunResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields()) }
 
+// outputString is the output as one string, from Output or, for a result
+// kept as chunks (RunRequest.ChunkedOutput), from those.
+func (r *RunResult) outputString() string {
+	if r.Output != nil || len(r.chunks) == 0 {
+		return string(r.Output)
+	}
+	var b strings.Builder
+	for _, c := range r.chunks {
+		b.Write(c)
+	}
+	return b.String()
+}
+
 // fields are the result's JSON form as a map, for event data.
 func (r *RunResult) fields() map[string]any {
 	violations := r.Violations
@@ -131,7 +145,7 @@ func (r *RunResult) fields() map[string]any {
 	return map[string]any{
 		"skill":        r.Skill.Name,
 		"tool":         r.Tool.Name,
-		"output":       string(r.Output),
+		"output":       r.outputString(),
 		"exit_code":    r.ExitCode,
 		"signal":       r.Signal,
 		"timed_out":    r.TimedOut,

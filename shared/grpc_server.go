@@ -4,7 +4,11 @@ import (
 	"context"
 	"sync"
 
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/experimental"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 
 	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
@@ -13,6 +17,46 @@ import (
 // MaxChunk is the largest output chunk sent in one message, far below
 // gRPC's 4 MiB message limit.
 const MaxChunk = 64 << 10
+
+// flowWindow is the HTTP/2 flow-control window of the plugin connection,
+// both ways. gRPC starts at 64 KiB and grows it by estimating the
+// bandwidth-delay product, which over a local socket stalls the output
+// stream on window updates (tens of MiB/s); a fixed window of a few MiB
+// lets output flow at memory speed while bounding what is in flight.
+const flowWindow = 8 << 20
+
+// bufferPool replaces gRPC's default message buffer pool, whose tiers jump
+// from 32 KiB to 1 MiB and are zeroed on every use: each output message
+// (a 32 KiB read plus a few bytes of framing) cleared a whole mebibyte on
+// both sides, most of the CPU of streaming output. A tier at every power
+// of two bounds that to twice the message. The codec takes buffers from
+// the process-wide default pool, so this sets that, once, in each process
+// that talks to a plugin.
+var useBufferPool = sync.OnceFunc(func() {
+	var exps []uint8
+	for e := uint8(8); e <= 22; e++ {
+		exps = append(exps, e)
+	}
+	p, err := mem.NewBinaryTieredBufferPool(exps...)
+	if err != nil {
+		panic(err) // the exponents are constants
+	}
+	experimental.SetDefaultBufferPool(p)
+})
+
+// newGRPCServer is go-plugin's gRPC server with flowWindow.
+func newGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+	useBufferPool()
+	return plugin.DefaultGRPCServer(append(opts,
+		grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow),
+	))
+}
+
+// grpcDialOptions are the host side's counterpart of newGRPCServer.
+func grpcDialOptions() []grpc.DialOption {
+	useBufferPool()
+	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+}
 
 // grpcServer is the plugin side of the protocol: it turns RPCs into calls
 // on an Executor.

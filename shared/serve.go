@@ -21,6 +21,9 @@ const (
 	EnvLifelineFD = "SKILLHOST_LIFELINE_FD"
 	// EnvLogLevel is the hclog level of the plugin's logger.
 	EnvLogLevel = "SKILLHOST_PLUGIN_LOG_LEVEL"
+	// EnvOneShot, set to 1, says the host will make one call and exit, so
+	// the plugin starts nothing ahead of time for a next call.
+	EnvOneShot = "SKILLHOST_ONE_SHOT"
 )
 
 // drainTimeout bounds how long a plugin whose host died waits for its
@@ -48,12 +51,19 @@ func Logger() hclog.Logger { return logger }
 // it must be the first thing to write to stdout.
 func Serve(impl Executor) {
 	runner.Init()
+	if os.Getenv(EnvOneShot) == "1" {
+		runner.KeepSpares(false)
+	}
+	if fd, err := strconv.Atoi(os.Getenv(EnvTLSFD)); err == nil && fd >= 3 {
+		closeOnExec(fd) // commands must never inherit the plugin's key
+	}
 	base, cancel := context.WithCancel(context.Background())
 	watchLifeline(cancel)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: pluginSet(impl, base),
-		GRPCServer:       plugin.DefaultGRPCServer,
+		GRPCServer:       newGRPCServer,
+		TLSProvider:      serverTLS,
 		Logger:           logger,
 	})
 	os.Exit(0)

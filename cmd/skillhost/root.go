@@ -48,10 +48,11 @@ type app struct {
 	skillRoots     []string
 	logLevel       string
 	jsonOut        bool
+	oneShot        bool // the command makes one plugin call (run)
 }
 
 func (a *app) open() (*host.Host, error) {
-	h, err := host.Open(host.Options{ConfigPath: a.configPath, SkillRoots: a.skillRoots, Warnings: a.stderr, LogLevel: a.logLevel})
+	h, err := host.Open(host.Options{ConfigPath: a.configPath, SkillRoots: a.skillRoots, Warnings: a.stderr, LogLevel: a.logLevel, OneShot: a.oneShot})
 	if err != nil {
 		return nil, usage(err)
 	}

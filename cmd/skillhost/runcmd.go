@@ -39,13 +39,14 @@ func (a *app) runCmd() *cobra.Command {
 			"--args, split like a POSIX shell.",
 		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy}
+			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy, ChunkedOutput: !a.jsonOut}
 			if cmd.Flags().Changed("args") {
 				if len(req.Args) > 0 {
 					return usage(fmt.Errorf("pass arguments either after -- or in --args, not both"))
 				}
 				req.ArgString = &argString
 			}
+			a.oneShot = true
 			h, err := a.open()
 			if err != nil {
 				return err
@@ -75,8 +76,8 @@ func (a *app) runCmd() *cobra.Command {
 				}); err != nil {
 					return err
 				}
-			} else {
-				fmt.Fprint(a.stdout, res.Text())
+			} else if err := res.WriteText(a.stdout); err != nil {
+				return failed(fmt.Errorf("write output: %w", err))
 			}
 			for _, ne := range res.NotEnforced {
 				h.Warn("%s did not enforce: %s", res.Strategy, ne)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -154,7 +155,16 @@ func (e *AmbiguousError) Error() string {
 // Find returns the skill with front-matter name name. When no name matches
 // exactly it accepts, if unambiguous, a spelling that differs only in case
 // or in -, _ and spaces, and then a directory name.
+//
+// Before the catalog is loaded, a skill in a directory named after it is
+// read on its own, without scanning the others (see direct); the answer is
+// the one a full load gives.
 func (c *Catalog) Find(name string) (*skill.Skill, error) {
+	if c.snap.Load() == nil {
+		if sk := c.direct(name); sk != nil {
+			return sk, nil
+		}
+	}
 	s := c.current()
 	if sk := s.byName[name]; sk != nil {
 		return sk, nil
@@ -181,6 +191,45 @@ func (c *Catalog) Find(name string) (*skill.Skill, error) {
 	return nil, &NotFoundError{Name: name, Suggestions: Suggest(name, names(s.list))}
 }
 
+// direct looks for the skill called name where a full load would pick it
+// first: in the first root holding a directory of that name whose skill has
+// that name (or that is itself such a skill), since a load prefers, among
+// bundles claiming one name, those whose directory is named after it. It
+// returns nil, so that the caller falls back to a full load, whenever the
+// answer is anything else: no such directory, a broken bundle, a name that
+// differs.
+func (c *Catalog) direct(name string) *skill.Skill {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || skipDirs[name] {
+		return nil
+	}
+	for _, root := range c.roots {
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			continue
+		}
+		dir := root
+		if _, err := skill.FileIn(root); err == nil { // a root that is itself a skill
+			if filepath.Base(root) != name {
+				continue
+			}
+		} else {
+			dir = filepath.Join(root, name)
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+		}
+		file, err := skill.FileIn(dir)
+		if err != nil {
+			return nil
+		}
+		sk, err := parseSafely(file)
+		if err != nil || sk.Name != name || filepath.Base(sk.Dir) != name {
+			return nil
+		}
+		return sk
+	}
+	return nil
+}
+
 // Fold normalises a name for loose lookup: lower case, with runs of -, _
 // and blanks as one -.
 func Fold(name string) string {
@@ -196,13 +245,45 @@ func IsNotFound(err error) bool {
 
 func scan(roots []string, ignoreMissing bool) *snapshot {
 	s := &snapshot{byName: map[string]*skill.Skill{}}
+	var all []bundle
 	for _, root := range roots {
-		for _, b := range bundles(root, ignoreMissing, &s.warnings) {
-			s.add(b)
-		}
+		all = append(all, bundles(root, ignoreMissing, &s.warnings)...)
+	}
+	parsed := parseAll(all)
+	for i, b := range all { // in root and name order, whatever order they were parsed in
+		s.add(b, parsed[i].skill, parsed[i].err)
 	}
 	sort.Slice(s.list, func(i, j int) bool { return s.list[i].Name < s.list[j].Name })
 	return s
+}
+
+type parseResult struct {
+	skill *skill.Skill
+	err   error
+}
+
+// parseAll parses the bundles on every available core: parsing is most of
+// the cost of loading a large catalog, and bundles are independent.
+func parseAll(all []bundle) []parseResult {
+	out := make([]parseResult, len(all))
+	workers := min(runtime.GOMAXPROCS(0), len(all)/64+1)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(all) {
+					return
+				}
+				out[i].skill, out[i].err = parseSafely(all[i].file)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // bundle is a skill directory and the SKILL.md found in it.
@@ -253,9 +334,8 @@ func bundles(root string, ignoreMissing bool, warnings *[]string) []bundle {
 	return out
 }
 
-func (s *snapshot) add(b bundle) {
+func (s *snapshot) add(b bundle, sk *skill.Skill, err error) {
 	dir := b.dir
-	sk, err := parseSafely(b.file)
 	if err != nil {
 		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: %v", dir, err))
 		return
@@ -264,12 +344,27 @@ func (s *snapshot) add(b bundle) {
 		s.warnings = append(s.warnings, fmt.Sprintf("skill %q (%s): %s", sk.Name, dir, w))
 	}
 	if first, dup := s.byName[sk.Name]; dup {
-		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: skill name %q is already taken by %s (the first root wins)", dir, sk.Name, first.Dir))
+		if namedAfter(first) || !namedAfter(sk) {
+			s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: skill name %q is already taken by %s (the first root wins)", dir, sk.Name, first.Dir))
+			return
+		}
+		// A skill in a directory named after it wins over one that only
+		// claims the name, so that Find can go straight to the directory.
+		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: skill name %q is taken by %s, whose directory is named after it", first.Dir, sk.Name, dir))
+		s.byName[sk.Name] = sk
+		for i, l := range s.list {
+			if l == first {
+				s.list[i] = sk
+			}
+		}
 		return
 	}
 	s.byName[sk.Name] = sk
 	s.list = append(s.list, sk)
 }
+
+// namedAfter reports whether sk's directory is named after it.
+func namedAfter(sk *skill.Skill) bool { return filepath.Base(sk.Dir) == sk.Name }
 
 // parseSafely turns a parser panic into an error, so that no bundle can
 // take the catalog down.

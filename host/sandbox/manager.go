@@ -22,11 +22,17 @@ type Options struct {
 	StrictDirs bool
 	// Pins maps plugin names to the hex SHA-256 their binary must have.
 	Pins map[string]string
-	// AutoMTLS, StartTimeout, Logger and Env are passed to shared.Launch.
+	// AutoMTLS, OneShot, StartTimeout, Logger and Env are passed to
+	// shared.Launch.
 	AutoMTLS     bool
+	OneShot      bool
 	StartTimeout time.Duration
 	Logger       hclog.Logger
 	Env          []string
+	// AnswerMargin is how long after a call's timeout and kill grace the
+	// plugin may take to answer before the host gives up on it, stops it
+	// and reports it as hung (default 30 s).
+	AnswerMargin time.Duration
 }
 
 // Manager keeps one long-lived process per plugin, shared by all calls,
@@ -51,6 +57,10 @@ type instance struct {
 	notBefore time.Time
 }
 
+// defaultAnswerMargin is Options.AnswerMargin's default: generous, since
+// on a busy machine a healthy plugin can be slow to tear a command down.
+const defaultAnswerMargin = 30 * time.Second
+
 // Backoff bounds between restarts of a plugin that keeps failing.
 const (
 	backoffBase = 100 * time.Millisecond
@@ -62,6 +72,9 @@ const (
 func NewManager(opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.AnswerMargin <= 0 {
+		opts.AnswerMargin = defaultAnswerMargin
 	}
 	return &Manager{opts: opts, instances: map[string]*instance{}}
 }
@@ -143,7 +156,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	if inst.conn != nil {
-		if !inst.conn.Exited() {
+		if inst.conn.Alive() {
 			return inst.conn, inst.probe, nil
 		}
 		m.opts.Logger.Warn("sandbox plugin exited; restarting", "plugin", name)
@@ -170,6 +183,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		Path:         cand.Path,
 		Env:          m.opts.Env,
 		AutoMTLS:     m.opts.AutoMTLS,
+		OneShot:      m.opts.OneShot,
 		StartTimeout: m.opts.StartTimeout,
 		Logger:       m.opts.Logger.Named(name),
 	})
@@ -261,8 +275,21 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}
-	res, err := conn.Execute(ctx, req, emit)
+	// A plugin that stops answering must not hang the host: the call ends
+	// at the script's timeout plus the kill grace plus a margin.
+	callCtx := ctx
+	if req.Grant.Timeout > 0 {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, req.Grant.Timeout+req.KillGrace+e.m.opts.AnswerMargin)
+		defer cancel()
+	}
+	res, err := conn.Execute(callCtx, req, emit)
 	if err != nil {
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			e.m.crashed(e.name, conn)
+			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
+				e.name, e.m.opts.AnswerMargin)
+		}
 		if ctx.Err() == nil && (errors.Is(err, shared.ErrCrashed) || conn.Exited()) {
 			e.m.crashed(e.name, conn)
 			detail := err.Error()

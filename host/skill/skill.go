@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -58,7 +59,34 @@ type Skill struct {
 	// Warnings are problems that did not stop the bundle from loading.
 	Warnings []string
 
-	doc *document
+	// front holds what Field and Validate need of the front matter. The
+	// parsed YAML tree is most of the memory of a loaded skill, and a
+	// catalog of thousands rarely needs it again, so it is dropped after
+	// parsing and rebuilt, once, from the text on first use.
+	front *frontMatter
+}
+
+type frontMatter struct {
+	yaml     string
+	yamlLine int
+	repaired []int
+	once     sync.Once
+	values   map[string]*yaml.Node
+}
+
+// values returns the front matter's value nodes by key.
+func (s *Skill) values() map[string]*yaml.Node {
+	f := s.front
+	if f == nil {
+		return nil
+	}
+	f.once.Do(func() {
+		d := &document{yaml: f.yaml, yamlLine: f.yamlLine}
+		if d.parseYAML() == nil { // it parsed before, so it parses again
+			f.values = d.valueNode
+		}
+	})
+	return f.values
 }
 
 // CapabilityKeys are the front-matter keys skillhost reads as capabilities.
@@ -66,7 +94,7 @@ var CapabilityKeys = []string{"fs_read", "fs_write", "network", "timeout", "trus
 
 // Field returns the decoded value of a front-matter key, or nil.
 func (s *Skill) Field(key string) any {
-	n := s.doc.valueNode[key]
+	n := s.values()[key]
 	if n == nil {
 		return nil
 	}
@@ -164,7 +192,7 @@ func (s *Skill) parse(data []byte) error {
 	if err := doc.parseYAML(); err != nil {
 		return fmt.Errorf("has %w", err)
 	}
-	s.doc = doc
+	s.front = &frontMatter{yaml: doc.yaml, yamlLine: doc.yamlLine, repaired: doc.repaired}
 	s.Keys = doc.keyOrder
 	for _, line := range doc.repaired {
 		s.warn("line %d: unquoted ': ' inside a value; read the value as a string (quote it to silence this)", line)

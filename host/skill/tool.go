@@ -70,17 +70,29 @@ func (s *Skill) loadScripts() {
 		}
 		return
 	}
-	realDir, err := filepath.EvalSymlinks(s.Dir)
-	if err != nil {
-		s.warn("skill directory: %v", err)
-		return
+	// The skill directory's real path is needed only to check symlinked
+	// scripts; most skills have none, so it is resolved on first need
+	// (it costs a stat per path component).
+	var realDir string
+	var realErr error
+	resolved := false
+	real := func() (string, error) {
+		if !resolved {
+			realDir, realErr = filepath.EvalSymlinks(s.Dir)
+			resolved = true
+		}
+		return realDir, realErr
 	}
 	seen := map[string]string{}
 	for _, e := range entries { // ReadDir sorts by name
 		rel := "scripts/" + e.Name()
 		path := filepath.Join(dir, e.Name())
-		fi, ok := s.scriptInfo(rel, path, realDir)
+		fi, ok := s.scriptInfo(rel, path, real)
 		if !ok {
+			if realErr != nil {
+				s.warn("skill directory: %v", realErr)
+				return
+			}
 			continue
 		}
 		s.Scripts = append(s.Scripts, path)
@@ -111,13 +123,17 @@ func (s *Skill) loadScripts() {
 
 // scriptInfo stats one entry of scripts/, refusing symlinks that leave the
 // skill directory. Directories and other non-regular files are skipped.
-func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
+func (s *Skill) scriptInfo(rel, path string, real func() (string, error)) (os.FileInfo, bool) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		s.warn("%s: %v", rel, err)
 		return nil, false
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
+		realDir, err := real()
+		if err != nil {
+			return nil, false
+		}
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			s.warn("%s: broken symlink, skipping", rel)

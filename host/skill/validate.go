@@ -58,17 +58,17 @@ func Strict(s *Skill) []string {
 		add("description is %d characters; at most %d are allowed", n, MaxDescriptionLength)
 	}
 
-	if n := s.doc.valueNode["compatibility"]; n != nil {
+	if n := s.values()["compatibility"]; n != nil {
 		if n.Kind != yaml.ScalarNode {
 			add("compatibility must be text, not a %s", yamlnode.Kind(n))
 		} else if l := len([]rune(n.Value)); l > MaxCompatibilityLength {
 			add("compatibility is %d characters; at most %d are allowed", l, MaxCompatibilityLength)
 		}
 	}
-	for _, line := range s.doc.repaired {
+	for _, line := range s.front.repaired {
 		add("line %d: a value holding an unquoted ': ' is not valid YAML; quote it", line)
 	}
-	if n := s.doc.valueNode["metadata"]; n != nil && !yamlnode.IsNull(n) {
+	if n := s.values()["metadata"]; n != nil && !yamlnode.IsNull(n) {
 		if n.Kind != yaml.MappingNode {
 			add("metadata must be a mapping of keys to text, not a %s", yamlnode.Kind(n))
 		} else {
@@ -79,7 +79,7 @@ func Strict(s *Skill) []string {
 			}
 		}
 	}
-	if n := s.doc.valueNode["allowed-tools"]; n != nil && n.Kind == yaml.MappingNode {
+	if n := s.values()["allowed-tools"]; n != nil && n.Kind == yaml.MappingNode {
 		add("allowed-tools must be a space-separated string or a list, not a mapping")
 	}
 

@@ -144,7 +144,9 @@ func startSupervised(spec Spec) (process, error) {
 				return nil, err
 			}
 		}
-		go refill(spec.Confine)
+		if keepSpares() {
+			go refill(spec.Confine)
+		}
 		if err := p.send(spec); err != nil {
 			// A warm supervisor that died while waiting; start afresh.
 			p.cleanup()

@@ -1,0 +1,192 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/internal/testbin"
+)
+
+// faultRig is a manager whose plugin "fault" misbehaves as its mode file
+// says (see testdata/faultplugin).
+type faultRig struct {
+	m        *Manager
+	dir      string // holds skillhost-sandbox-fault
+	modeFile string
+	pidFile  string
+}
+
+func newFaultRig(t *testing.T, mod func(*Options)) *faultRig {
+	t.Helper()
+	built, err := testbin.Build("./host/sandbox/testdata/faultplugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	r := &faultRig{dir: dir, modeFile: filepath.Join(tmp, "mode"), pidFile: filepath.Join(tmp, "pids")}
+	copyFile(t, filepath.Join(built, "faultplugin"), filepath.Join(dir, "skillhost-sandbox-fault"))
+	r.set(t, "ok")
+	r.m = manager(t, func(o *Options) {
+		o.Dirs = []string{dir}
+		o.Env = append(o.Env, "FAULT_MODE_FILE="+r.modeFile, "FAULT_PID_FILE="+r.pidFile)
+		o.StartTimeout = 3 * time.Second
+		if mod != nil {
+			mod(o)
+		}
+	})
+	return r
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := to + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, to); err != nil { // replace, never rewrite in place
+		t.Fatal(err)
+	}
+}
+
+func (r *faultRig) set(t *testing.T, mode string) {
+	t.Helper()
+	if err := os.WriteFile(r.modeFile, []byte(mode), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// call runs echo through the plugin with a 30 s script timeout.
+func (r *faultRig) call(ctx context.Context, word string) (string, error) {
+	req := request("echo " + word)
+	out, res, err := execute(ctx, r.m.Executor("fault"), req)
+	if err == nil && res.ExitCode != 0 {
+		err = errors.New("exit " + strconv.Itoa(res.ExitCode))
+	}
+	return out, err
+}
+
+// works checks that a call succeeds, as it must after every fault.
+func (r *faultRig) works(t *testing.T) {
+	t.Helper()
+	r.set(t, "ok")
+	if out, err := r.call(context.Background(), "fine"); err != nil || out != "fine\n" {
+		t.Fatalf("the next call after the fault: %q, %v", out, err)
+	}
+}
+
+// noLeftovers checks that every plugin process but the current one is gone.
+func (r *faultRig) noLeftovers(t *testing.T) {
+	t.Helper()
+	data, _ := os.ReadFile(r.pidFile)
+	current := r.m.Pid("fault")
+	for _, f := range strings.Fields(string(data)) {
+		if pid, _ := strconv.Atoi(f); pid != current {
+			waitGone(t, pid)
+		}
+	}
+}
+
+// TestFaultyPlugins injects each fault a plugin can commit and checks that
+// the host reports it clearly, does not hang or crash, leaves no plugin
+// process behind, and that the call after it works.
+func TestFaultyPlugins(t *testing.T) {
+	cases := []struct {
+		mode    string
+		wantErr []string // substrings of the fault's error
+		opts    func(*Options)
+	}{
+		{mode: "crash-execute", wantErr: []string{`sandbox plugin "fault" crashed`}},
+		{mode: "hang-start", wantErr: []string{`sandbox plugin "fault" at `, "timeout while waiting for plugin to start"}},
+		{mode: "garbage", wantErr: []string{`sandbox plugin "fault" at `, "this is not a go-plugin handshake"}},
+		{mode: "hang-execute", wantErr: []string{`sandbox plugin "fault" did not answer`, "next call starts a fresh one"},
+			opts: func(o *Options) { o.AnswerMargin = time.Second }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			r := newFaultRig(t, tc.opts)
+			r.set(t, tc.mode)
+			req := request("echo hello")
+			req.Grant.Timeout = time.Second // bounds hang-execute
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := execute(context.Background(), r.m.Executor("fault"), req)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the faulty call never returned")
+			}
+			if err == nil {
+				t.Fatal("the faulty call succeeded")
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			r.works(t)
+			r.noLeftovers(t)
+		})
+	}
+}
+
+// TestPluginExitsBetweenCalls: a plugin that exits on its own while idle
+// is replaced without the next call seeing an error.
+func TestPluginExitsBetweenCalls(t *testing.T) {
+	r := newFaultRig(t, nil)
+	r.works(t)
+	first := r.m.Pid("fault")
+	r.set(t, "exit-now")
+	waitGone(t, first)
+	r.works(t)
+	if second := r.m.Pid("fault"); second == first || second == 0 {
+		t.Errorf("plugin pid %d -> %d; want a fresh process", first, second)
+	}
+	r.noLeftovers(t)
+}
+
+// TestPinnedPluginReplacedOnDisk: a running plugin keeps serving when its
+// binary is replaced, a restart refuses the new binary with a clear
+// checksum error, and once the pinned binary is back the next call works.
+func TestPinnedPluginReplacedOnDisk(t *testing.T) {
+	built, err := testbin.Build("./host/sandbox/testdata/faultplugin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Sum(filepath.Join(built, "faultplugin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newFaultRig(t, func(o *Options) { o.Pins = map[string]string{"fault": sum} })
+	r.works(t)
+	path := filepath.Join(r.dir, "skillhost-sandbox-fault")
+	copyFile(t, filepath.Join(binDir, "skillhost-sandbox-null"), path)
+	r.works(t) // the verified process is still the one serving
+
+	r.set(t, "crash-execute")
+	if _, err := r.call(context.Background(), "x"); err == nil {
+		t.Fatal("crash-execute succeeded")
+	}
+	r.set(t, "ok")
+	_, err = r.call(context.Background(), "x")
+	var ce *ChecksumError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "expected "+sum) {
+		t.Fatalf("restart with a replaced binary: %v, want a checksum error naming %s", err, path)
+	}
+	copyFile(t, filepath.Join(built, "faultplugin"), path)
+	r.works(t)
+	r.noLeftovers(t)
+}

@@ -1,0 +1,71 @@
+// Command faultplugin is a sandbox plugin that misbehaves on request, for
+// the manager's fault-injection tests. It reads its mode from the file named
+// by $FAULT_MODE_FILE whenever it decides (at start and at each call), so a
+// test can change it between calls, and appends its pid to $FAULT_PID_FILE.
+//
+// Modes: ok, hang-start (never completes the handshake), garbage (writes a
+// line that is not a handshake), crash-execute (dies during a call, after
+// some output), hang-execute (never answers a call, ignoring cancellation),
+// exit-now (exits on its own, idle, within 50 ms of the mode being set).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
+func mode() string {
+	data, _ := os.ReadFile(os.Getenv("FAULT_MODE_FILE"))
+	return strings.TrimSpace(string(data))
+}
+
+type executor struct{}
+
+func (executor) Info(context.Context) (shared.Info, error) {
+	return shared.Info{Name: "fault", Version: "0", ContractVersions: []int{shared.ContractVersion}}, nil
+}
+
+func (executor) Probe(context.Context) (shared.Probe, error) {
+	return shared.Probe{Status: shared.Healthy}, nil
+}
+
+func (executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	switch mode() {
+	case "crash-execute":
+		_ = emit([]byte("partial output\n"))
+		time.Sleep(100 * time.Millisecond) // let the output leave
+		os.Exit(3)
+	case "hang-execute":
+		time.Sleep(time.Hour) // ignores ctx on purpose
+	}
+	return shared.Run(ctx, shared.SpecFor(req), emit)
+}
+
+func main() {
+	runner.Init() // supervisor re-execs of this binary stop here
+	if f, err := os.OpenFile(os.Getenv("FAULT_PID_FILE"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
+	switch mode() {
+	case "hang-start":
+		time.Sleep(time.Hour)
+	case "garbage":
+		fmt.Println("this is not a go-plugin handshake")
+		time.Sleep(time.Hour)
+	}
+	go func() {
+		for range time.Tick(50 * time.Millisecond) {
+			if mode() == "exit-now" {
+				os.Exit(0)
+			}
+		}
+	}()
+	shared.Serve(executor{})
+}
