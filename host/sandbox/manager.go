@@ -285,6 +285,15 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	}
 	res, err := conn.Execute(callCtx, req, emit)
 	if err != nil {
+		if dl, ok := callCtx.Deadline(); ok && ctx.Err() == nil && callCtx.Err() == nil && time.Until(dl) < time.Second {
+			// The plugin's end saw the propagated deadline a moment before
+			// this process's timer fired (its cancel arrives first): wait
+			// for the timer so the hang is reported as one.
+			select {
+			case <-callCtx.Done():
+			case <-time.After(time.Until(dl) + 100*time.Millisecond):
+			}
+		}
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			e.m.crashed(e.name, conn)
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
