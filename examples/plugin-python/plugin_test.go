@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package pyecho_test runs the Python example plugin through the real host
 // side (shared.Launch, go-plugin, mutual TLS) and the contract's conformance
 // suite: the proof that docs/contract.md is enough to write a plugin in
@@ -48,9 +50,10 @@ func pluginPath(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command(python, "-c", "import grpc, google.protobuf").CombinedOutput()
 	if err != nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		msg := fmt.Sprintf("the Python plugin needs %s with python3-grpcio and python3-protobuf "+
 			"(apt-get install -y python3-grpcio python3-protobuf, or .ci/deps): %v: %s",
-			python, err, bytes.TrimSpace(out))
+			python, err, lines[len(lines)-1])
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

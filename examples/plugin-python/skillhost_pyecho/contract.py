@@ -213,6 +213,8 @@ def _negotiate():
 
 def serve(executor_servicer):
     """Runs executor_servicer as a skillhost sandbox plugin; never returns."""
+    if sys.version_info < (3, 11):
+        sys.exit("skillhost-sandbox-pyecho needs Python 3.11 or later (for process groups in subprocess)")
     if os.environ.get(MAGIC_COOKIE_KEY) != MAGIC_COOKIE_VALUE:
         sys.stderr.write(
             "This program is a skillhost sandbox plugin; skillhost starts it.\n"
