@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/sharedtest"
@@ -96,6 +97,37 @@ func TestPlaintext(t *testing.T) {
 	info, err := conn.Info(context.Background())
 	if err != nil || info.Name != "pyecho" || !info.Enforces.Timeout || info.Enforces.FSRead {
 		t.Fatalf("Info = %+v, %v", info, err)
+	}
+}
+
+// TestHealthAndCookie: go-plugin's own client can ping the plugin (the
+// grpc.health.v1 check of the service "plugin"), and without the magic
+// cookie the plugin refuses to serve.
+func TestHealthAndCookie(t *testing.T) {
+	path := pluginPath(t)
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  shared.Handshake,
+		VersionedPlugins: shared.VersionedPlugins(nil),
+		Cmd:              exec.Command(path),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		Logger:           hclog.NewNullLogger(),
+	})
+	defer client.Kill()
+	rpc, err := client.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rpc.Ping(); err != nil {
+		t.Errorf("health check of %q: %v", plugin.GRPCServiceName, err)
+	}
+
+	cmd := exec.Command(path)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "skillhost starts it") {
+		t.Errorf("without the cookie: %v, %q; want exit status 1 and an explanation", err, out)
 	}
 }
 

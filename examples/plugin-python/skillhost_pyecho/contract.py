@@ -110,6 +110,18 @@ class Calls:
 
 
 calls = Calls()
+_socket_path = None
+
+
+def _exit(code):
+    """Ends the process at once, removing the socket (the host removes its
+    directory too, but a plugin started without one uses a shared one)."""
+    if _socket_path:
+        try:
+            os.unlink(_socket_path)
+        except OSError:
+            pass
+    os._exit(code)
 
 
 def _inherited_fd(name):
@@ -169,7 +181,7 @@ def watch_lifeline():
                 break
         log.info("host is gone; stopping")
         calls.stop_all(DRAIN_TIMEOUT)
-        os._exit(0)
+        _exit(0)
 
     threading.Thread(target=watch, daemon=True, name="lifeline").start()
 
@@ -190,7 +202,7 @@ class _Controller(controller_pb2_grpc.GRPCControllerServicer):
             log.debug("shutdown requested")
             calls.stop_all(1.5)  # the host kills the plugin after 2 s
             self.server.stop(None)
-            os._exit(0)
+            _exit(0)
 
         threading.Thread(target=stop, daemon=True, name="shutdown").start()
         return controller_pb2.Empty()
@@ -243,7 +255,8 @@ def serve(executor_servicer):
     controller_pb2_grpc.add_GRPCControllerServicer_to_server(controller, server)
 
     socket_dir = os.environ.get("PLUGIN_UNIX_SOCKET_DIR") or tempfile.gettempdir()
-    path = os.path.join(socket_dir, "plugin" + uuid.uuid4().hex[:12])
+    global _socket_path
+    path = _socket_path = os.path.join(socket_dir, "plugin" + uuid.uuid4().hex[:12])
     old = os.umask(0o077)  # the socket is the owner's alone
     try:
         if identity is None:
@@ -264,4 +277,4 @@ def serve(executor_servicer):
     sys.stdout.write("%d|%d|unix|%s|grpc|\n" % (CORE_PROTOCOL_VERSION, version, path))
     sys.stdout.flush()
     server.wait_for_termination()
-    os._exit(0)
+    _exit(0)
