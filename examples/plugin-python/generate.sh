@@ -3,10 +3,11 @@
 # proto and the two small service definitions in proto/. Needs Debian's
 # protobuf-compiler and protobuf-compiler-grpc (for grpc_python_plugin):
 #   apt-get install -y protobuf-compiler protobuf-compiler-grpc
+# OUT=dir writes them elsewhere (the test compares such a copy).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=$here/skillhost_pyecho/gen
+out=${OUT:-$here/skillhost_pyecho/gen}
 protoc \
   -I "$root/shared/proto/executor/v1" -I "$here/proto" \
   --plugin=protoc-gen-grpc_python="$(command -v grpc_python_plugin)" \

@@ -321,3 +321,31 @@ func alive(pid int) bool {
 	}
 	return true
 }
+
+// TestStubsCurrent regenerates the committed Python stubs and compares
+// them, so a change to executor.proto cannot leave the Python plugin
+// behind. It needs Debian's protoc and grpc_python_plugin.
+func TestStubsCurrent(t *testing.T) {
+	for _, tool := range []string{"protoc", "grpc_python_plugin"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found (apt-get install -y protobuf-compiler protobuf-compiler-grpc)", tool)
+		}
+	}
+	out := t.TempDir()
+	cmd := exec.Command("./generate.sh")
+	cmd.Env = append(os.Environ(), "OUT="+out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("generate.sh: %v\n%s", err, b)
+	}
+	fresh, err := filepath.Glob(filepath.Join(out, "*.py"))
+	if err != nil || len(fresh) == 0 {
+		t.Fatalf("generate.sh wrote nothing: %v", err)
+	}
+	for _, f := range fresh {
+		want, _ := os.ReadFile(f)
+		got, err := os.ReadFile(filepath.Join("skillhost_pyecho", "gen", filepath.Base(f)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("skillhost_pyecho/gen/%s is stale; run examples/plugin-python/generate.sh", filepath.Base(f))
+		}
+	}
+}
