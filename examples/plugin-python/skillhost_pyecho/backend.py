@@ -25,9 +25,12 @@ def _platform():
 
 
 def _bytes(s):
-    # The host sends valid UTF-8 (proto3 strings); encoding it back gives
-    # the exact bytes the host meant, whatever this process's locale says.
-    return s.encode("utf-8")
+    # argv, env and dir are proto bytes fields: the host's exact bytes,
+    # whatever their encoding. A peer built from an older proto, where they
+    # were strings, sends UTF-8 text, which encodes back to the same bytes.
+    if isinstance(s, str):
+        return s.encode("utf-8")
+    return bytes(s)
 
 
 def _environment(entries):
