@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 )
 
 // LaunchConfig describes how to start a plugin binary.
@@ -43,7 +44,10 @@ type Conn struct {
 	Executor
 	client    *plugin.Client
 	lifeline  *os.File
-	socketDir string
+	socketDir string // private, 0700; removed by Close
+	// pluginSocketDir is the directory inside it holding the socket.
+	pluginSocketDir string
+	cmd             *exec.Cmd
 	// ContractVersion is the contract version negotiated with the plugin.
 	ContractVersion int
 }
@@ -74,7 +78,6 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	}
 	cmd := exec.Command(cfg.Path)
 	cmd.Env = append(append([]string{}, cfg.Env...),
-		"PLUGIN_UNIX_SOCKET_DIR="+socketDir,
 		EnvLifelineFD+"=3",
 		EnvLogLevel+"="+levelName(cfg.Logger),
 	)
@@ -97,10 +100,21 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
 		cmd.Env = append(cmd.Env, EnvTLSFD+"=4")
 	}
+	c := &Conn{lifeline: lifeW, socketDir: socketDir, cmd: cmd}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(nil),
-		Cmd:              cmd,
+		// go-plugin makes the socket's directory inside the private one
+		// and names it in the environment it hands over here.
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketDir},
+		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
+			if err := giveTo(dir, cfg.SysProcAttr); err != nil {
+				return nil, fmt.Errorf("socket directory: %w", err)
+			}
+			c.pluginSocketDir = dir
+			cmd.Env = append(cmd.Env, spec.Env...)
+			return newPluginRunner(cmd)
+		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsConfig,
 		GRPCDialOptions:  grpcDialOptions(),
@@ -108,7 +122,7 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger,
 	})
-	c := &Conn{client: client, lifeline: lifeW, socketDir: socketDir}
+	c.client = client
 	rpc, err := client.Client()
 	lifeR.Close()
 	if err != nil {
@@ -167,12 +181,12 @@ func (c *Conn) Alive() bool {
 	return pid == 0 || alive(pid)
 }
 
-// Pid returns the plugin's process id, or 0.
+// Pid returns the plugin's process id, or 0 before it started.
 func (c *Conn) Pid() int {
-	if rc := c.client.ReattachConfig(); rc != nil {
-		return rc.Pid
+	if c.cmd == nil || c.cmd.Process == nil {
+		return 0
 	}
-	return 0
+	return c.cmd.Process.Pid
 }
 
 // Close stops the plugin (gracefully, then by force) and removes its socket
@@ -185,7 +199,12 @@ func (c *Conn) Close() {
 
 // SocketDir is the private directory holding the plugin's socket;
 // confinement backends deny it to commands.
-func (c *Conn) SocketDir() string { return c.socketDir }
+func (c *Conn) SocketDir() string {
+	if c.pluginSocketDir != "" {
+		return c.pluginSocketDir
+	}
+	return c.socketDir
+}
 
 func levelName(l hclog.Logger) string {
 	switch {
