@@ -134,7 +134,9 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "## One-shot \`skillhost run\` of an \`echo hi\` script"
 	echo
-	echo "CPU is user + system time of the whole process tree (host, plugin, supervisor, helper, script)."
+	echo "CPU is user + system time of the whole process tree (host, plugin, supervisor, helper, script),"
+	echo "as the kernel reports it for processes that were waited for: a process left running when its"
+	echo 'parent exits is not counted (`perf stat`, which follows every descendant, is the cross-check).'
 	echo "bwrap runs with \`--ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --unshare-all\`; srt with an"
 	echo "empty allow-list (no network, reads allowed, no writes)."
 	echo

@@ -12,6 +12,7 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 type runJSON struct {
@@ -46,7 +47,10 @@ func (a *app) runCmd() *cobra.Command {
 				}
 				req.ArgString = &argString
 			}
+			// One call, then exit: neither the plugin nor the in-process
+			// runner (strategy none) starts anything for a next call.
 			a.oneShot = true
+			runner.KeepSpares(false)
 			h, err := a.open()
 			if err != nil {
 				return err
