@@ -71,7 +71,7 @@ func Open(opts Options) (*Host, error) {
 	if len(roots) == 0 {
 		roots = append(roots, cfg.Skills.Roots...)
 	}
-	var catOpts []catalog.Option
+	catOpts := []catalog.Option{catalog.ParseOptions(skill.Options{RequireExec: cfg.Scripts.RequireExec})}
 	if len(roots) == 0 {
 		roots = catalog.DefaultRoots(home, cwd)
 		catOpts = append(catOpts, catalog.IgnoreMissingRoots())

@@ -29,6 +29,7 @@ func Skipped(name string) bool { return skipDirs[name] }
 type Catalog struct {
 	roots         []string
 	ignoreMissing bool
+	parse         skill.Options
 	mu            sync.Mutex // serialises loads
 	snap          atomic.Pointer[snapshot]
 	gen           atomic.Uint64
@@ -47,6 +48,9 @@ type Option func(*Catalog)
 // IgnoreMissingRoots drops the warning for roots that do not exist, for
 // default roots that a user may never have created.
 func IgnoreMissingRoots() Option { return func(c *Catalog) { c.ignoreMissing = true } }
+
+// ParseOptions sets how bundles are parsed (which scripts are tools).
+func ParseOptions(o skill.Options) Option { return func(c *Catalog) { c.parse = o } }
 
 // New returns a catalog over roots, scanned in order. Nothing is read
 // until the first lookup.
@@ -87,7 +91,7 @@ func (c *Catalog) current() *snapshot {
 
 // load scans the roots and publishes the result; the caller holds c.mu.
 func (c *Catalog) load() *snapshot {
-	s := scan(c.roots, c.ignoreMissing)
+	s := scan(c.roots, c.ignoreMissing, c.parse)
 	s.gen = c.gen.Add(1)
 	c.snap.Store(s)
 	return s
@@ -194,11 +198,11 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-func scan(roots []string, ignoreMissing bool) *snapshot {
+func scan(roots []string, ignoreMissing bool, opts skill.Options) *snapshot {
 	s := &snapshot{byName: map[string]*skill.Skill{}}
 	for _, root := range roots {
 		for _, b := range bundles(root, ignoreMissing, &s.warnings) {
-			s.add(b)
+			s.add(b, opts)
 		}
 	}
 	sort.Slice(s.list, func(i, j int) bool { return s.list[i].Name < s.list[j].Name })
@@ -253,9 +257,9 @@ func bundles(root string, ignoreMissing bool, warnings *[]string) []bundle {
 	return out
 }
 
-func (s *snapshot) add(b bundle) {
+func (s *snapshot) add(b bundle, opts skill.Options) {
 	dir := b.dir
-	sk, err := parseSafely(b.file)
+	sk, err := parseSafely(b.file, opts)
 	if err != nil {
 		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: %v", dir, err))
 		return
@@ -273,13 +277,13 @@ func (s *snapshot) add(b bundle) {
 
 // parseSafely turns a parser panic into an error, so that no bundle can
 // take the catalog down.
-func parseSafely(file string) (sk *skill.Skill, err error) {
+func parseSafely(file string, opts skill.Options) (sk *skill.Skill, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error while parsing: %v", r)
 		}
 	}()
-	return skill.Parse(file)
+	return skill.ParseWith(file, opts)
 }
 
 func quoteList(names []string) string {

@@ -37,6 +37,10 @@ type Scripts struct {
 	// Workdir is "cwd" (the host's working directory, the default) or
 	// "skill" (the skill's directory).
 	Workdir string `yaml:"workdir"`
+	// RequireExec keeps the reference rule: only files with an execute
+	// bit are tools, others are skipped with a warning. Off by default: a
+	// file with a known interpreter extension or a shebang is a tool.
+	RequireExec bool `yaml:"require_exec"`
 }
 
 // Working directories for Scripts.Workdir.
