@@ -113,19 +113,6 @@ func (h *Host) CatalogWarnings() {
 	}
 }
 
-// Grant computes the effective grant of s and reports what it dropped.
-func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
-	declared, warnings := grant.FromFrontMatter(s.Declared)
-	for i, w := range warnings {
-		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
-	}
-	g, more := grant.Compute(s.Name, declared, h.Config.Ceiling(), h.env)
-	for _, w := range more {
-		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
-	}
-	return g, warnings
-}
-
 // Declared returns what s asks for, normalised.
 func (h *Host) Declared(s *skill.Skill) grant.Declared {
 	d, _ := grant.FromFrontMatter(s.Declared)

@@ -31,6 +31,9 @@ type RunRequest struct {
 	ArgString *string
 	// Strategy overrides sandbox.strategy for this run ("" keeps it).
 	Strategy string
+	// Workspace overrides the skill's workspace grant for this run: none,
+	// read or read-write ("" keeps the configured one).
+	Workspace string
 }
 
 // RunResult is a finished tool call.
@@ -105,7 +108,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
 		}
 	}
-	g, warnings := h.Grant(s)
+	g, _, warnings := h.GrantWith(s, req.Workspace)
 	for _, w := range warnings {
 		h.Warn("%s", w)
 	}

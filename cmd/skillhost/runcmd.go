@@ -28,7 +28,7 @@ type runJSON struct {
 
 func (a *app) runCmd() *cobra.Command {
 	var argString string
-	var strategy string
+	var strategy, workspace string
 	cmd := &cobra.Command{
 		Use:   "run NAME TOOL [-- ARG...]",
 		Short: "Run one of a skill's script tools and print its result",
@@ -37,7 +37,11 @@ func (a *app) runCmd() *cobra.Command {
 			"--args, split like a POSIX shell.",
 		Args: args(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy}
+			ws, err := workspaceFlag(cmd, workspace)
+			if err != nil {
+				return err
+			}
+			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy, Workspace: ws}
 			if cmd.Flags().Changed("args") {
 				if len(req.Args) > 0 {
 					return usage(fmt.Errorf("pass arguments either after -- or in --args, not both"))
@@ -81,5 +85,6 @@ func (a *app) runCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "grant the working directory to this run: none, read or read-write (overrides skills.grants.NAME.workspace)")
 	return cmd
 }

@@ -30,6 +30,30 @@ type Skills struct {
 	// means ~/.prompts/skills, then ~/.agents/skills and ./.agents/skills
 	// when they exist.
 	Roots []string `yaml:"roots"`
+	// Grants are the operator's grants, by skill name, added to what each
+	// skill declares (and clamped to the sandbox ceiling, except the
+	// workspace).
+	Grants map[string]SkillGrant `yaml:"grants"`
+}
+
+// SkillGrant is what the operator grants one skill.
+type SkillGrant struct {
+	FSRead  []string `yaml:"fs_read"`
+	FSWrite []string `yaml:"fs_write"`
+	// Network, when set, replaces the skill's own network: value.
+	Network *bool `yaml:"network"`
+	// Timeout, when set, replaces the skill's own timeout: value.
+	Timeout Duration `yaml:"timeout"`
+	// Workspace grants the host's working directory: none (default), read
+	// or read-write.
+	Workspace string `yaml:"workspace"`
+}
+
+// Operator returns the grant as the grant package takes it; the workspace
+// mode was checked by Validate.
+func (g SkillGrant) Operator() grant.Operator {
+	ws, _ := grant.ParseWorkspace(g.Workspace)
+	return grant.Operator{FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: time.Duration(g.Timeout), Workspace: ws}
 }
 
 // Scripts configures how tools run.

@@ -12,26 +12,37 @@ import (
 // description is 1024 characters).
 const maxDescription = 1024
 
-// Describe returns a script's description from the beginning of its text,
-// in order of preference: a Python module docstring, a --help-style usage
-// line or an argparse description=, then the first header comment. A
-// comment that explains a shell option (# Exit on error above set -e) is
-// never a description. It returns "" when none is found.
+// Describe returns a script's description from the beginning of its text.
+// What the script does comes from, in order of preference, a Python module
+// docstring, an argparse description=, or the first header comment (never
+// one that explains a shell option, like # Exit on error above set -e). A
+// --help-style usage line ("usage: x.py IN OUT") is appended to it, since it
+// tells an agent how to call the tool, or stands alone when nothing else
+// describes the script; a shell script's first echo is the last resort. It
+// returns "" when none is found.
 func Describe(head []byte, file string) string {
 	lower := strings.ToLower(file)
+	desc := ""
 	if strings.HasSuffix(lower, ".py") || pythonShebang(head) {
-		if d := docstring(head); d != "" {
-			return d
+		desc = docstring(head)
+	}
+	if desc == "" {
+		desc = argparseDescription(head)
+	}
+	if desc == "" {
+		desc = headerComment(head)
+	}
+	usage := usageLine(head)
+	switch {
+	case usage != "" && desc == "":
+		return usage
+	case usage != "" && !strings.Contains(strings.ToLower(desc), "usage"):
+		if !strings.HasSuffix(desc, ".") {
+			desc += "."
 		}
-	}
-	if d := argparseDescription(head); d != "" {
-		return d
-	}
-	if d := usageLine(head); d != "" {
-		return d
-	}
-	if d := headerComment(head); d != "" {
-		return d
+		return clipDescription(desc + " " + usage)
+	case desc != "":
+		return desc
 	}
 	if strings.HasSuffix(lower, ".sh") || strings.HasSuffix(lower, ".bash") {
 		return banner(head)
@@ -136,15 +147,12 @@ func argparseDescription(head []byte) string {
 // usageLine finds the first "usage: ..." text (from a --help message, a
 // print or an echo) and returns it as "Usage: ...".
 func usageLine(head []byte) string {
-	m := usageRe.FindSubmatch(head)
-	if m == nil {
-		return ""
+	for _, m := range usageRe.FindAllSubmatch(head, 8) {
+		if rest := strings.TrimSpace(string(m[1])); len(rest) > 2 {
+			return clipDescription("Usage: " + rest)
+		}
 	}
-	rest := strings.TrimSpace(string(m[1]))
-	if rest == "" || strings.HasPrefix(rest, "%") && len(rest) < 4 {
-		return ""
-	}
-	return clipDescription("Usage: " + rest)
+	return ""
 }
 
 // setRe matches a shell line that sets options: set -e, set -euo pipefail,

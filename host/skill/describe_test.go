@@ -7,7 +7,7 @@ func TestDescribe(t *testing.T) {
 		name, file, text, want string
 	}{
 		{"docstring", "x.py", "#!/usr/bin/env python3\n\"\"\"\nQuick validation script for skills - minimal version\n\"\"\"\nimport sys\n", "Quick validation script for skills - minimal version"},
-		{"docstring first paragraph", "x.py", "\"\"\"Unpack Office files\nfor editing.\n\nUsage:\n    python unpack.py\n\"\"\"\n", "Unpack Office files for editing."},
+		{"docstring first paragraph", "x.py", "\"\"\"Unpack Office files\nfor editing.\n\nExamples:\n    python unpack.py\n\"\"\"\n", "Unpack Office files for editing."},
 		{"single-quoted docstring after comments", "x.py", "# -*- coding: utf-8 -*-\n# Copyright 2024\n'Sum a column.'\n", "Sum a column."},
 		{"docstring beats a comment", "x.py", "# A comment\n\"\"\"The docstring.\"\"\"\n", "The docstring."},
 		{"python by shebang", "tool", "#!/usr/bin/env python3\n\"\"\"From the shebang.\"\"\"\n", "From the shebang."},
@@ -15,7 +15,9 @@ func TestDescribe(t *testing.T) {
 		{"usage print", "x.py", "import sys\nif len(sys.argv) != 3:\n    print(\"Usage: convert.py [input pdf] [output directory]\")\n", "Usage: convert.py [input pdf] [output directory]"},
 		{"usage echo with emoji", "x.sh", "#!/bin/bash\nset -e\necho \"❌ Usage: ./init.sh <project-name>\"\n", "Usage: ./init.sh <project-name>"},
 		{"word usage is not a usage line", "x.sh", "#!/bin/bash\n# Report memory usage: per process\nps aux\n", "Report memory usage: per process"},
-		{"usage beats a comment", "x.sh", "#!/bin/sh\n# Deploy\necho 'usage: deploy ENV'\n", "Usage: deploy ENV"},
+		{"usage appended to a comment", "x.sh", "#!/bin/sh\n# Deploy the site\necho 'usage: deploy ENV'\n", "Deploy the site. Usage: deploy ENV"},
+		{"usage appended to a docstring", "x.py", "\"\"\"Extract form structure.\n\nUsage: python x.py <in.pdf> <out.json>\n\"\"\"\n", "Extract form structure. Usage: python x.py <in.pdf> <out.json>"},
+		{"usage paragraph heading skipped", "x.py", "\"\"\"Unpack files.\n\nUsage:\n    python unpack.py IN OUT\n\"\"\"\n", "Unpack files."},
 		{"set -e explanation skipped", "x.sh", "#!/bin/bash\n\n# Exit on error\nset -e\n\n# Detect Node version\nNODE=1\n", ""},
 		{"set -euo explanation skipped", "x.sh", "#!/bin/bash\n# Fail fast on unset variables\nset -euo pipefail\n", ""},
 		{"comment above set -e that is not about it", "x.sh", "#!/bin/bash\n# Deploy the site to staging\nset -e\n", "Deploy the site to staging"},

@@ -46,7 +46,7 @@ func TestScanShapesOfRealSkills(t *testing.T) {
 	}
 	want := map[string]string{
 		"accept":                 "scripts/accept.py | Accept all tracked changes.",
-		"office_pack":            "scripts/office/pack.py | Pack a directory into a DOCX file.",
+		"office_pack":            "scripts/office/pack.py | Pack a directory into a DOCX file. Usage: pack.py DIR OUT",
 		"office_validators_base": "scripts/office/validators/base.py | Base validator.",
 		"init":                   "scripts/init.sh | init (scripts/init.sh)",
 	}
