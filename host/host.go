@@ -45,9 +45,14 @@ type Host struct {
 	warnMu   sync.Mutex
 	warned   map[string]bool
 	logLevel string
+	// defaultRoots is set when no root was configured, so missing ones are
+	// not a problem.
+	defaultRoots bool
 
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
+
+	interp interpCache
 
 	matchOnce sync.Once
 	engine    *match.Engine
@@ -72,6 +77,7 @@ func Open(opts Options) (*Host, error) {
 		roots = append(roots, cfg.Skills.Roots...)
 	}
 	catOpts := []catalog.Option{catalog.ParseOptions(skill.Options{RequireExec: cfg.Scripts.RequireExec})}
+	defaultRoots := len(roots) == 0
 	if len(roots) == 0 {
 		roots = catalog.DefaultRoots(home, cwd)
 		catOpts = append(catOpts, catalog.IgnoreMissingRoots())
@@ -91,7 +97,7 @@ func Open(opts Options) (*Host, error) {
 	if level == "" {
 		level = "warn"
 	}
-	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level}, nil
+	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, defaultRoots: defaultRoots}, nil
 }
 
 // Warn writes a warning once per message.

@@ -112,17 +112,18 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	for _, w := range warnings {
 		h.Warn("%s", w)
 	}
-	env := scriptEnv(os.Environ(), h.Config.Sandbox.Env)
-	argv := t.Command(args)
-	if argv[0], err = lookPath(argv[0], env); err != nil {
-		return nil, fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)
-	}
 	dir := h.env.Cwd
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
+	argv, env, trees, err := h.command(s, t, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir)
+	if err != nil {
+		return nil, err
+	}
 	exec, strategy := h.executor(g, req.Strategy)
-	return &prepared{skill: s, tool: t, grant: g, request: h.request(s, g, argv, dir, env), exec: exec, strategy: strategy}, nil
+	request := h.request(s, g, argv, dir, env)
+	request.ExecPaths = append(request.ExecPaths, trees...)
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy}, nil
 }
 
 // Run executes a tool and waits for it. emit, if not nil, receives output as
@@ -201,6 +202,9 @@ func (h *Host) resolved(path string) string {
 func (h *Host) execPaths() []string {
 	var out []string
 	for _, p := range h.Config.Sandbox.Interpreters {
+		if p == config.InterpretersAuto {
+			continue
+		}
 		rp, err := grant.Resolve(p, h.env)
 		if err != nil {
 			h.Warn("sandbox.interpreters entry %q: %v; ignored", p, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -130,9 +131,16 @@ func failureCode(err error) int {
 		nf *sandbox.NotFoundError
 		us *sandbox.UnsupportedError
 		cs *sandbox.ChecksumError
+		ie *host.InterpreterError
 	)
 	if errors.As(err, &ue) || errors.As(err, &ce) || catalog.IsNotFound(err) ||
-		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) {
+		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) || errors.As(err, &ie) {
+		return exitUsage
+	}
+	// A plugin that could not start the script because its interpreter is
+	// outside the sandbox says so (its error crosses gRPC as text): a
+	// configuration problem with a named fix.
+	if strings.Contains(err.Error(), "to sandbox.interpreters") {
 		return exitUsage
 	}
 	return exitFailed

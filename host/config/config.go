@@ -100,8 +100,11 @@ type Sandbox struct {
 	// Limits bound a confined script's resources.
 	Limits Limits `yaml:"limits"`
 	// Interpreters are extra paths a confined script may read and execute
-	// (pyenv, nvm, Homebrew trees), never write.
-	Interpreters []string `yaml:"interpreters"`
+	// (pyenv, nvm, Homebrew trees), never write. The entry "auto" (the
+	// default, also written as the scalar interpreters: auto) resolves each
+	// tool's interpreter, shims included, to its real installation and
+	// grants that tree.
+	Interpreters List `yaml:"interpreters"`
 	// Landlock holds options of the Landlock plugin.
 	Landlock Landlock `yaml:"landlock"`
 }
@@ -162,6 +165,10 @@ type Embedding struct {
 	BatchSize int    `yaml:"batch_size"`
 }
 
+// InterpretersAuto is the sandbox.interpreters entry that turns on
+// automatic interpreter resolution.
+const InterpretersAuto = "auto"
+
 // Match strategies.
 const (
 	MatchLexical   = "lexical"
@@ -174,13 +181,14 @@ func Default() *Config {
 	return &Config{
 		Scripts: Scripts{Workdir: WorkdirCwd},
 		Sandbox: Sandbox{
-			Enabled:     true,
-			Strategy:    "auto",
-			FSRead:      []string{"."},
-			FSWrite:     []string{},
-			Timeout:     Duration(grant.DefaultTimeout),
-			OutputLimit: 1 << 20,
-			KillGrace:   Duration(2 * time.Second),
+			Enabled:      true,
+			Strategy:     "auto",
+			FSRead:       []string{"."},
+			FSWrite:      []string{},
+			Timeout:      Duration(grant.DefaultTimeout),
+			Interpreters: List{InterpretersAuto},
+			OutputLimit:  1 << 20,
+			KillGrace:    Duration(2 * time.Second),
 			Limits: Limits{
 				OpenFiles: 1024,
 				FileSize:  256 << 20,

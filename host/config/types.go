@@ -92,3 +92,24 @@ func (s *Strategy) UnmarshalYAML(n *yaml.Node) error {
 	*s = Strategy(n.Value)
 	return nil
 }
+
+// List is a list of strings that may also be written as one scalar
+// (interpreters: auto).
+type List []string
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (l *List) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = List{n.Value}
+		return nil
+	case yaml.SequenceNode:
+		var items []string
+		if err := n.Decode(&items); err != nil {
+			return err
+		}
+		*l = items
+		return nil
+	}
+	return fmt.Errorf("expected a list of paths, or auto")
+}
