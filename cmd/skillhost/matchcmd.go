@@ -129,11 +129,11 @@ func (a *app) promptCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if res.Shortened > 0 {
-				fmt.Fprintf(a.stderr, "prompt: shortened %d descriptions to %d characters to fit the budget of %d\n", res.Shortened, res.ShortenedTo, budget)
+			if res.Shortened > 0 && !a.quiet {
+				fmt.Fprintf(a.stderr, "prompt: shortened %s to %d characters to fit the budget of %d\n", plural(res.Shortened, "description", "descriptions"), res.ShortenedTo, budget)
 			}
-			if len(res.Dropped) > 0 {
-				fmt.Fprintf(a.stderr, "prompt: dropped %d skills to fit the budget of %d: %s\n", len(res.Dropped), budget, strings.Join(res.Dropped, ", "))
+			if len(res.Dropped) > 0 && !a.quiet {
+				fmt.Fprintf(a.stderr, "prompt: dropped %s to fit the budget of %d: %s\n", plural(len(res.Dropped), "skill", "skills"), budget, strings.Join(res.Dropped, ", "))
 			}
 			fmt.Fprint(a.stdout, res.Text)
 			return nil

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -35,8 +37,11 @@ func (a *app) runCmd() *cobra.Command {
 		Long: "Run prints the tool's result as an agent sees it: the output on success, otherwise an\n" +
 			"\"Error (...)\" header before the output. Arguments follow --, or come as one string in\n" +
 			"--args, split like a POSIX shell.",
-		Args: args(cobra.MinimumNArgs(2)),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if len(argv) < 2 {
+				return a.runUsage(cmd, argv)
+			}
 			ws, err := workspaceFlag(cmd, workspace)
 			if err != nil {
 				return err
@@ -87,4 +92,29 @@ func (a *app) runCmd() *cobra.Command {
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "grant the working directory to this run: none, read or read-write (overrides skills.grants.NAME.workspace)")
 	return cmd
+}
+
+// runUsage explains a run without a skill or tool, listing the skills or
+// the named skill's tools.
+func (a *app) runUsage(cmd *cobra.Command, argv []string) error {
+	msg := "name a skill and one of its tools: " + cmd.UseLine()
+	h, err := a.open()
+	if err != nil {
+		return usage(errors.New(msg))
+	}
+	if len(argv) == 0 {
+		return usage(fmt.Errorf("%s (skillhost list shows the skills)", msg))
+	}
+	s, err := h.Catalog.Find(argv[0])
+	if err != nil {
+		return usage(err)
+	}
+	names := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		names[i] = t.Name
+	}
+	if len(names) == 0 {
+		return usage(fmt.Errorf("%s; skill %q has no tools", msg, s.Name))
+	}
+	return usage(fmt.Errorf("%s; skill %q has tools: %s", msg, s.Name, strings.Join(names, ", ")))
 }

@@ -7,6 +7,8 @@ package config
 import (
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/skillhost/skillhost/host/grant"
 )
 
@@ -22,6 +24,9 @@ type Config struct {
 	// Source is the file the configuration was read from, or "" when only
 	// defaults (and environment overrides) apply.
 	Source string `yaml:"-"`
+
+	// root is the file's YAML, kept to name lines in validation errors.
+	root *yaml.Node
 }
 
 // Skills configures discovery.

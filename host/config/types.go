@@ -19,11 +19,11 @@ type Duration time.Duration
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected seconds or a duration like 90s")
+		return lineError(n, fmt.Errorf("expected seconds or a duration like 90s"))
 	}
 	v, err := grant.ParseSeconds(n.Value)
 	if err != nil {
-		return err
+		return lineError(n, err)
 	}
 	*d = Duration(v)
 	return nil
@@ -67,11 +67,11 @@ func ParseByteSize(s string) (ByteSize, error) {
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected a size like 1MiB")
+		return lineError(n, fmt.Errorf("expected a size like 1MiB"))
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return err
+		return lineError(n, err)
 	}
 	*b = v
 	return nil
@@ -87,7 +87,7 @@ type Strategy string
 // (the decoder zeroes the field instead); checkNulls reports that case.
 func (s *Strategy) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected a plugin name or auto")
+		return lineError(n, fmt.Errorf("expected a plugin name or auto"))
 	}
 	*s = Strategy(n.Value)
 	return nil
@@ -111,5 +111,15 @@ func (l *List) UnmarshalYAML(n *yaml.Node) error {
 		*l = items
 		return nil
 	}
-	return fmt.Errorf("expected a list of paths, or auto")
+	return lineError(n, fmt.Errorf("expected a list of paths, or auto"))
+}
+
+// lineError prefixes err with n's line, as YAML's own errors are, so that
+// the loader can name the key too. Nodes built from environment variables
+// have no line.
+func lineError(n *yaml.Node, err error) error {
+	if n.Line == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %w", n.Line, err)
 }
