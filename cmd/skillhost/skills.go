@@ -15,7 +15,9 @@ import (
 )
 
 type toolJSON struct {
-	Name        string         `json:"name"`
+	Name string `json:"name"`
+	// Function is the name to offer an LLM API: skill__tool.
+	Function    string         `json:"function"`
 	Description string         `json:"description"`
 	Path        string         `json:"path"`
 	Parameters  map[string]any `json:"parameters"`
@@ -31,16 +33,19 @@ type skillJSON struct {
 func toolsJSON(s *skill.Skill) []toolJSON {
 	out := []toolJSON{}
 	for _, t := range s.Tools {
-		out = append(out, toolJSON{Name: t.Name, Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
+		out = append(out, toolJSON{Name: t.Name, Function: host.FunctionName(s.Name, t.Name), Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
 	}
 	return out
 }
 
 func (a *app) listCmd() *cobra.Command {
-	return &cobra.Command{
+	var tools string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the skills in the catalog, sorted by name",
-		Args:  args(cobra.NoArgs),
+		Long: "List prints the skills with their tool counts. --tools openai or --tools anthropic prints\n" +
+			"every tool instead, as function definitions ready to send to that API (names skill__tool).",
+		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			h, err := a.open()
 			if err != nil {
@@ -48,6 +53,13 @@ func (a *app) listCmd() *cobra.Command {
 			}
 			h.CatalogWarnings()
 			skills := h.Catalog.All()
+			if tools != "" {
+				defs, err := host.FunctionDefs(host.Functions(skills), tools)
+				if err != nil {
+					return usage(err)
+				}
+				return a.printJSON(defs)
+			}
 			if a.jsonOut {
 				out := []skillJSON{}
 				for _, s := range skills {
@@ -67,6 +79,8 @@ func (a *app) listCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().StringVar(&tools, "tools", "", "print every tool as a function definition: openai or anthropic (JSON)")
+	return cmd
 }
 
 // oneLine shortens text to its first line and at most n characters.

@@ -22,7 +22,8 @@ type Tool struct {
 	Interpreter []string
 }
 
-// Parameters returns the JSON schema of the tool's arguments.
+// Parameters returns the JSON Schema of the tool's arguments: either args,
+// one string split like a POSIX shell, or argv, the exact arguments.
 func (t Tool) Parameters() map[string]any {
 	return map[string]any{
 		"type": "object",
@@ -31,8 +32,14 @@ func (t Tool) Parameters() map[string]any {
 				"type":        "string",
 				"description": "Optional command-line arguments, split like a POSIX shell (quotes honoured, no expansion)",
 			},
+			"argv": map[string]any{
+				"type":        "array",
+				"items":       map[string]any{"type": "string"},
+				"description": "Optional exact arguments, one per element, passed without any splitting; use instead of args",
+			},
 		},
-		"required": []string{},
+		"required":             []string{},
+		"additionalProperties": false,
 	}
 }
 
