@@ -78,6 +78,13 @@ func (a *app) runCmd() *cobra.Command {
 				}
 			} else {
 				fmt.Fprint(a.stdout, res.Text())
+				for _, v := range res.Violations {
+					target := ""
+					if v.Target != "" {
+						target = " " + v.Target
+					}
+					h.Warn("sandbox denied %s%s: %s", v.Kind, target, v.Detail)
+				}
 			}
 			for _, ne := range res.NotEnforced {
 				h.Warn("%s did not enforce: %s", res.Strategy, ne)

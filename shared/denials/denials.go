@@ -125,3 +125,21 @@ func Home(env []string) string {
 	}
 	return ""
 }
+
+// Launcher returns the part of argv that starts the script: everything up
+// to and including the first argument inside skillDir (the interpreter, its
+// options and the script), whose paths prefix their own error messages and
+// so are never reported. The script's own arguments come after it: a
+// denial naming one of them is a violation like any other. Without an
+// argument inside skillDir it is argv[0] alone.
+func Launcher(argv []string, skillDir string) []string {
+	for i, a := range argv {
+		if skillDir != "" && filepath.IsAbs(a) && shared.Under(filepath.Clean(a), skillDir) {
+			return argv[:i+1]
+		}
+	}
+	if len(argv) > 0 {
+		return argv[:1]
+	}
+	return nil
+}

@@ -67,3 +67,20 @@ func TestSuggestRoot(t *testing.T) {
 		}
 	}
 }
+
+func TestLauncher(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"/usr/bin/python3", "/s/skill/scripts/x.py", "/home/u/secret"}, 2},
+		{[]string{"/usr/bin/env", "-S", "python3 -u", "/s/skill/scripts/x.py", "/etc/shadow"}, 4},
+		{[]string{"/usr/bin/bash", "-c", "x"}, 1},
+		{nil, 0},
+	}
+	for _, tt := range tests {
+		if got := Launcher(tt.argv, "/s/skill"); len(got) != tt.want {
+			t.Errorf("Launcher(%q) = %q, want the first %d", tt.argv, got, tt.want)
+		}
+	}
+}
