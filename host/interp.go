@@ -1,7 +1,6 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -68,18 +68,26 @@ func programIndex(argv []string) int {
 }
 
 // command builds the argv, environment and extra read+execute trees of a
-// tool call. The interpreter is looked up on the scripts' PATH; with
-// sandbox.interpreters: auto, one that lives outside the system
-// directories (a pyenv, asdf, nvm, conda or Homebrew install, through its
-// shim) is resolved to its real installation, which is run directly and
-// granted read+execute, and whose bin directory leads the scripts' PATH so
-// that a script calling python3 again finds the same one. Python scripts
-// get the skill directory on PYTHONPATH, so that "python -m scripts.x"
-// style imports (from scripts.utils import ...) work.
-func (h *Host) command(s *skill.Skill, t *skill.Tool, args, env []string, dir string) ([]string, []string, []string, error) {
+// tool call. The interpreter is looked up on the scripts' PATH. With
+// sandbox.interpreters: auto, when the run is confined, a known interpreter
+// found there outside the system directories (a pyenv, asdf, nvm, conda or
+// Homebrew install, through its shim) is resolved to its real
+// installation, which is run directly and granted read+execute, and whose
+// bin directory leads the scripts' PATH so that a script calling python3
+// again finds the same one. Python scripts get the skill directory on
+// PYTHONPATH, so that "python -m scripts.x" style imports (from
+// scripts.utils import ...) work.
+//
+// Only an interpreter the user's PATH names is resolved: a path a skill
+// writes in its shebang, a program inside the skill or anywhere the grant
+// lets scripts write, or a program that is not a known interpreter is
+// never asked anything (the question runs unconfined) nor granted; doctor
+// reports such a run with the line that would fix it.
+func (h *Host) command(s *skill.Skill, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) ([]string, []string, []string, error) {
 	argv := t.Command(args)
 	i := programIndex(t.Interpreter)
-	prog, err := lookPath(argv[i], env)
+	name := argv[i]
+	prog, err := lookPath(name, env)
 	if err != nil {
 		return nil, nil, nil, &InterpreterError{fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)}
 	}
@@ -87,22 +95,48 @@ func (h *Host) command(s *skill.Skill, t *skill.Tool, args, env []string, dir st
 		argv[0] = prog
 	}
 	var trees []string
-	inst := Installation{Program: prog, Real: prog}
-	if h.autoInterpreters() && !underSystem(prog) {
-		inst = h.install(prog, env, dir)
-		trees = inst.Trees
+	python := isPython(prog)
+	if confined && h.autoInterpreters() && !strings.Contains(name, "/") && knownInterpreter(prog) &&
+		!underSystem(prog) && !h.writableByScripts(prog, s, g) {
+		inst := h.install(prog, env, dir)
+		trees, python = inst.Trees, inst.Python
 		if inst.Real != prog && inst.Real != "" {
 			argv[i] = inst.Real
 			env = prependPath(env, filepath.Dir(inst.Real))
 		}
-	} else {
-		inst.Python = isPython(prog)
 	}
-	if inst.Python || isPython(argv[i]) {
+	if python {
 		env = setEnv(env, "PYTHONPATH", joinList(h.resolved(s.Dir), getEnv(env, "PYTHONPATH")))
 		env = setEnv(env, "PYTHONDONTWRITEBYTECODE", "1") // the skill directory is read-only inside the sandbox
 	}
 	return argv, env, trees, nil
+}
+
+// writableByScripts reports whether a program lives where a skill could
+// have put it: its own directory, or a path its grant lets it write.
+func (h *Host) writableByScripts(prog string, s *skill.Skill, g grant.Grant) bool {
+	real := prog
+	if r, err := filepath.EvalSymlinks(prog); err == nil {
+		real = r
+	}
+	roots := append([]string{h.resolved(s.Dir)}, g.FSWrite...)
+	return shared.UnderAny(real, roots) || shared.UnderAny(prog, roots)
+}
+
+// knownInterpreter reports whether prog is named like a language runtime:
+// only those are resolved and granted automatically, so that a skill
+// cannot get a tree granted by naming any program on the PATH.
+func knownInterpreter(prog string) bool {
+	base := filepath.Base(prog)
+	if isPython(base) {
+		return true
+	}
+	for _, p := range []string{"node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "bash", "zsh", "Rscript", "julia"} {
+		if base == p || strings.HasPrefix(base, p) && strings.Trim(base[len(p):], "0123456789.") == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // autoInterpreters reports whether sandbox.interpreters includes auto.
@@ -127,10 +161,13 @@ func (h *Host) install(prog string, env []string, dir string) Installation {
 	return inst
 }
 
-// resolveInstallation finds where prog really lives. A Python or Node
-// interpreter is asked (through its shim, which picks the version the way
-// it would for the script); anything else is followed through symlinks.
-// The question runs unconfined but is fixed code, never the skill's.
+// resolveInstallation finds where prog really lives. A Python, Node, Ruby
+// or Perl interpreter is asked (through its shim, which picks the version
+// the way it would for the script), and granted the trees it reports:
+// Python's prefix and base prefix (a virtual environment and its base), the
+// others' installation (the parent of bin/). Anything else is followed
+// through symlinks and granted the installation its binary sits in. The
+// question runs unconfined but is fixed code, never the skill's.
 func resolveInstallation(prog string, env []string, dir, home string) Installation {
 	inst := Installation{Program: prog, Real: prog, Python: isPython(prog)}
 	if r, err := filepath.EvalSymlinks(prog); err == nil {
@@ -142,6 +179,10 @@ func resolveInstallation(prog string, env []string, dir, home string) Installati
 		query = []string{"-c", "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"}
 	case base == "node" || base == "nodejs":
 		query = []string{"-e", "console.log(process.execPath)"}
+	case strings.HasPrefix(base, "ruby"):
+		query = []string{"-e", "puts RbConfig.ruby"}
+	case strings.HasPrefix(base, "perl"):
+		query = []string{"-e", "print $^X, qq(\\n)"}
 	}
 	if query != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -149,21 +190,25 @@ func resolveInstallation(prog string, env []string, dir, home string) Installati
 		cmd := exec.CommandContext(ctx, prog, query...)
 		cmd.Env, cmd.Dir = env, dir
 		if out, err := cmd.Output(); err == nil {
-			lines := strings.Fields(string(bytes.TrimSpace(out)))
+			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 			if len(lines) > 0 && filepath.IsAbs(lines[0]) {
+				// Run the executable the interpreter names (a venv's python
+				// must keep its path to find pyvenv.cfg), granting the
+				// prefixes it reports, or the installation of the others.
 				inst.Real = lines[0]
 				for _, prefix := range lines[1:] {
-					addTree(&inst.Trees, prefix)
+					addTree(&inst.Trees, strings.TrimSpace(prefix))
+				}
+				if len(lines) == 1 {
+					addTree(&inst.Trees, installRoot(inst.Real))
 				}
 			}
 		}
 	}
+	// The binary that really runs (links resolved) must be readable too.
 	if real, err := filepath.EvalSymlinks(inst.Real); err == nil {
 		addTree(&inst.Trees, installRoot(real))
 	}
-	// The executable named may itself be a link into another tree (a venv's
-	// python into its base, Homebrew's bin into the Cellar).
-	addTree(&inst.Trees, installRoot(inst.Real))
 	return inst
 }
 

@@ -77,3 +77,14 @@ func TestScriptEnvHelpers(t *testing.T) {
 		t.Errorf("PYTHONPATH = %q", got)
 	}
 }
+
+func TestKnownInterpreter(t *testing.T) {
+	for name, want := range map[string]bool{
+		"/h/.pyenv/shims/python3": true, "/x/python3.12": true, "/x/python": true, "/x/node": true, "/x/ruby3.2": true,
+		"/x/perl5.36": true, "/x/bash": true, "/x/gh": false, "/x/nodemon": false, "/x/rubocop": false, "/x/cat": false,
+	} {
+		if got := knownInterpreter(name); got != want {
+			t.Errorf("knownInterpreter(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
@@ -116,11 +117,12 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
-	argv, env, trees, err := h.command(s, t, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir)
+	exec, strategy := h.executor(g, req.Strategy)
+	confined := strategy != InProcessName && strategy != sandbox.Null
+	argv, env, trees, err := h.command(s, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
 	if err != nil {
 		return nil, err
 	}
-	exec, strategy := h.executor(g, req.Strategy)
 	request := h.request(s, g, argv, dir, env)
 	request.ExecPaths = append(request.ExecPaths, trees...)
 	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy}, nil
