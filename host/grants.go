@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
@@ -36,29 +35,27 @@ func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.O
 	return g, origins, warnings
 }
 
-// operatorGrant finds skills.grants for s: by its exact name, else by a
-// spelling that differs only in case, -, _ or spaces.
+// operatorGrant finds skills.grants for s by its exact name. No looser
+// match: a skill named PDF must not inherit what the operator granted pdf.
 func (h *Host) operatorGrant(s *skill.Skill) config.SkillGrant {
-	grants := h.Config.Skills.Grants
-	if g, ok := grants[s.Name]; ok {
-		return g
-	}
-	for name, g := range grants {
-		if catalog.Fold(name) == catalog.Fold(s.Name) {
-			return g
-		}
-	}
-	return config.SkillGrant{}
+	return h.Config.Skills.Grants[s.Name]
 }
 
-// UnknownGrants lists the skills.grants entries that name no loaded skill:
-// a typo there silently grants nothing.
+// UnknownGrants describes the skills.grants entries that name no loaded
+// skill exactly (a typo there silently grants nothing), with the skill
+// probably meant.
 func (h *Host) UnknownGrants() []string {
 	var out []string
 	for name := range h.Config.Skills.Grants {
-		if _, err := h.Catalog.Find(name); err != nil {
-			out = append(out, name)
+		s, err := h.Catalog.Find(name)
+		if err == nil && s.Name == name {
+			continue
 		}
+		msg := fmt.Sprintf("skills.grants.%s names no loaded skill, so it grants nothing", name)
+		if err == nil {
+			msg += fmt.Sprintf(" (entries match names exactly: did you mean %q?)", s.Name)
+		}
+		out = append(out, msg)
 	}
 	slices.Sort(out)
 	return out

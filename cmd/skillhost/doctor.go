@@ -115,7 +115,7 @@ func (a *app) doctorCmd() *cobra.Command {
 					}
 				}
 				for _, g := range unknownGrants {
-					fmt.Fprintf(w, "grants:    skills.grants.%s names no loaded skill, so it grants nothing\n", g)
+					fmt.Fprintf(w, "grants:    %s\n", g)
 				}
 				fmt.Fprintf(w, "verdict:   %s\n", verdict)
 			}

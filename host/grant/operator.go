@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Workspace modes: how much of the host's working directory a skill gets.
@@ -102,9 +104,17 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 	add("fs_write", &g.FSWrite, o.FSWrite, d.FSWrite, c.FSWrite, FromSkill, "")
 	add("fs_write", &g.FSWrite, o.FSWrite, op.FSWrite, c.FSWrite, FromOperator, opPrefix)
 	if op.Workspace == WorkspaceRead || op.Workspace == WorkspaceReadWrite {
-		if ws, err := Resolve(env.Cwd, env); err != nil {
+		ws, err := Resolve(env.Cwd, env)
+		home, _ := Resolve(env.Home, env)
+		switch {
+		case err != nil:
 			warnings = append(warnings, fmt.Sprintf("workspace: %v; not granted", err))
-		} else {
+		case ws == "/" || home != "" && shared.Under(home, ws):
+			// A workspace is a project directory. Granting / or the home
+			// directory (or above it) would hand over ~/.ssh and the
+			// shell's start-up files.
+			warnings = append(warnings, fmt.Sprintf("workspace: the working directory %s is / or holds the home directory; not granted (run from a project directory)", ws))
+		default:
 			root := []string{ws}
 			add("fs_read", &g.FSRead, o.FSRead, root, root, FromWorkspace, "")
 			if op.Workspace == WorkspaceReadWrite {

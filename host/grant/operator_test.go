@@ -18,6 +18,7 @@ func TestComputeWithOperator(t *testing.T) {
 		declared Declared
 		op       Operator
 		ceiling  Ceiling
+		env      Env // when set, instead of the default
 		want     Grant
 		origins  Origins
 		warning  string
@@ -65,10 +66,29 @@ func TestComputeWithOperator(t *testing.T) {
 			want:     Grant{FSRead: []string{root + "/work"}, Timeout: DefaultTimeout, Trust: TrustExternal},
 			origins:  Origins{FSRead: map[string][]string{root + "/work": {FromWorkspace}}, FSWrite: map[string][]string{}, Network: FromDefault, Timeout: FromDefault},
 		},
+		{
+			name: "no workspace at the home directory", ceiling: Ceiling{Timeout: 90 * time.Second},
+			declared: Declared{Timeout: DefaultTimeout}, env: Env{Cwd: root + "/secret", Home: root + "/secret"},
+			op:      Operator{Workspace: WorkspaceReadWrite},
+			want:    Grant{Timeout: DefaultTimeout, Trust: TrustExternal},
+			origins: Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Network: FromDefault, Timeout: FromDefault},
+			warning: "is / or holds the home directory; not granted",
+		},
+		{
+			name: "no workspace above the home directory", ceiling: Ceiling{Timeout: 90 * time.Second},
+			declared: Declared{Timeout: DefaultTimeout}, env: Env{Cwd: root, Home: root + "/secret"},
+			op:      Operator{Workspace: WorkspaceRead},
+			want:    Grant{Timeout: DefaultTimeout, Trust: TrustExternal},
+			origins: Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Network: FromDefault, Timeout: FromDefault},
+			warning: "not granted",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g, o, warnings := ComputeWith("x", tt.declared, tt.op, tt.ceiling, env)
+			if tt.env.Cwd != "" {
+				g, o, warnings = ComputeWith("x", tt.declared, tt.op, tt.ceiling, tt.env)
+			}
 			if !reflect.DeepEqual(g, tt.want) {
 				t.Errorf("grant = %+v, want %+v", g, tt.want)
 			}
