@@ -98,8 +98,14 @@ func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
 		h.CatalogWarnings()
 		return nil, usage(err)
 	}
-	for _, w := range s.Warnings {
-		h.Warn("skill %q: %s", s.Name, w)
+	// A few warnings are worth reading here; a long list (a bundle full of
+	// schemas under scripts.require_exec) is one line, as list prints it.
+	if len(s.Warnings) <= 3 || a.verbose {
+		for _, w := range s.Warnings {
+			h.Warn("skill %q: %s", s.Name, w)
+		}
+	} else {
+		h.Warn("skill %q has %d warnings (%d scripts not tools); skillhost validate %s or --verbose for details", s.Name, len(s.Warnings), s.Skipped, s.Dir)
 	}
 	return s, nil
 }
