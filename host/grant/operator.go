@@ -124,11 +124,12 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 	}
 
 	switch {
+	case !g.Network && op.Network != nil && !*op.Network:
+		o.Network = FromOperator // withdrawn
+	case !g.Network && (op.Network != nil || d.Network):
+		o.Network = FromCeiling // asked for, refused by the ceiling
 	case !g.Network:
 		o.Network = FromDefault
-		if op.Network != nil && *op.Network || op.Network == nil && d.Network {
-			o.Network = FromCeiling
-		}
 	case op.Network != nil:
 		o.Network = FromOperator
 	default:

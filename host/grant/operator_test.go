@@ -48,7 +48,7 @@ func TestComputeWithOperator(t *testing.T) {
 			name: "operator can withdraw network", declared: Declared{Network: true, Timeout: DefaultTimeout}, ceiling: ceiling,
 			op:      Operator{Network: &no},
 			want:    Grant{Timeout: 30 * time.Second, Trust: TrustExternal},
-			origins: Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Network: FromDefault, Timeout: FromCeiling},
+			origins: Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Network: FromOperator, Timeout: FromCeiling},
 		},
 		{
 			name: "workspace read-write is granted even beyond the write ceiling", declared: declared,
