@@ -37,6 +37,7 @@ cross:
 ## fuzz: a short run of every fuzz target
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 30s ./host/skill
+	$(GO) test -run '^$$' -fuzz FuzzDescribe -fuzztime 30s ./host/skill
 	$(GO) test -run '^$$' -fuzz FuzzSplit -fuzztime 30s ./host/shellwords
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./plugins/seatbelt
 

@@ -1,6 +1,10 @@
 package skill
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestDescribe(t *testing.T) {
 	tests := []struct {
@@ -35,4 +39,26 @@ func TestDescribe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzDescribe feeds arbitrary script heads to Describe: whatever a skill
+// ships, describing it must not panic, and the result is bounded, trimmed
+// and valid UTF-8 when the input is.
+func FuzzDescribe(f *testing.F) {
+	f.Add([]byte("#!/bin/bash\n# Exit on error\nset -e\necho \"usage: x\"\n"), "x.sh")
+	f.Add([]byte("\"\"\"Doc\n\nUsage:\n  x\n\"\"\"\nimport argparse\nargparse.ArgumentParser(description='d')\n"), "x.py")
+	f.Add([]byte("/**\n * Build.\n */\n"), "x.js")
+	f.Add([]byte("r'''"), "x.py")
+	f.Fuzz(func(t *testing.T, head []byte, file string) {
+		d := Describe(head, file)
+		if len([]rune(d)) > maxDescription {
+			t.Fatalf("description of %d characters", len([]rune(d)))
+		}
+		if d != strings.TrimSpace(d) && !strings.HasSuffix(d, "…") {
+			t.Fatalf("untrimmed description %q", d)
+		}
+		if utf8.Valid(head) && !utf8.ValidString(d) {
+			t.Fatalf("invalid UTF-8 from valid input: %q", d)
+		}
+	})
 }
