@@ -39,8 +39,8 @@ cross:
 ## fuzz-smoke: FUZZTIME (20s) of every fuzz target; seeds live in each
 ## package's testdata/fuzz/ and also run as plain tests
 FUZZTIME ?= 20s
-FUZZ_TARGETS := ./host/skill:FuzzParse ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
-	./host/grant:FuzzGrant ./host/config:FuzzConfig
+FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
+	./host/grant:FuzzGrant ./host/config:FuzzConfig ./host/match:FuzzTokens ./host/match:FuzzReadLabels
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t##*:} for $(FUZZTIME)"; \

@@ -4,11 +4,22 @@
 # `make build` (make demo does both).
 set -u
 bin=${BIN:-bin}
-export SKILLHOST_CONFIG=${SKILLHOST_CONFIG:-examples/skillhost.yaml}
+config=${SKILLHOST_CONFIG:-examples/skillhost.yaml}
 status=0
+# quote prints one argument so that a shell reads it back unchanged.
+quote() {
+  if [[ $1 =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then
+    printf '%s' "$1"
+  else
+    printf "'%s'" "${1//\'/\'\\\'\'}"
+  fi
+}
+# step prints the exact command, ready to paste, then runs it.
 step() {
-  printf '\n\033[1m$ skillhost %s\033[0m\n' "$*"
-  "$bin/skillhost" "$@" || { rc=$?; echo "(exit status $rc)"; return $rc; }
+  local cmd=("$bin/skillhost" --config "$config" "$@") line="" arg
+  for arg in "${cmd[@]}"; do line+="$(quote "$arg") "; done
+  printf '\n\033[1m$ %s\033[0m\n' "${line% }"
+  "${cmd[@]}" || { rc=$?; echo "(exit status $rc)"; return $rc; }
 }
 must() { step "$@" || status=1; }
 

@@ -40,6 +40,8 @@ type Options struct {
 	// OneShot says the caller will make at most one call before Close
 	// (the CLI's run), so plugins start nothing ahead of time for a next.
 	OneShot bool
+	// Verbose prints every catalog warning instead of a summary line.
+	Verbose bool
 }
 
 // Host is an opened skillhost.
@@ -53,9 +55,15 @@ type Host struct {
 	warned   map[string]bool
 	logLevel string
 	oneShot  bool
+	// defaultRoots is set when no root was configured, so missing ones are
+	// not a problem.
+	defaultRoots bool
+	verbose      bool
 
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
+
+	interp interpCache
 
 	matchOnce sync.Once
 	engine    *match.Engine
@@ -79,7 +87,8 @@ func Open(opts Options) (*Host, error) {
 	if len(roots) == 0 {
 		roots = append(roots, cfg.Skills.Roots...)
 	}
-	var catOpts []catalog.Option
+	catOpts := []catalog.Option{catalog.ParseOptions(skill.Options{RequireExec: cfg.Scripts.RequireExec})}
+	defaultRoots := len(roots) == 0
 	if len(roots) == 0 {
 		roots = catalog.DefaultRoots(home, cwd)
 		catOpts = append(catOpts, catalog.IgnoreMissingRoots())
@@ -99,7 +108,7 @@ func Open(opts Options) (*Host, error) {
 	if level == "" {
 		level = "warn"
 	}
-	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot}, nil
+	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}, nil
 }
 
 // Warn writes a warning once per message.
@@ -114,24 +123,63 @@ func (h *Host) Warn(format string, args ...any) {
 	fmt.Fprintln(h.warnings, "warning: "+msg)
 }
 
-// CatalogWarnings writes the catalog's load warnings.
+// CatalogWarnings writes the catalog's load warnings: with Verbose each of
+// them, otherwise one summary line pointing to skillhost validate.
 func (h *Host) CatalogWarnings() {
-	for _, w := range h.Catalog.Warnings() {
-		h.Warn("%s", w)
+	warnings := h.Catalog.Warnings()
+	if len(warnings) == 0 {
+		return
+	}
+	if h.verbose {
+		for _, w := range warnings {
+			h.Warn("%s", w)
+		}
+		return
+	}
+	if line := summary(h.Catalog.All(), warnings); line != "" {
+		h.Warn("%s", line)
 	}
 }
 
-// Grant computes the effective grant of s and reports what it dropped.
-func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
-	declared, warnings := grant.FromFrontMatter(s.Declared)
-	for i, w := range warnings {
-		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
+// summary condenses catalog warnings into one line: how many skills could
+// not be loaded, how many have warnings, and how many scripts are not
+// tools.
+func summary(skills []*skill.Skill, warnings []string) string {
+	var withWarnings, count, skipped int
+	for _, s := range skills {
+		if len(s.Warnings) > 0 {
+			withWarnings++
+			count += len(s.Warnings)
+		}
+		skipped += s.Skipped
 	}
-	g, more := grant.Compute(s.Name, declared, h.Config.Ceiling(), h.env)
-	for _, w := range more {
-		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+	other := len(warnings) - count
+	var parts []string
+	if other > 0 {
+		parts = append(parts, plural(other, "skill directory or root", "skill directories or roots")+" skipped")
 	}
-	return g, warnings
+	if withWarnings > 0 {
+		part := fmt.Sprintf("%s %s %s", plural(withWarnings, "skill", "skills"), pick(withWarnings == 1, "has", "have"), plural(count, "warning", "warnings"))
+		if skipped > 0 {
+			part += fmt.Sprintf(" (%s not tools)", plural(skipped, "script", "scripts"))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "; skillhost validate or --verbose for details"
+}
+
+func plural(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pick(n == 1, one, many))
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
 }
 
 // Declared returns what s asks for, normalised.

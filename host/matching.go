@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 // Matcher returns the match engine of the configured strategy, built on
@@ -82,16 +83,20 @@ func (h *Host) Match(ctx context.Context, message string, limit int) ([]match.Ma
 	return ms, nil
 }
 
-// ToolRef is a tool offered to an agent for one turn.
+// ToolRef is a tool offered to an agent for one turn. In JSON its name is
+// the function name (skill__tool, unique and valid in the common LLM
+// APIs); skill and tool say what to run.
 type ToolRef struct {
-	Name        string         `json:"name"`
+	Function    string         `json:"name"`
 	Skill       string         `json:"skill"`
+	Name        string         `json:"tool"`
 	Description string         `json:"description"`
 	Parameters  map[string]any `json:"parameters"`
 }
 
 // Activation is what an agent needs for one turn: the matched skills, their
-// instructions (best first, joined by a blank line) and their tools.
+// instructions (best first, each under a heading that names the skill and
+// its base directory, separated by a rule) and their tools.
 type Activation struct {
 	Skills       []match.Match
 	Instructions string
@@ -108,16 +113,25 @@ func (h *Host) Activate(ctx context.Context, message string) (Activation, error)
 	var a Activation
 	a.Skills = ms
 	var parts []string
+	var skills []*skill.Skill
 	for _, m := range ms {
+		skills = append(skills, m.Skill)
 		if m.Skill.Instructions != "" {
-			parts = append(parts, m.Skill.Instructions)
-		}
-		for _, t := range m.Skill.Tools {
-			a.Tools = append(a.Tools, ToolRef{Name: t.Name, Skill: m.Skill.Name, Description: t.Description, Parameters: t.Parameters()})
+			parts = append(parts, InstructionsBlock(m.Skill))
 		}
 	}
-	a.Instructions = strings.Join(parts, "\n\n")
+	for _, f := range Functions(skills) {
+		a.Tools = append(a.Tools, ToolRef{Function: f.Name, Skill: f.Skill, Name: f.Tool, Description: f.Description, Parameters: f.Parameters})
+	}
+	a.Instructions = strings.Join(parts, "\n\n---\n\n")
 	return a, nil
+}
+
+// InstructionsBlock is one skill's instructions under a heading that names
+// the skill and the directory its relative paths (references/format.md,
+// scripts/x.py) are relative to.
+func InstructionsBlock(s *skill.Skill) string {
+	return fmt.Sprintf("# Skill: %s\nBase directory: %s (relative paths below are relative to it)\n\n%s", s.Name, s.Dir, s.Instructions)
 }
 
 // PromptCatalog renders the catalog for a system prompt. With a message,

@@ -18,6 +18,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
@@ -37,6 +38,9 @@ type RunRequest struct {
 	// WriteText, from the pieces the output arrived in. It saves joining
 	// them, which for a large output means holding it twice (the CLI).
 	ChunkedOutput bool
+	// Workspace overrides the skill's workspace grant for this run: none,
+	// read or read-write ("" keeps the configured one).
+	Workspace string
 }
 
 // RunResult is a finished tool call.
@@ -113,21 +117,23 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
 		}
 	}
-	g, warnings := h.Grant(s)
+	g, _, warnings := h.GrantWith(s, req.Workspace)
 	for _, w := range warnings {
 		h.Warn("%s", w)
-	}
-	env := scriptEnv(os.Environ(), h.Config.Sandbox.Env)
-	argv := t.Command(args)
-	if argv[0], err = lookPath(argv[0], env); err != nil {
-		return nil, fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)
 	}
 	dir := h.env.Cwd
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
 	exec, strategy := h.executor(g, req.Strategy)
-	return &prepared{skill: s, tool: t, grant: g, request: h.request(s, g, argv, dir, env), exec: exec, strategy: strategy}, nil
+	confined := strategy != InProcessName && strategy != sandbox.Null
+	argv, env, trees, err := h.command(s, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
+	if err != nil {
+		return nil, err
+	}
+	request := h.request(s, g, argv, dir, env)
+	request.ExecPaths = append(request.ExecPaths, trees...)
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy}, nil
 }
 
 // Run executes a tool and waits for it. publish, if not nil, receives the
@@ -222,6 +228,9 @@ func (h *Host) resolved(path string) string {
 func (h *Host) execPaths() []string {
 	var out []string
 	for _, p := range h.Config.Sandbox.Interpreters {
+		if p == config.InterpretersAuto {
+			continue
+		}
 		rp, err := grant.Resolve(p, h.env)
 		if err != nil {
 			h.Warn("sandbox.interpreters entry %q: %v; ignored", p, err)

@@ -44,10 +44,8 @@ type Conn struct {
 	Executor
 	client    *plugin.Client
 	lifeline  *os.File
-	socketDir string // private, 0700; removed by Close
-	// pluginSocketDir is the directory inside it holding the socket.
-	pluginSocketDir string
-	cmd             *exec.Cmd
+	socketDir string // private, 0700, holding the socket; removed by Close
+	cmd       *exec.Cmd
 	// ContractVersion is the contract version negotiated with the plugin.
 	ContractVersion int
 }
@@ -63,17 +61,8 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	socketDir, err := os.MkdirTemp("", "skillhost-plugin-")
-	if err != nil {
-		return nil, fmt.Errorf("socket directory: %w", err)
-	}
-	if err := giveTo(socketDir, cfg.SysProcAttr); err != nil {
-		os.RemoveAll(socketDir)
-		return nil, fmt.Errorf("socket directory: %w", err)
-	}
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
-		os.RemoveAll(socketDir)
 		return nil, fmt.Errorf("lifeline: %w", err)
 	}
 	cmd := exec.Command(cfg.Path)
@@ -92,7 +81,6 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		if err != nil {
 			lifeR.Close()
 			lifeW.Close()
-			os.RemoveAll(socketDir)
 			return nil, err
 		}
 		defer tlsR.Close()
@@ -100,18 +88,18 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
 		cmd.Env = append(cmd.Env, EnvTLSFD+"=4")
 	}
-	c := &Conn{lifeline: lifeW, socketDir: socketDir, cmd: cmd}
+	c := &Conn{lifeline: lifeW, cmd: cmd}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(nil),
-		// go-plugin makes the socket's directory inside the private one
-		// and names it in the environment it hands over here.
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketDir},
+		// go-plugin makes the socket's private 0700 directory, names it in
+		// the environment it hands over here, and removes it on Kill.
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketBase()},
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
 			if err := giveTo(dir, cfg.SysProcAttr); err != nil {
 				return nil, fmt.Errorf("socket directory: %w", err)
 			}
-			c.pluginSocketDir = dir
+			c.socketDir = dir
 			cmd.Env = append(cmd.Env, spec.Env...)
 			return newPluginRunner(cmd)
 		},
@@ -199,11 +187,16 @@ func (c *Conn) Close() {
 
 // SocketDir is the private directory holding the plugin's socket;
 // confinement backends deny it to commands.
-func (c *Conn) SocketDir() string {
-	if c.pluginSocketDir != "" {
-		return c.pluginSocketDir
+func (c *Conn) SocketDir() string { return c.socketDir }
+
+// socketBase is where socket directories go: the temporary directory, or
+// /tmp when that is so deep a socket path inside it could pass the 107
+// bytes a Unix socket address holds.
+func socketBase() string {
+	if base := os.TempDir(); len(base) <= 48 {
+		return base
 	}
-	return c.socketDir
+	return "/tmp"
 }
 
 func levelName(l hclog.Logger) string {

@@ -21,6 +21,7 @@ func (a *app) doctorCmd() *cobra.Command {
 		Long:  "Doctor ends with a one-line verdict and exits 1 when runs would not be confined as configured.",
 		Args:  args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
+			a.allowMissingRoots = true
 			h, err := a.open()
 			if err != nil {
 				return err
@@ -33,11 +34,34 @@ func (a *app) doctorCmd() *cobra.Command {
 			skillWarnings := h.Catalog.Warnings()
 			name, confine := h.Strategy()
 			ok, verdict := diagnose(h, name, confine, reports)
+			missing := h.MissingRoots()
+			var predictions, failing []host.Prediction
+			if ok {
+				predictions = h.PredictRuns(ctx)
+				for _, p := range predictions {
+					if !p.OK {
+						failing = append(failing, p)
+					}
+				}
+			}
+			switch {
+			case !ok:
+			case len(missing) > 0:
+				ok, verdict = false, fmt.Sprintf("PROBLEM: skill root %s does not exist; fix skills.roots or --skills", strings.Join(missing, ", "))
+			case len(skills) == 0:
+				ok, verdict = false, fmt.Sprintf("PROBLEM: no skills loaded from %s; put skill directories there or set skills.roots", strings.Join(h.Catalog.Roots(), ", "))
+			case len(failing) > 0:
+				f := failing[0]
+				ok, verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(failing), len(predictions), f.Skill, f.Tool, f.Problem, f.Fix)
+			}
+			unknownGrants := h.UnknownGrants()
 			if a.jsonOut {
 				if err := a.printJSON(map[string]any{
 					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(skills),
 					"skill_warnings": nonNil(skillWarnings), "platform": plat, "strategy": name,
 					"plugins": reports, "plugin_warnings": nonNil(pluginWarnings), "ok": ok, "verdict": verdict,
+					"missing_roots": nonNil(missing), "tools": len(predictions), "failing_tools": nonNilPredictions(failing),
+					"unknown_grants": nonNil(unknownGrants),
 				}); err != nil {
 					return err
 				}
@@ -84,6 +108,15 @@ func (a *app) doctorCmd() *cobra.Command {
 				for _, pw := range pluginWarnings {
 					fmt.Fprintf(w, "             warning: %s\n", pw)
 				}
+				if predictions != nil {
+					fmt.Fprintf(w, "tools:     %d checked, %d would fail to start\n", len(predictions), len(failing))
+					for _, f := range failing {
+						fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", f.Skill, f.Tool, f.Problem, f.Fix)
+					}
+				}
+				for _, g := range unknownGrants {
+					fmt.Fprintf(w, "grants:    %s\n", g)
+				}
 				fmt.Fprintf(w, "verdict:   %s\n", verdict)
 			}
 			if !ok {
@@ -115,4 +148,11 @@ func diagnose(h *host.Host, name string, confine bool, reports []host.PluginRepo
 	}
 	return false, fmt.Sprintf("PROBLEM: the %s plugin is not installed in %s; run make build, pick another strategy, or set sandbox.enabled: false",
 		name, strings.Join(h.Sandbox().Dirs(), ", "))
+}
+
+func nonNilPredictions(p []host.Prediction) []host.Prediction {
+	if p == nil {
+		return []host.Prediction{}
+	}
+	return p
 }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -51,7 +54,8 @@ func TestScripts(t *testing.T) {
 	pluginDir := plugins(t)
 	t.Cleanup(testbin.Cleanup)
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:  "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"status": status},
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return landlockWorks(pluginDir), nil
@@ -71,6 +75,29 @@ func TestScripts(t *testing.T) {
 			return os.MkdirAll(filepath.Join(env.WorkDir, "home"), 0o755)
 		},
 	})
+}
+
+// status runs a command and checks its exit status: status 2 skillhost
+// run x y. Its output is then checked with stdout and stderr as usual.
+func status(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: status CODE COMMAND [ARG...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("status: %v", err)
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("status: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
 }
 
 // landlockWorks reports whether the Landlock plugin can confine here.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/match"
 )
 
@@ -78,11 +79,26 @@ func (a *app) matchCmd() *cobra.Command {
 	return cmd
 }
 
+type activatedJSON struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+	// Dir is the skill's base directory: its instructions name files
+	// relative to it.
+	Dir          string `json:"dir"`
+	File         string `json:"file"`
+	Instructions string `json:"instructions"`
+}
+
 func (a *app) activateCmd() *cobra.Command {
-	return &cobra.Command{
+	var tools string
+	cmd := &cobra.Command{
 		Use:   "activate MESSAGE",
 		Short: "What an agent needs for this turn: matched skills, their instructions and their tools",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: "Activate matches the message and prints the matched skills (with their directories), their\n" +
+			"instructions (each under a heading naming the skill and its base directory) and their tools,\n" +
+			"named skill__tool so that the names are unique and valid in the common LLM APIs. With\n" +
+			"--tools openai or --tools anthropic the tools are ready-to-send function definitions.",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, argv []string) error {
 			h, err := a.open()
 			if err != nil {
@@ -92,10 +108,26 @@ func (a *app) activateCmd() *cobra.Command {
 			if err != nil {
 				return usage(err)
 			}
-			if a.jsonOut {
-				out := map[string]any{"skills": scores(act.Skills), "instructions": act.Instructions, "tools": act.Tools}
+			if a.jsonOut || tools != "" {
+				skills := []activatedJSON{}
+				for _, m := range act.Skills {
+					skills = append(skills, activatedJSON{Name: m.Skill.Name, Score: round(m.Score), Dir: m.Skill.Dir,
+						File: m.Skill.File, Instructions: m.Skill.Instructions})
+				}
+				out := map[string]any{"skills": skills, "instructions": act.Instructions, "tools": act.Tools}
 				if act.Tools == nil {
 					out["tools"] = []any{}
+				}
+				if tools != "" {
+					var fns []host.Function
+					for _, t := range act.Tools {
+						fns = append(fns, host.Function{Name: t.Function, Skill: t.Skill, Tool: t.Name, Description: t.Description, Parameters: t.Parameters})
+					}
+					defs, err := host.FunctionDefs(fns, tools)
+					if err != nil {
+						return usage(err)
+					}
+					out["tools"] = defs
 				}
 				return a.printJSON(out)
 			}
@@ -111,12 +143,14 @@ func (a *app) activateCmd() *cobra.Command {
 			if len(act.Tools) > 0 {
 				fmt.Fprintln(a.stdout, "\n# Tools")
 				for _, t := range act.Tools {
-					fmt.Fprintf(a.stdout, "- %s/%s: %s\n", t.Skill, t.Name, t.Description)
+					fmt.Fprintf(a.stdout, "- %s: %s\n", t.Function, t.Description)
 				}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&tools, "tools", "", "print the tools as function definitions: openai or anthropic (implies --json)")
+	return cmd
 }
 
 func (a *app) promptCmd() *cobra.Command {
@@ -148,11 +182,11 @@ func (a *app) promptCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if res.Shortened > 0 {
-				fmt.Fprintf(a.stderr, "prompt: shortened %d descriptions to %d characters to fit the budget of %d\n", res.Shortened, res.ShortenedTo, budget)
+			if res.Shortened > 0 && !a.quiet {
+				fmt.Fprintf(a.stderr, "prompt: shortened %s to %d characters to fit the budget of %d\n", plural(res.Shortened, "description", "descriptions"), res.ShortenedTo, budget)
 			}
-			if len(res.Dropped) > 0 {
-				fmt.Fprintf(a.stderr, "prompt: dropped %d skills to fit the budget of %d: %s\n", len(res.Dropped), budget, strings.Join(res.Dropped, ", "))
+			if len(res.Dropped) > 0 && !a.quiet {
+				fmt.Fprintf(a.stderr, "prompt: dropped %s to fit the budget of %d: %s\n", plural(len(res.Dropped), "skill", "skills"), budget, strings.Join(res.Dropped, ", "))
 			}
 			fmt.Fprint(a.stdout, res.Text)
 			return nil

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -48,15 +50,33 @@ type app struct {
 	skillRoots     []string
 	logLevel       string
 	jsonOut        bool
+	quiet, verbose bool
 	oneShot        bool // the command makes one plugin call (run)
+	// allowMissingRoots lets a command open a catalog whose configured
+	// roots do not exist (doctor reports them instead).
+	allowMissingRoots bool
 }
 
 func (a *app) open() (*host.Host, error) {
-	h, err := host.Open(host.Options{ConfigPath: a.configPath, SkillRoots: a.skillRoots, Warnings: a.stderr, LogLevel: a.logLevel, OneShot: a.oneShot})
+	warnings, level := a.stderr, a.logLevel
+	if a.quiet {
+		warnings, level = io.Discard, "off"
+	}
+	h, err := host.Open(host.Options{ConfigPath: a.configPath, SkillRoots: a.skillRoots, Warnings: warnings, LogLevel: level, Verbose: a.verbose, OneShot: a.oneShot})
 	if err != nil {
 		return nil, usage(err)
 	}
+	if missing := h.MissingRoots(); len(missing) > 0 && !a.allowMissingRoots {
+		return nil, usage(&rootError{missing})
+	}
 	return h, nil
+}
+
+// rootError is a configured skill root that does not exist.
+type rootError struct{ roots []string }
+
+func (e *rootError) Error() string {
+	return fmt.Sprintf("skill root %s does not exist", strings.Join(e.roots, ", "))
 }
 
 func (a *app) printJSON(v any) error {
@@ -83,8 +103,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	pf.StringVar(&a.configPath, "config", "", "configuration file (default $SKILLHOST_CONFIG, then $XDG_CONFIG_HOME/skillhost/config.yaml)")
 	pf.StringArrayVar(&a.skillRoots, "skills", nil, "skill root directory (repeatable; replaces skills.roots)")
 	pf.StringVar(&a.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error or off")
-	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output")
+	pf.BoolVar(&a.jsonOut, "json", false, "machine-readable JSON output (errors too: {\"error\":{\"code\",\"message\",\"hint\"}} on stdout)")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "print no warnings (errors still go to stderr)")
+	pf.BoolVarP(&a.verbose, "verbose", "v", false, "print every warning in detail instead of a summary line")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if a.quiet && a.verbose {
+			return usage(fmt.Errorf("--quiet and --verbose contradict each other"))
+		}
 		switch a.logLevel {
 		case "trace", "debug", "info", "warn", "error", "off":
 			return nil
@@ -95,7 +120,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		root.AddCommand(c)
 	}
 	err := root.Execute()
-	return exitCode(err, stderr)
+	if err != nil && !a.jsonOut && slices.Contains(args, "--json") {
+		a.jsonOut = true // a flag error stopped parsing before --json was read
+	}
+	return a.exitCode(err)
 }
 
 // commands lists every subcommand; each file adds its own.
@@ -103,21 +131,68 @@ func commands(a *app) []*cobra.Command {
 	return []*cobra.Command{a.listCmd(), a.showCmd(), a.grantCmd(), a.validateCmd(), a.runCmd(), a.profileCmd(), a.matchCmd(), a.activateCmd(), a.promptCmd(), a.pluginsCmd(), a.doctorCmd(), a.mcpCmd()}
 }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode reports err on stderr (and, in --json mode, as an error object
+// on stdout) and returns the exit status.
+func (a *app) exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	code := exitUsage // errors cobra returns by itself: unknown command, bad flags
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(stderr, "skillhost: "+ee.err.Error())
+		code = ee.code
+		if ee.err == nil {
+			return code // already reported
 		}
-		return ee.code
+		err = ee.err
 	}
-	// Errors cobra returns by itself (unknown command, bad arguments) and
-	// configuration errors are usage errors.
-	fmt.Fprintln(stderr, "skillhost: "+err.Error())
-	return exitUsage
+	err = friendlier(err)
+	fmt.Fprintln(a.stderr, "skillhost: "+err.Error())
+	if a.jsonOut {
+		kind, hint := classify(err, code)
+		_ = a.printJSON(map[string]any{"error": map[string]any{"code": kind, "message": err.Error(), "hint": hint, "exit_status": code}})
+	}
+	return code
+}
+
+// classify names an error's kind for --json and says what to do next.
+func classify(err error, code int) (kind, hint string) {
+	var (
+		ce *config.Error
+		ie *host.InterpreterError
+		re *rootError
+		nf *sandbox.NotFoundError
+		us *sandbox.UnsupportedError
+		cs *sandbox.ChecksumError
+	)
+	switch {
+	case errors.As(err, &ce):
+		return "config", "fix the key named in the message; the Configuration section of the README lists them"
+	case errors.As(err, &re):
+		return "skill_root", "fix skills.roots or --skills; skillhost doctor checks them"
+	case catalog.IsNotFound(err):
+		return "unknown_skill", "skillhost list shows the skills"
+	case errors.As(err, &ie), strings.Contains(err.Error(), "to sandbox.interpreters"):
+		return "interpreter", "skillhost doctor checks every tool and prints the line to add"
+	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs):
+		return "plugin", "skillhost plugins lists the plugins found; skillhost doctor explains what is wrong"
+	case strings.Contains(err.Error(), "has no tool"):
+		return "unknown_tool", "skillhost show NAME lists the skill's tools"
+	case code == exitUsage:
+		return "usage", "skillhost help COMMAND shows the usage"
+	}
+	return "failed", ""
+}
+
+// friendlier rewrites cobra's own messages that slip through.
+func friendlier(err error) error {
+	msg := err.Error()
+	for _, raw := range []string{"accepts ", "requires at least ", "requires at most ", "accepts between "} {
+		if strings.HasPrefix(msg, raw) {
+			return fmt.Errorf("wrong number of arguments (%s); skillhost help COMMAND shows the usage", msg)
+		}
+	}
+	return err
 }
 
 // failureCode is exitUsage for a usage or configuration problem, including
@@ -131,20 +206,35 @@ func failureCode(err error) int {
 		nf *sandbox.NotFoundError
 		us *sandbox.UnsupportedError
 		cs *sandbox.ChecksumError
+		ie *host.InterpreterError
 	)
 	if errors.As(err, &ue) || errors.As(err, &ce) || catalog.IsNotFound(err) ||
-		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) {
+		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) || errors.As(err, &ie) {
+		return exitUsage
+	}
+	// A plugin that could not start the script because its interpreter is
+	// outside the sandbox says so (its error crosses gRPC as text): a
+	// configuration problem with a named fix.
+	if strings.Contains(err.Error(), "to sandbox.interpreters") {
 		return exitUsage
 	}
 	return exitFailed
 }
 
-// args wraps a cobra argument validator so its errors are usage errors.
+// args wraps a cobra argument validator so its errors are usage errors
+// that show the command's usage line instead of cobra's counts.
 func args(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error {
 		if err := v(cmd, a); err != nil {
-			return usage(err)
+			return usage(fmt.Errorf("%s: got %s; usage: %s", cmd.Name(), plural(len(a), "argument", "arguments"), cmd.UseLine()))
 		}
 		return nil
 	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

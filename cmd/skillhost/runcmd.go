@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -30,7 +32,7 @@ type runJSON struct {
 
 func (a *app) runCmd() *cobra.Command {
 	var argString string
-	var strategy string
+	var strategy, workspace string
 	var streamEvents bool
 	cmd := &cobra.Command{
 		Use:   "run NAME TOOL [-- ARG...]",
@@ -38,9 +40,16 @@ func (a *app) runCmd() *cobra.Command {
 		Long: "Run prints the tool's result as an agent sees it: the output on success, otherwise an\n" +
 			"\"Error (...)\" header before the output. Arguments follow --, or come as one string in\n" +
 			"--args, split like a POSIX shell.",
-		Args: args(cobra.MinimumNArgs(2)),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy, ChunkedOutput: !a.jsonOut}
+			if len(argv) < 2 {
+				return a.runUsage(cmd, argv)
+			}
+			ws, err := workspaceFlag(cmd, workspace)
+			if err != nil {
+				return err
+			}
+			req := host.RunRequest{Skill: argv[0], Tool: argv[1], Args: argv[2:], Strategy: strategy, Workspace: ws, ChunkedOutput: !a.jsonOut}
 			if cmd.Flags().Changed("args") {
 				if len(req.Args) > 0 {
 					return usage(fmt.Errorf("pass arguments either after -- or in --args, not both"))
@@ -80,8 +89,17 @@ func (a *app) runCmd() *cobra.Command {
 				}); err != nil {
 					return err
 				}
-			} else if err := res.WriteText(a.stdout); err != nil {
-				return failed(fmt.Errorf("write output: %w", err))
+			} else {
+				if err := res.WriteText(a.stdout); err != nil {
+					return failed(fmt.Errorf("write output: %w", err))
+				}
+				for _, v := range res.Violations {
+					target := ""
+					if v.Target != "" {
+						target = " " + v.Target
+					}
+					h.Warn("sandbox denied %s%s: %s", v.Kind, target, v.Detail)
+				}
 			}
 			for _, ne := range res.NotEnforced {
 				h.Warn("%s did not enforce: %s", res.Strategy, ne)
@@ -95,5 +113,31 @@ func (a *app) runCmd() *cobra.Command {
 	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
 	cmd.Flags().BoolVar(&streamEvents, "events", false, "stream the run's events as JSON lines while it runs (stream.ended is the last line)")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "grant the working directory to this run: none, read or read-write (overrides skills.grants.NAME.workspace)")
 	return cmd
+}
+
+// runUsage explains a run without a skill or tool, listing the skills or
+// the named skill's tools.
+func (a *app) runUsage(cmd *cobra.Command, argv []string) error {
+	msg := "name a skill and one of its tools: " + cmd.UseLine()
+	h, err := a.open()
+	if err != nil {
+		return usage(errors.New(msg))
+	}
+	if len(argv) == 0 {
+		return usage(fmt.Errorf("%s (skillhost list shows the skills)", msg))
+	}
+	s, err := h.Catalog.Find(argv[0])
+	if err != nil {
+		return usage(err)
+	}
+	names := make([]string, len(s.Tools))
+	for i, t := range s.Tools {
+		names[i] = t.Name
+	}
+	if len(names) == 0 {
+		return usage(fmt.Errorf("%s; skill %q has no tools", msg, s.Name))
+	}
+	return usage(fmt.Errorf("%s; skill %q has tools: %s", msg, s.Name, strings.Join(names, ", ")))
 }

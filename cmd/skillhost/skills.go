@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,9 @@ import (
 )
 
 type toolJSON struct {
-	Name        string         `json:"name"`
+	Name string `json:"name"`
+	// Function is the name to offer an LLM API: skill__tool.
+	Function    string         `json:"function"`
 	Description string         `json:"description"`
 	Path        string         `json:"path"`
 	Parameters  map[string]any `json:"parameters"`
@@ -30,16 +33,19 @@ type skillJSON struct {
 func toolsJSON(s *skill.Skill) []toolJSON {
 	out := []toolJSON{}
 	for _, t := range s.Tools {
-		out = append(out, toolJSON{Name: t.Name, Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
+		out = append(out, toolJSON{Name: t.Name, Function: host.FunctionName(s.Name, t.Name), Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
 	}
 	return out
 }
 
 func (a *app) listCmd() *cobra.Command {
-	return &cobra.Command{
+	var tools string
+	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the skills in the catalog, sorted by name",
-		Args:  args(cobra.NoArgs),
+		Long: "List prints the skills with their tool counts. --tools openai or --tools anthropic prints\n" +
+			"every tool instead, as function definitions ready to send to that API (names skill__tool).",
+		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			h, err := a.open()
 			if err != nil {
@@ -47,6 +53,13 @@ func (a *app) listCmd() *cobra.Command {
 			}
 			h.CatalogWarnings()
 			skills := h.Catalog.All()
+			if tools != "" {
+				defs, err := host.FunctionDefs(host.Functions(skills), tools)
+				if err != nil {
+					return usage(err)
+				}
+				return a.printJSON(defs)
+			}
 			if a.jsonOut {
 				out := []skillJSON{}
 				for _, s := range skills {
@@ -66,6 +79,8 @@ func (a *app) listCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
+	cmd.Flags().StringVar(&tools, "tools", "", "print every tool as a function definition: openai or anthropic (JSON)")
+	return cmd
 }
 
 // oneLine shortens text to its first line and at most n characters.
@@ -83,8 +98,14 @@ func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
 		h.CatalogWarnings()
 		return nil, usage(err)
 	}
-	for _, w := range s.Warnings {
-		h.Warn("skill %q: %s", s.Name, w)
+	// A few warnings are worth reading here; a long list (a bundle full of
+	// schemas under scripts.require_exec) is one line, as list prints it.
+	if len(s.Warnings) <= 3 || a.verbose {
+		for _, w := range s.Warnings {
+			h.Warn("skill %q: %s", s.Name, w)
+		}
+	} else {
+		h.Warn("skill %q has %d warnings (%d scripts not tools); skillhost validate %s or --verbose for details", s.Name, len(s.Warnings), s.Skipped, s.Dir)
 	}
 	return s, nil
 }
@@ -170,21 +191,67 @@ func nonNil(s []string) []string {
 }
 
 func (a *app) grantCmd() *cobra.Command {
-	return &cobra.Command{
+	var workspace string
+	cmd := &cobra.Command{
 		Use:   "grant NAME",
-		Short: "Print a skill's effective grant: what it declares, clamped to the sandbox ceiling",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(_ *cobra.Command, argv []string) error {
-			_, _, g, err := a.skillGrant(argv[0])
+		Short: "Print a skill's effective grant and where each part came from (skill, operator, workspace)",
+		Long: "Grant prints what a skill may do when it runs: what its SKILL.md declares plus what the\n" +
+			"configuration grants it (skills.grants.NAME), clamped to the sandbox ceiling, plus the\n" +
+			"working directory when a workspace grant is on. Each path is followed by its origin.",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			ws, err := workspaceFlag(cmd, workspace)
 			if err != nil {
 				return err
 			}
-			if a.jsonOut {
-				return a.printJSON(g)
+			h, err := a.open()
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v\ntimeout:  %ss\ntrust:    %s\n",
-				list(g.FSRead), list(g.FSWrite), g.Network, grant.Seconds(g.Timeout), g.Trust)
+			s, err := a.findSkill(h, argv[0])
+			if err != nil {
+				return err
+			}
+			g, origins, warnings := h.GrantWith(s, ws)
+			for _, w := range warnings {
+				h.Warn("%s", w)
+			}
+			if a.jsonOut {
+				return a.printJSON(map[string]any{
+					"fs_read": nonNil(g.FSRead), "fs_write": nonNil(g.FSWrite), "network": g.Network,
+					"timeout": json.Number(grant.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
+				})
+			}
+			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v (%s)\ntimeout:  %ss (%s)\ntrust:    %s\n",
+				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), g.Network, origins.Network,
+				grant.Seconds(g.Timeout), origins.Timeout, g.Trust)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "grant the working directory for this command: none, read or read-write")
+	return cmd
+}
+
+// workspaceFlag checks a --workspace value; "" means the flag was not given.
+func workspaceFlag(cmd *cobra.Command, value string) (string, error) {
+	if !cmd.Flags().Changed("workspace") {
+		return "", nil
+	}
+	ws, err := grant.ParseWorkspace(value)
+	if err != nil {
+		return "", usage(fmt.Errorf("--workspace: %w", err))
+	}
+	return ws, nil
+}
+
+// withOrigins lists paths, each followed by where it came from.
+func withOrigins(paths []string, origins map[string][]string) string {
+	items := make([]string, len(paths))
+	for i, p := range paths {
+		items[i] = p
+		if o := origins[p]; len(o) > 0 {
+			items[i] += " (" + strings.Join(o, ", ") + ")"
+		}
+	}
+	return list(items)
 }

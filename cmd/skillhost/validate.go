@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -28,9 +29,14 @@ func (a *app) validateCmd() *cobra.Command {
 			"Agent Skills specification: name rules, lengths in characters, and only the specification's keys.",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, paths []string) error {
+			cfg, err := config.Load(a.configPath)
+			if err != nil {
+				return usage(err)
+			}
+			opts := skill.Options{RequireExec: cfg.Scripts.RequireExec}
 			var results []validation
 			for _, p := range paths {
-				results = append(results, validatePath(p, strict)...)
+				results = append(results, validatePath(p, strict, opts)...)
 			}
 			allValid := true
 			for _, r := range results {
@@ -67,16 +73,16 @@ func (a *app) validateCmd() *cobra.Command {
 
 // validatePath validates what path names: a skill, its SKILL.md, or a root
 // whose subdirectories are skills.
-func validatePath(path string, strict bool) []validation {
+func validatePath(path string, strict bool, opts skill.Options) []validation {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return []validation{invalid(path, errors.Unwrap(err))}
 	}
 	if !fi.IsDir() {
-		return []validation{validateOne(path, path, strict)}
+		return []validation{validateOne(path, path, strict, opts)}
 	}
 	if _, err := skill.FileIn(path); err == nil {
-		return []validation{validateOne(path, path, strict)}
+		return []validation{validateOne(path, path, strict, opts)}
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
@@ -91,7 +97,7 @@ func validatePath(path string, strict bool) []validation {
 		if _, err := skill.FileIn(sub); errors.Is(err, skill.ErrNoSkillFile) {
 			continue
 		}
-		out = append(out, validateOne(sub, sub, strict))
+		out = append(out, validateOne(sub, sub, strict, opts))
 	}
 	if len(out) == 0 {
 		return []validation{invalid(path, fmt.Errorf("no %s here or in its subdirectories", skill.FileName))}
@@ -99,8 +105,8 @@ func validatePath(path string, strict bool) []validation {
 	return out
 }
 
-func validateOne(shown, path string, strict bool) validation {
-	s, err := skill.Parse(path)
+func validateOne(shown, path string, strict bool, opts skill.Options) validation {
+	s, err := skill.ParseWith(path, opts)
 	if err != nil {
 		return invalid(shown, err)
 	}

@@ -30,6 +30,7 @@ func Skipped(name string) bool { return skipDirs[name] }
 type Catalog struct {
 	roots         []string
 	ignoreMissing bool
+	parse         skill.Options
 	mu            sync.Mutex // serialises loads
 	snap          atomic.Pointer[snapshot]
 	gen           atomic.Uint64
@@ -48,6 +49,9 @@ type Option func(*Catalog)
 // IgnoreMissingRoots drops the warning for roots that do not exist, for
 // default roots that a user may never have created.
 func IgnoreMissingRoots() Option { return func(c *Catalog) { c.ignoreMissing = true } }
+
+// ParseOptions sets how bundles are parsed (which scripts are tools).
+func ParseOptions(o skill.Options) Option { return func(c *Catalog) { c.parse = o } }
 
 // New returns a catalog over roots, scanned in order. Nothing is read
 // until the first lookup.
@@ -88,7 +92,7 @@ func (c *Catalog) current() *snapshot {
 
 // load scans the roots and publishes the result; the caller holds c.mu.
 func (c *Catalog) load() *snapshot {
-	s := scan(c.roots, c.ignoreMissing)
+	s := scan(c.roots, c.ignoreMissing, c.parse)
 	s.gen = c.gen.Add(1)
 	c.snap.Store(s)
 	return s
@@ -221,7 +225,7 @@ func (c *Catalog) direct(name string) *skill.Skill {
 		if err != nil {
 			return nil
 		}
-		sk, err := parseSafely(file)
+		sk, err := parseSafely(file, c.parse)
 		if err != nil || sk.Name != name || filepath.Base(sk.Dir) != name {
 			return nil
 		}
@@ -243,13 +247,13 @@ func IsNotFound(err error) bool {
 	return errors.As(err, &nf)
 }
 
-func scan(roots []string, ignoreMissing bool) *snapshot {
+func scan(roots []string, ignoreMissing bool, opts skill.Options) *snapshot {
 	s := &snapshot{byName: map[string]*skill.Skill{}}
 	var all []bundle
 	for _, root := range roots {
 		all = append(all, bundles(root, ignoreMissing, &s.warnings)...)
 	}
-	parsed := parseAll(all)
+	parsed := parseAll(all, opts)
 	for i, b := range all { // in root and name order, whatever order they were parsed in
 		s.add(b, parsed[i].skill, parsed[i].err)
 	}
@@ -264,7 +268,7 @@ type parseResult struct {
 
 // parseAll parses the bundles on every available core: parsing is most of
 // the cost of loading a large catalog, and bundles are independent.
-func parseAll(all []bundle) []parseResult {
+func parseAll(all []bundle, opts skill.Options) []parseResult {
 	out := make([]parseResult, len(all))
 	workers := min(runtime.GOMAXPROCS(0), len(all)/64+1)
 	var next atomic.Int64
@@ -278,7 +282,7 @@ func parseAll(all []bundle) []parseResult {
 				if i >= len(all) {
 					return
 				}
-				out[i].skill, out[i].err = parseSafely(all[i].file)
+				out[i].skill, out[i].err = parseSafely(all[i].file, opts)
 			}
 		}()
 	}
@@ -368,13 +372,13 @@ func namedAfter(sk *skill.Skill) bool { return filepath.Base(sk.Dir) == sk.Name 
 
 // parseSafely turns a parser panic into an error, so that no bundle can
 // take the catalog down.
-func parseSafely(file string) (sk *skill.Skill, err error) {
+func parseSafely(file string, opts skill.Options) (sk *skill.Skill, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error while parsing: %v", r)
 		}
 	}()
-	return skill.Parse(file)
+	return skill.ParseWith(file, opts)
 }
 
 func quoteList(names []string) string {

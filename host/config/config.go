@@ -7,6 +7,8 @@ package config
 import (
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/skillhost/skillhost/host/grant"
 )
 
@@ -22,6 +24,9 @@ type Config struct {
 	// Source is the file the configuration was read from, or "" when only
 	// defaults (and environment overrides) apply.
 	Source string `yaml:"-"`
+
+	// root is the file's YAML, kept to name lines in validation errors.
+	root *yaml.Node
 }
 
 // Skills configures discovery.
@@ -30,6 +35,30 @@ type Skills struct {
 	// means ~/.prompts/skills, then ~/.agents/skills and ./.agents/skills
 	// when they exist.
 	Roots []string `yaml:"roots"`
+	// Grants are the operator's grants, by skill name, added to what each
+	// skill declares (and clamped to the sandbox ceiling, except the
+	// workspace).
+	Grants map[string]SkillGrant `yaml:"grants"`
+}
+
+// SkillGrant is what the operator grants one skill.
+type SkillGrant struct {
+	FSRead  []string `yaml:"fs_read"`
+	FSWrite []string `yaml:"fs_write"`
+	// Network, when set, replaces the skill's own network: value.
+	Network *bool `yaml:"network"`
+	// Timeout, when set, replaces the skill's own timeout: value.
+	Timeout Duration `yaml:"timeout"`
+	// Workspace grants the host's working directory: none (default), read
+	// or read-write.
+	Workspace string `yaml:"workspace"`
+}
+
+// Operator returns the grant as the grant package takes it; the workspace
+// mode was checked by Validate.
+func (g SkillGrant) Operator() grant.Operator {
+	ws, _ := grant.ParseWorkspace(g.Workspace)
+	return grant.Operator{FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: time.Duration(g.Timeout), Workspace: ws}
 }
 
 // Scripts configures how tools run.
@@ -37,6 +66,10 @@ type Scripts struct {
 	// Workdir is "cwd" (the host's working directory, the default) or
 	// "skill" (the skill's directory).
 	Workdir string `yaml:"workdir"`
+	// RequireExec keeps the reference rule: only files with an execute
+	// bit are tools, others are skipped with a warning. Off by default: a
+	// file with a known interpreter extension or a shebang is a tool.
+	RequireExec bool `yaml:"require_exec"`
 }
 
 // Working directories for Scripts.Workdir.
@@ -72,8 +105,11 @@ type Sandbox struct {
 	// Limits bound a confined script's resources.
 	Limits Limits `yaml:"limits"`
 	// Interpreters are extra paths a confined script may read and execute
-	// (pyenv, nvm, Homebrew trees), never write.
-	Interpreters []string `yaml:"interpreters"`
+	// (pyenv, nvm, Homebrew trees), never write. The entry "auto" (the
+	// default, also written as the scalar interpreters: auto) resolves each
+	// tool's interpreter, shims included, to its real installation and
+	// grants that tree.
+	Interpreters List `yaml:"interpreters"`
 	// Landlock holds options of the Landlock plugin.
 	Landlock Landlock `yaml:"landlock"`
 }
@@ -134,6 +170,10 @@ type Embedding struct {
 	BatchSize int    `yaml:"batch_size"`
 }
 
+// InterpretersAuto is the sandbox.interpreters entry that turns on
+// automatic interpreter resolution.
+const InterpretersAuto = "auto"
+
 // Match strategies.
 const (
 	MatchLexical   = "lexical"
@@ -146,13 +186,14 @@ func Default() *Config {
 	return &Config{
 		Scripts: Scripts{Workdir: WorkdirCwd},
 		Sandbox: Sandbox{
-			Enabled:     true,
-			Strategy:    "auto",
-			FSRead:      []string{"."},
-			FSWrite:     []string{},
-			Timeout:     Duration(grant.DefaultTimeout),
-			OutputLimit: 1 << 20,
-			KillGrace:   Duration(2 * time.Second),
+			Enabled:      true,
+			Strategy:     "auto",
+			FSRead:       []string{"."},
+			FSWrite:      []string{},
+			Timeout:      Duration(grant.DefaultTimeout),
+			Interpreters: List{InterpretersAuto},
+			OutputLimit:  1 << 20,
+			KillGrace:    Duration(2 * time.Second),
 			Limits: Limits{
 				OpenFiles: 1024,
 				FileSize:  256 << 20,

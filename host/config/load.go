@@ -85,9 +85,28 @@ func Load(explicit string) (*Config, error) {
 		cfg.Sandbox.FSRead = []string{"."}
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, &Error{Source: cfg.describeSource(), Err: err}
+		return nil, &Error{Source: cfg.describeSource(), Err: cfg.withLines(err)}
 	}
 	return cfg, nil
+}
+
+// withLines prefixes each "key.path: problem" line of err with the line of
+// that key in the file, when the file set it.
+func (c *Config) withLines(err error) error {
+	if c.root == nil {
+		return err
+	}
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		key, _, ok := strings.Cut(l, ": ")
+		if !ok || strings.ContainsAny(key, " \"") {
+			continue
+		}
+		if n := lookup(c.root, strings.Split(key, ".")...); n != nil && n.Line > 0 {
+			lines[i] = fmt.Sprintf("line %d: %s", n.Line, l)
+		}
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 func (c *Config) describeSource() string {
@@ -100,7 +119,12 @@ func (c *Config) describeSource() string {
 func (c *Config) decodeFile(path string, data []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return &Error{Source: path, Err: fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))}
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if line := unclosedFlow(data); line > 0 && strings.Contains(msg, "did not find expected") {
+			msg = errLineRe.ReplaceAllString(msg, "")
+			msg = fmt.Sprintf("line %d: a [ or { is never closed (%s)", line, msg)
+		}
+		return &Error{Source: path, Err: fmt.Errorf("invalid YAML: %s", msg)}
 	}
 	if len(doc.Content) == 0 {
 		return nil // empty file: defaults
@@ -118,6 +142,7 @@ func (c *Config) decodeFile(path string, data []byte) error {
 	if err := root.Decode(c); err != nil {
 		return &Error{Source: path, Err: decodeError(err, root)}
 	}
+	c.root = root
 	return nil
 }
 
@@ -177,20 +202,57 @@ var errLineRe = regexp.MustCompile(`^line (\d+): `)
 func decodeError(err error, root *yaml.Node) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return cleanDecodeError(err)
+		return errors.New(withKey(cleanDecodeError(err).Error(), root))
 	}
 	var msgs []string
 	for _, e := range te.Errors {
-		msg := e
-		if m := errLineRe.FindStringSubmatch(e); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			if key := keyAt(root, line, ""); key != "" {
-				msg = strings.Replace(msg, m[0], m[0]+key+": ", 1)
-			}
-		}
-		msgs = append(msgs, goTypeRe.ReplaceAllString(msg, "here"))
+		msgs = append(msgs, goTypeRe.ReplaceAllString(withKey(e, root), "here"))
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// withKey adds the dotted key to a "line N: ..." message.
+func withKey(msg string, root *yaml.Node) string {
+	if m := errLineRe.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		if key := keyAt(root, line, ""); key != "" && !strings.HasPrefix(msg[len(m[0]):], key+":") {
+			msg = strings.Replace(msg, m[0], m[0]+key+": ", 1)
+		}
+	}
+	return msg
+}
+
+// unclosedFlow finds the line of a [ or { that is never closed: YAML
+// reports such an error where the enclosing mapping starts, not where the
+// bracket is.
+func unclosedFlow(data []byte) int {
+	var stack []int
+	for i, line := range strings.Split(string(data), "\n") {
+		quote := byte(0)
+		for j := 0; j < len(line); j++ {
+			c := line[j]
+			switch {
+			case quote != 0:
+				if c == quote {
+					quote = 0
+				}
+			case c == '"' || c == '\'':
+				if j == 0 || strings.ContainsRune(" \t[{,:", rune(line[j-1])) {
+					quote = c
+				}
+			case c == '#' && (j == 0 || line[j-1] == ' ' || line[j-1] == '\t'):
+				j = len(line)
+			case c == '[' || c == '{':
+				stack = append(stack, i+1)
+			case (c == ']' || c == '}') && len(stack) > 0:
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if len(stack) > 0 {
+		return stack[0]
+	}
+	return 0
 }
 
 // checkKeys reports the first key of n that has no field in t, by its
@@ -198,6 +260,14 @@ func decodeError(err error, root *yaml.Node) error {
 func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i+1], t.Elem(), prefix+n.Content[i].Value+"."); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 		return nil
@@ -318,5 +388,13 @@ func valueNode(t reflect.Type, value string) (*yaml.Node, error) {
 	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value}, nil
 	}
+	clearLines(doc.Content[0]) // a variable's value has no line worth naming
 	return doc.Content[0], nil
+}
+
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
 }

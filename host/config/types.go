@@ -19,11 +19,11 @@ type Duration time.Duration
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected seconds or a duration like 90s")
+		return lineError(n, fmt.Errorf("expected seconds or a duration like 90s"))
 	}
 	v, err := grant.ParseSeconds(n.Value)
 	if err != nil {
-		return err
+		return lineError(n, err)
 	}
 	*d = Duration(v)
 	return nil
@@ -67,11 +67,11 @@ func ParseByteSize(s string) (ByteSize, error) {
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (b *ByteSize) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected a size like 1MiB")
+		return lineError(n, fmt.Errorf("expected a size like 1MiB"))
 	}
 	v, err := ParseByteSize(n.Value)
 	if err != nil {
-		return err
+		return lineError(n, err)
 	}
 	*b = v
 	return nil
@@ -87,8 +87,39 @@ type Strategy string
 // (the decoder zeroes the field instead); checkNulls reports that case.
 func (s *Strategy) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected a plugin name or auto")
+		return lineError(n, fmt.Errorf("expected a plugin name or auto"))
 	}
 	*s = Strategy(n.Value)
 	return nil
+}
+
+// List is a list of strings that may also be written as one scalar
+// (interpreters: auto).
+type List []string
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (l *List) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*l = List{n.Value}
+		return nil
+	case yaml.SequenceNode:
+		var items []string
+		if err := n.Decode(&items); err != nil {
+			return err
+		}
+		*l = items
+		return nil
+	}
+	return lineError(n, fmt.Errorf("expected a list of paths, or auto"))
+}
+
+// lineError prefixes err with n's line, as YAML's own errors are, so that
+// the loader can name the key too. Nodes built from environment variables
+// have no line.
+func lineError(n *yaml.Node, err error) error {
+	if n.Line == 0 {
+		return err
+	}
+	return fmt.Errorf("line %d: %w", n.Line, err)
 }

@@ -4,9 +4,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
+
+	"github.com/skillhost/skillhost/host/grant"
 )
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 var pluginNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
@@ -17,6 +23,11 @@ func (c *Config) Validate() error {
 
 	if w := c.Scripts.Workdir; w != WorkdirCwd && w != WorkdirSkill {
 		bad("scripts.workdir: %q is neither %q nor %q", w, WorkdirCwd, WorkdirSkill)
+	}
+	for _, name := range sortedKeys(c.Skills.Grants) {
+		if _, err := grant.ParseWorkspace(c.Skills.Grants[name].Workspace); err != nil {
+			bad("skills.grants.%s.workspace: %v", name, err)
+		}
 	}
 	s := c.Sandbox
 	switch {

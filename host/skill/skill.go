@@ -52,8 +52,11 @@ type Skill struct {
 	// Declared holds the raw front-matter values of the capability keys
 	// (fs_read, fs_write, network, timeout, trust) for the grant package.
 	Declared map[string]*yaml.Node
-	// Scripts are the regular files directly in scripts/, sorted.
+	// Scripts are the regular files under scripts/, in walk order.
 	Scripts []string
+	// Skipped counts the files under scripts/ that look like scripts but
+	// are not tools (each has a warning saying why).
+	Skipped int
 	// Tools are the scripts that can be run as tools.
 	Tools []Tool
 	// Warnings are problems that did not stop the bundle from loading.
@@ -140,9 +143,13 @@ func FileIn(dir string) (string, error) {
 	return "", fmt.Errorf("%s: %w", dir, ErrNoSkillFile)
 }
 
-// Parse reads the bundle at path (a skill directory or its SKILL.md). Every
-// error names the file and, where there is one, the field.
-func Parse(path string) (*Skill, error) {
+// Parse reads the bundle at path (a skill directory or its SKILL.md) with
+// the default Options. Every error names the file and, where there is one,
+// the field.
+func Parse(path string) (*Skill, error) { return ParseWith(path, Options{}) }
+
+// ParseWith is Parse with options.
+func ParseWith(path string, opts Options) (*Skill, error) {
 	file, err := Locate(path)
 	if err != nil {
 		return nil, err
@@ -162,7 +169,7 @@ func Parse(path string) (*Skill, error) {
 	if err := s.parse(data); err != nil {
 		return nil, fmt.Errorf("%s at %s %w", FileName, abs, err)
 	}
-	s.loadScripts()
+	s.loadScripts(opts)
 	return s, nil
 }
 

@@ -113,7 +113,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
-	res.Violations = Violations(captured.String(), pol, req.Argv)
+	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir))
 	if req.BestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}

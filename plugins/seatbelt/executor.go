@@ -106,7 +106,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, err
 	}
 	res.Violations = denials.Scan(captured.String(), prof, denials.Options{
-		Network: req.Grant.Network, Limits: req.Limits, Ignore: req.Argv,
+		Network: req.Grant.Network, Limits: req.Limits, Ignore: denials.Launcher(req.Argv, req.SkillDir),
 	})
 	res.NotEnforced = []string{"resource limits (Seatbelt has none; the timeout and output limit still apply)"}
 	return res, nil

@@ -38,7 +38,9 @@ const Max = 50
 const InterpreterHint = "if scripts need it (an interpreter or its libraries), add its tree to sandbox.interpreters (read and execute only)"
 
 var (
-	deniedRe = regexp.MustCompile(`Permission denied|Operation not permitted|\[Errno (1|13)\]`)
+	// EROFS is what a write outside the grant meets where the sandbox
+	// makes the rest of the file system a read-only mount.
+	deniedRe = regexp.MustCompile(`Permission denied|Operation not permitted|Read-only file system|\[Errno (1|13|30)\]`)
 	pathRe   = regexp.MustCompile(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
 	libRe    = regexp.MustCompile(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
 	netRe    = regexp.MustCompile(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
@@ -124,4 +126,22 @@ func Home(env []string) string {
 		}
 	}
 	return ""
+}
+
+// Launcher returns the part of argv that starts the script: everything up
+// to and including the first argument inside skillDir (the interpreter, its
+// options and the script), whose paths prefix their own error messages and
+// so are never reported. The script's own arguments come after it: a
+// denial naming one of them is a violation like any other. Without an
+// argument inside skillDir it is argv[0] alone.
+func Launcher(argv []string, skillDir string) []string {
+	for i, a := range argv {
+		if skillDir != "" && filepath.IsAbs(a) && shared.Under(filepath.Clean(a), skillDir) {
+			return argv[:i+1]
+		}
+	}
+	if len(argv) > 0 {
+		return argv[:1]
+	}
+	return nil
 }

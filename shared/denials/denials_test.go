@@ -29,6 +29,8 @@ func TestViolations(t *testing.T) {
 		want   string // kind:target, or "" for none
 	}{
 		{"cat: /etc/shadow: Permission denied", "fs:/etc/shadow"},
+		{"touch: cannot touch '/home/u/notes.txt': Read-only file system", "fs:/home/u/notes.txt"},
+		{"OSError: [Errno 30] Read-only file system: '/skill/scripts/out'", "fs-write:/skill/scripts/out"},
 		{"/skill/scripts/run.sh: line 3: /skill/scripts/out: Permission denied", "fs-write:/skill/scripts/out"},
 		{"PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
 		{"python3: error while loading shared libraries: libpython3.12.so: cannot open shared object file: Permission denied", "fs-read:libpython3.12.so"},
@@ -64,6 +66,23 @@ func TestSuggestRoot(t *testing.T) {
 	for in, want := range tests {
 		if got := SuggestRoot(in, "/home/u"); got != want {
 			t.Errorf("SuggestRoot(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestLauncher(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"/usr/bin/python3", "/s/skill/scripts/x.py", "/home/u/secret"}, 2},
+		{[]string{"/usr/bin/env", "-S", "python3 -u", "/s/skill/scripts/x.py", "/etc/shadow"}, 4},
+		{[]string{"/usr/bin/bash", "-c", "x"}, 1},
+		{nil, 0},
+	}
+	for _, tt := range tests {
+		if got := Launcher(tt.argv, "/s/skill"); len(got) != tt.want {
+			t.Errorf("Launcher(%q) = %q, want the first %d", tt.argv, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,62 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/skill"
+)
+
+// Grant computes the effective grant of s (what it declares plus what the
+// operator grants it, clamped) and reports what it dropped.
+func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
+	g, _, w := h.GrantWith(s, "")
+	return g, w
+}
+
+// GrantWith is Grant with a workspace mode for this run ("" keeps the
+// configured one; grant.WorkspaceNone withdraws it), and the origin of
+// every part of the grant.
+func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
+	declared, warnings := grant.FromFrontMatter(s.Declared)
+	for i, w := range warnings {
+		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
+	}
+	op := h.operatorGrant(s).Operator()
+	if workspace != "" {
+		op.Workspace = workspace
+	}
+	g, origins, more := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), h.env)
+	for _, w := range more {
+		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+	}
+	return g, origins, warnings
+}
+
+// operatorGrant finds skills.grants for s by its exact name. No looser
+// match: a skill named PDF must not inherit what the operator granted pdf.
+func (h *Host) operatorGrant(s *skill.Skill) config.SkillGrant {
+	return h.Config.Skills.Grants[s.Name]
+}
+
+// UnknownGrants describes the skills.grants entries that name no loaded
+// skill exactly (a typo there silently grants nothing), with the skill
+// probably meant.
+func (h *Host) UnknownGrants() []string {
+	var out []string
+	for name := range h.Config.Skills.Grants {
+		s, err := h.Catalog.Find(name)
+		if err == nil && s.Name == name {
+			continue
+		}
+		msg := fmt.Sprintf("skills.grants.%s names no loaded skill, so it grants nothing", name)
+		if err == nil {
+			msg += fmt.Sprintf(" (entries match names exactly: did you mean %q?)", s.Name)
+		}
+		out = append(out, msg)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,156 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Prediction says whether one tool would start under the configured
+// sandbox, without running it.
+type Prediction struct {
+	Skill    string `json:"skill"`
+	Tool     string `json:"tool"`
+	Strategy string `json:"strategy,omitempty"`
+	// Interpreter is the program that would run the script.
+	Interpreter string `json:"interpreter,omitempty"`
+	OK          bool   `json:"ok"`
+	// Problem and Fix explain a failure: what would go wrong, and the
+	// configuration line that prevents it.
+	Problem string `json:"problem,omitempty"`
+	Fix     string `json:"fix,omitempty"`
+}
+
+// landlockPolicy is the part of the Landlock plugin's explanation that says
+// what a script may read.
+type landlockPolicy struct {
+	RODirs  []string `json:"ro_dirs"`
+	ROFiles []string `json:"ro_files"`
+	RWDirs  []string `json:"rw_dirs"`
+	RWFiles []string `json:"rw_files"`
+}
+
+func (p landlockPolicy) readable(path string) bool {
+	return shared.UnderAny(path, p.RODirs) || shared.UnderAny(path, p.RWDirs) ||
+		slices.Contains(p.ROFiles, path) || slices.Contains(p.RWFiles, path)
+}
+
+// PredictRuns checks every tool of every loaded skill the way a run would
+// prepare it: the interpreter is found, and (where the strategy's plugin
+// explains its policy) the sandbox lets the script read and execute the
+// interpreter and whatever its shebang names. It does not run scripts; a
+// script may still fail for its own reasons.
+func (h *Host) PredictRuns(ctx context.Context) []Prediction {
+	var out []Prediction
+	for _, s := range h.Catalog.All() {
+		for _, t := range s.Tools {
+			out = append(out, h.predict(ctx, RunRequest{Skill: s.Name, Tool: t.Name}))
+		}
+	}
+	return out
+}
+
+func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
+	pr := Prediction{Skill: req.Skill, Tool: req.Tool, OK: true}
+	p, err := h.prepare(req)
+	if err != nil {
+		pr.OK, pr.Problem = false, err.Error()
+		var ie *InterpreterError
+		if errors.As(err, &ie) {
+			pr.Fix = "install the interpreter, or put its directory on PATH (the scripts' PATH is the host's)"
+		}
+		return pr
+	}
+	pr.Strategy = p.strategy
+	argv := p.request.Argv
+	prog := argv[programIndex(argv)]
+	if !filepath.IsAbs(prog) {
+		if found, err := lookPath(prog, p.request.Env); err == nil {
+			prog = found
+		}
+	}
+	pr.Interpreter = prog
+	ex, ok := p.exec.(shared.Explainer)
+	if !ok {
+		return pr
+	}
+	e, err := ex.Explain(ctx, p.request)
+	if err != nil || e.Format != "json" {
+		return pr // nothing more to compare with
+	}
+	var policy landlockPolicy
+	if json.Unmarshal([]byte(e.Text), &policy) != nil || len(policy.RODirs) == 0 {
+		return pr
+	}
+	for depth, path := 0, prog; depth < 3 && path != ""; depth++ {
+		real := path
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			real = r
+		}
+		if !policy.readable(real) {
+			tree := SuggestTree(real, h.env.Home)
+			pr.OK = false
+			pr.Problem = fmt.Sprintf("the sandbox cannot read or execute %s", real)
+			if real != path {
+				pr.Problem = fmt.Sprintf("the sandbox cannot read or execute %s (%s)", path, real)
+			}
+			pr.Fix = fmt.Sprintf("add %q to sandbox.interpreters", tree)
+			if !h.autoInterpreters() {
+				pr.Fix += fmt.Sprintf(", or set sandbox.interpreters: %s", config.InterpretersAuto)
+			}
+			return pr
+		}
+		path = shebangProgram(real, p.request.Env)
+	}
+	return pr
+}
+
+// shebangProgram returns the program a script's #! line runs (through
+// env, looked up on the PATH of env), or "" for a binary.
+func shebangProgram(path string, env []string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	n, _ := f.Read(buf)
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	if !strings.HasPrefix(line, "#!") {
+		return ""
+	}
+	fields := strings.Fields(line[2:])
+	if len(fields) == 0 {
+		return ""
+	}
+	if filepath.Base(fields[0]) == "env" && len(fields) > 1 && !strings.HasPrefix(fields[1], "-") {
+		if p, err := lookPath(fields[1], env); err == nil {
+			return p
+		}
+		return ""
+	}
+	return fields[0]
+}
+
+// MissingRoots lists the configured skill roots that do not exist (the
+// default roots may be missing without a problem).
+func (h *Host) MissingRoots() []string {
+	if h.defaultRoots {
+		return nil
+	}
+	var out []string
+	for _, r := range h.Catalog.Roots() {
+		if _, err := os.Stat(r); err != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package skill
+
+import (
+	"bytes"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Options adjust how a bundle's scripts become tools.
+type Options struct {
+	// RequireExec keeps the reference implementation's rule: only files
+	// with an execute bit are tools, and every other file in scripts/ is
+	// skipped with a warning. By default a file with a known interpreter
+	// extension (or a shebang) is a tool even without the bit, since
+	// archives and git checkouts often lose it.
+	RequireExec bool
+}
+
+// Limits of the scripts/ walk: real skills keep a few dozen files there;
+// a bundle with thousands is not worth reading in full at every load.
+const (
+	maxScriptDepth = 4
+	maxScriptFiles = 2000
+	// MaxToolName is the longest tool name the common LLM APIs accept.
+	MaxToolName = 64
+)
+
+// dataExts are files that live in scripts/ but are never run: schemas,
+// templates, fixtures, archives, requirements lists.
+var dataExts = map[string]bool{
+	".txt": true, ".md": true, ".xml": true, ".xsd": true, ".json": true, ".yaml": true, ".yml": true,
+	".toml": true, ".cfg": true, ".ini": true, ".csv": true, ".gz": true, ".tgz": true, ".zip": true,
+	".tar": true, ".html": true, ".css": true, ".png": true, ".jpg": true, ".svg": true, ".ttf": true,
+	".lock": true, ".pyc": true, ".map": true, ".d.ts": true,
+}
+
+// skippedDirs under scripts/ are caches and dependency trees, never tools.
+var skippedDirs = map[string]bool{"__pycache__": true, "node_modules": true, ".git": true, "venv": true, ".venv": true}
+
+// loadScripts fills Scripts and Tools from scripts/ and its
+// subdirectories. A script in a subdirectory is named after its path
+// (scripts/office/unpack.py: office_unpack); a name already taken gets the
+// extension appended (pack_sh), then a number.
+func (s *Skill) loadScripts(opts Options) {
+	dir := filepath.Join(s.Dir, "scripts")
+	if _, err := os.Stat(dir); err != nil {
+		if !os.IsNotExist(err) {
+			s.warn("scripts/: %v", err)
+		}
+		return
+	}
+	realDir, err := filepath.EvalSymlinks(s.Dir)
+	if err != nil {
+		s.warn("skill directory: %v", err)
+		return
+	}
+	seen := map[string]string{}
+	files := 0
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(s.Dir, path)
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			s.warn("%s: %v", rel, err)
+			return nil
+		}
+		if d.IsDir() {
+			if path == dir {
+				return nil
+			}
+			if strings.HasPrefix(d.Name(), ".") || skippedDirs[d.Name()] || strings.Count(rel, "/") > maxScriptDepth {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if files++; files > maxScriptFiles {
+			s.warn("scripts/: more than %d files; the rest are not looked at", maxScriptFiles)
+			return filepath.SkipAll
+		}
+		s.addScript(path, rel, realDir, opts, seen)
+		return nil
+	})
+}
+
+// addScript decides whether one file under scripts/ is a tool.
+func (s *Skill) addScript(path, rel, realDir string, opts Options, seen map[string]string) {
+	base := filepath.Base(path)
+	fi, ok := s.scriptInfo(rel, path, realDir)
+	if !ok {
+		return
+	}
+	s.Scripts = append(s.Scripts, path)
+	exec := fi.Mode().Perm()&0o111 != 0
+	head := readHead(path)
+	interp, _ := shebang(head)
+	_, known := interpreters[strings.ToLower(filepath.Ext(base))]
+	switch {
+	case opts.RequireExec && !exec:
+		s.skip("%s: not executable, skipping", rel)
+		return
+	case strings.HasPrefix(base, ".") && ToolName(base) == "":
+		s.skip("%s: the file name gives an empty tool name, skipping", rel)
+		return
+	case strings.HasPrefix(base, "."), base == "__init__.py", isData(base) && len(interp) == 0:
+		return // not a script: silently
+	case !exec && !known && len(interp) == 0:
+		return // a data file of some other kind
+	case strings.EqualFold(filepath.Ext(base), ".py") && isLibraryModule(path, head, exec, interp):
+		return // imported by the skill's scripts, never run by itself
+	}
+	name := uniqueName(strings.TrimPrefix(rel, "scripts/"), seen)
+	if name == "" {
+		s.skip("%s: the file name gives an empty tool name, skipping", rel)
+		return
+	}
+	seen[name] = rel
+	if len(interp) == 0 {
+		interp = []string{interpreterFor(base)}
+	}
+	desc := Describe(head, base)
+	if desc == "" {
+		desc = strings.ReplaceAll(name, "_", " ") + " (" + rel + ")"
+	}
+	s.Tools = append(s.Tools, Tool{Name: name, Description: desc, Script: path, Rel: rel, Interpreter: interp})
+}
+
+// skip records a script that is not a tool, with the reason, as a warning.
+func (s *Skill) skip(format string, args ...any) {
+	s.Skipped++
+	s.warn(format, args...)
+}
+
+func isData(base string) bool {
+	lower := strings.ToLower(base)
+	for ext := range dataExts {
+		if strings.HasSuffix(lower, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLibraryModule recognises a Python module that only exists to be
+// imported: no execute bit, no shebang, no __main__ guard, in a package
+// (a directory with __init__.py), such as scripts/office/helpers/merge_runs.py.
+func isLibraryModule(path string, head []byte, exec bool, interp []string) bool {
+	if exec || len(interp) > 0 || bytes.Contains(head, []byte("__main__")) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(filepath.Dir(path), "__init__.py"))
+	return err == nil
+}
+
+// uniqueName derives a tool name from a path under scripts/ that no other
+// tool of the skill has, at most MaxToolName characters.
+func uniqueName(rel string, seen map[string]string) string {
+	name := clip(ToolName(rel))
+	if name == "" {
+		return ""
+	}
+	if _, taken := seen[name]; !taken {
+		return name
+	}
+	withExt := clip(toolChars(rel))
+	if _, taken := seen[withExt]; !taken && withExt != "" {
+		return withExt
+	}
+	for i := 2; ; i++ {
+		suffix := "_" + strconv.Itoa(i)
+		n := clip(name)
+		if len(n)+len(suffix) > MaxToolName {
+			n = n[:MaxToolName-len(suffix)]
+		}
+		if _, taken := seen[n+suffix]; !taken {
+			return n + suffix
+		}
+	}
+}
+
+// toolChars is ToolName without removing the extension.
+func toolChars(s string) string { return ToolName(s + ".x") }
+
+func clip(name string) string {
+	if len(name) > MaxToolName {
+		return strings.TrimRight(name[:MaxToolName], "_")
+	}
+	return name
+}
+
+// readHead returns the beginning of a file: enough for its shebang, module
+// docstring, header comments and, usually, its argparse description.
+func readHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, headerLimit))
+	return b
+}
+
+// shebang returns the interpreter of a #! line as the kernel splits it: the
+// program and at most one argument.
+func shebang(head []byte) ([]string, bool) {
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	if !bytes.HasPrefix(line, []byte("#!")) {
+		return nil, false
+	}
+	interp := strings.SplitN(strings.TrimSpace(string(line[2:])), " ", 2)
+	if len(interp) == 2 {
+		interp[1] = strings.TrimSpace(interp[1])
+		if interp[1] == "" {
+			interp = interp[:1]
+		}
+	}
+	if interp[0] == "" {
+		return nil, true
+	}
+	return interp, true
+}
+
+// scriptInfo stats one file under scripts/, refusing symlinks that leave
+// the skill directory. Other non-regular files are skipped.
+func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		s.warn("%s: %v", rel, err)
+		return nil, false
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			s.skip("%s: broken symlink, skipping", rel)
+			return nil, false
+		}
+		if !within(target, realDir) {
+			s.skip("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
+			return nil, false
+		}
+		if fi, err = os.Stat(path); err != nil {
+			s.warn("%s: %v", rel, err)
+			return nil, false
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false
+	}
+	return fi, true
+}

@@ -1,0 +1,119 @@
+package skill
+
+import (
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// officeShapes lays out the shapes of real published skills: Python
+// scripts without the exec bit, a nested scripts/office/ package with
+// library modules, schemas and templates, an __init__.py, and a module
+// run as "python -m scripts.X".
+var officeShapes = map[string]string{
+	"__init__.py":                        "",
+	"accept.py":                          "\"\"\"Accept all tracked changes.\"\"\"\nif __name__ == \"__main__\":\n    pass\n",
+	"check.py":                           "import sys\nprint(sys.argv)\n",
+	"utils.py":                           "def helper():\n    return 1\n",
+	"office/pack.py":                     "\"\"\"Pack a directory into a DOCX file.\n\nUsage: pack.py DIR OUT\n\"\"\"\nif __name__ == \"__main__\":\n    pass\n",
+	"office/helpers/__init__.py":         "",
+	"office/helpers/merge_runs.py":       "\"\"\"Merge runs.\"\"\"\ndef merge():\n    pass\n",
+	"office/validators/__init__.py":      "from .base import Base\n",
+	"office/validators/base.py":          "\"\"\"Base validator.\"\"\"\nclass Base: pass\nif __name__ == \"__main__\":\n    pass\n",
+	"office/schemas/wml.xsd":             "<xsd/>\n",
+	"templates/comments.xml":             "<x/>\n",
+	"requirements.txt":                   "pypdf\n",
+	"bundle.tar.gz":                      "\x1f\x8b",
+	"__pycache__/accept.cpython-312.pyc": "junk",
+	"init.sh":                            "#!/bin/bash\n\n# Exit on error\nset -e\n\n# Detect Node version\nNODE=$(node -v)\n",
+}
+
+func TestScanShapesOfRealSkills(t *testing.T) {
+	modes := map[string]os.FileMode{}
+	for name := range officeShapes {
+		modes[name] = 0o644 // as an archive or a checkout without modes leaves them
+	}
+	dir := newSkill(t, officeShapes, modes)
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tool := range s.Tools {
+		got[tool.Name] = tool.Rel + " | " + tool.Description
+	}
+	want := map[string]string{
+		"accept":                 "scripts/accept.py | Accept all tracked changes.",
+		"office_pack":            "scripts/office/pack.py | Pack a directory into a DOCX file. Usage: pack.py DIR OUT",
+		"office_validators_base": "scripts/office/validators/base.py | Base validator.",
+		"init":                   "scripts/init.sh | init (scripts/init.sh)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tools:\n got %q\nwant %q", got, want)
+	}
+	if len(s.Warnings) != 0 || s.Skipped != 0 {
+		t.Errorf("warnings %q, skipped %d; data files, packages and library modules are skipped silently", s.Warnings, s.Skipped)
+	}
+}
+
+func TestScanRequireExec(t *testing.T) {
+	dir := newSkill(t, map[string]string{
+		"run.py":      "\"\"\"Runs.\"\"\"\n",
+		"data.json":   "{}\n",
+		"ok.sh":       "# Fine\necho ok\n",
+		"sub/deep.py": "print(1)\n",
+	}, map[string]os.FileMode{"run.py": 0o644, "data.json": 0o644, "sub/deep.py": 0o644})
+	s, err := ParseWith(dir, Options{RequireExec: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tools) != 1 || s.Tools[0].Name != "ok" {
+		t.Errorf("tools = %+v, want only ok", s.Tools)
+	}
+	var warnings []string
+	warnings = append(warnings, s.Warnings...)
+	sort.Strings(warnings)
+	want := []string{"scripts/data.json: not executable, skipping", "scripts/run.py: not executable, skipping", "scripts/sub/deep.py: not executable, skipping"}
+	if !reflect.DeepEqual(warnings, want) || s.Skipped != 3 {
+		t.Errorf("warnings = %q (skipped %d), want %q", warnings, s.Skipped, want)
+	}
+}
+
+func TestUniqueToolNames(t *testing.T) {
+	dir := newSkill(t, map[string]string{
+		"pack.py":                       "print(1)\n",
+		"pack.sh":                       "echo 1\n",
+		"a/b.py":                        "print(1)\n",
+		"a_b.py":                        "print(1)\n",
+		strings.Repeat("x", 70) + ".sh": "echo\n",
+	}, nil)
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range s.Tools {
+		names = append(names, tool.Name)
+		if len(tool.Name) > MaxToolName {
+			t.Errorf("%q is longer than %d", tool.Name, MaxToolName)
+		}
+	}
+	sort.Strings(names)
+	want := []string{"a_b", "a_b_py", "pack", "pack_sh", strings.Repeat("x", 64)}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("names = %q, want %q", names, want)
+	}
+}
+
+func TestScriptWithoutMainOutsideAPackage(t *testing.T) {
+	dir := newSkill(t, map[string]string{"check_fields.py": "import sys\nprint(sys.argv)\n"}, map[string]os.FileMode{"check_fields.py": 0o644})
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tools) != 1 || s.Tools[0].Name != "check_fields" || s.Tools[0].Interpreter[0] != "python3" {
+		t.Errorf("tools = %+v", s.Tools)
+	}
+}
