@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 type scoreJSON struct {
@@ -69,7 +70,7 @@ func (a *app) matchCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%.3f\t%s\t%s\n", m.Score, m.Skill.Name, oneLine(m.Skill.Description, 70))
+				fmt.Fprintf(tw, "%.3f\t%s\t%s\n", m.Score, skill.Printable(m.Skill.Name), oneLine(m.Skill.Description, 70))
 			}
 			return tw.Flush()
 		},
@@ -137,13 +138,13 @@ func (a *app) activateCmd() *cobra.Command {
 			}
 			var names []string
 			for _, m := range act.Skills {
-				names = append(names, fmt.Sprintf("%s (%.3f)", m.Skill.Name, m.Score))
+				names = append(names, fmt.Sprintf("%s (%.3f)", skill.Printable(m.Skill.Name), m.Score))
 			}
-			fmt.Fprintf(a.stdout, "# Skills: %s\n\n%s\n", strings.Join(names, ", "), act.Instructions)
+			fmt.Fprintf(a.stdout, "# Skills: %s\n\n%s\n", strings.Join(names, ", "), skill.Printable(act.Instructions))
 			if len(act.Tools) > 0 {
 				fmt.Fprintln(a.stdout, "\n# Tools")
 				for _, t := range act.Tools {
-					fmt.Fprintf(a.stdout, "- %s: %s\n", t.Function, t.Description)
+					fmt.Fprintf(a.stdout, "- %s: %s\n", t.Function, oneLine(t.Description, 500))
 				}
 			}
 			return nil

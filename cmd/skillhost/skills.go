@@ -74,7 +74,7 @@ func (a *app) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTOOLS\tDESCRIPTION")
 			for _, s := range skills {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", s.Name, len(s.Tools), oneLine(s.Description, 80))
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", skill.Printable(s.Name), len(s.Tools), oneLine(s.Description, 80))
 			}
 			return tw.Flush()
 		},
@@ -84,8 +84,10 @@ func (a *app) listCmd() *cobra.Command {
 }
 
 // oneLine shortens text to its first line and at most n characters.
+// oneLine shortens text to one line of at most n runes, with what a
+// terminal would act on (escape sequences) shown escaped.
 func oneLine(text string, n int) string {
-	text = strings.Join(strings.Fields(text), " ")
+	text = skill.Printable(strings.Join(strings.Fields(text), " "))
 	if r := []rune(text); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
@@ -157,7 +159,7 @@ func (a *app) showCmd() *cobra.Command {
 				})
 			}
 			w := a.stdout
-			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", s.Name, oneLine(s.Description, 500), s.Dir)
+			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", skill.Printable(s.Name), oneLine(s.Description, 500), skill.Printable(s.Dir))
 			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, d.Network, grant.Seconds(d.Timeout), d.Trust))
 			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, g.Network, grant.Seconds(g.Timeout), g.Trust))
 			if len(s.Tools) == 0 {
@@ -167,11 +169,11 @@ func (a *app) showCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, t := range s.Tools {
 					rel, _ := filepath.Rel(s.Dir, t.Script)
-					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", t.Name, oneLine(t.Description, 70), rel)
+					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", skill.Printable(t.Name), oneLine(t.Description, 70), skill.Printable(rel))
 				}
 				tw.Flush()
 			}
-			fmt.Fprintf(w, "\nInstructions:\n%s\n", s.Instructions)
+			fmt.Fprintf(w, "\nInstructions:\n%s\n", skill.Printable(s.Instructions))
 			return nil
 		},
 	}

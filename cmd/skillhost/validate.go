@@ -111,6 +111,10 @@ func validateOne(shown, path string, strict bool, opts skill.Options) validation
 		return invalid(shown, err)
 	}
 	v := validation{Path: shown, Valid: true, Errors: []string{}, Warnings: append([]string{}, s.Warnings...)}
+	if len(s.Escapes) > 0 && !strict {
+		// A bundle that reaches outside its own directory is never valid.
+		v.Valid, v.Errors = false, append([]string{}, s.Escapes...)
+	}
 	if strict {
 		if problems := skill.Strict(s); len(problems) > 0 {
 			v.Valid, v.Errors = false, problems

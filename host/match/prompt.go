@@ -48,7 +48,9 @@ func Prompt(skills []*skill.Skill, format string, budget int) (PromptResult, err
 	entries := make([]Entry, len(skills))
 	longest := 0
 	for i, s := range skills {
-		entries[i] = Entry{Name: s.Name, Description: oneLine(s.Description), Location: s.File}
+		// XML escaping leaves control characters, which a terminal (or a
+		// model reading the prompt) would see raw.
+		entries[i] = Entry{Name: skill.Printable(s.Name), Description: skill.Printable(oneLine(s.Description)), Location: skill.Printable(s.File)}
 		longest = max(longest, len([]rune(entries[i].Description)))
 	}
 	render := func(es []Entry, limit int) (string, int, error) {

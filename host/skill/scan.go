@@ -47,7 +47,8 @@ var skippedDirs = map[string]bool{"__pycache__": true, "node_modules": true, ".g
 // extension appended (pack_sh), then a number.
 func (s *Skill) loadScripts(opts Options) {
 	dir := filepath.Join(s.Dir, "scripts")
-	if _, err := os.Stat(dir); err != nil {
+	fi, err := os.Lstat(dir)
+	if err != nil {
 		if !os.IsNotExist(err) {
 			s.warn("scripts/: %v", err)
 		}
@@ -58,11 +59,25 @@ func (s *Skill) loadScripts(opts Options) {
 		s.warn("skill directory: %v", err)
 		return
 	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		// The same rule as for each script: nothing the host reads from
+		// a skill may lie outside it.
+		target, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			s.warn("scripts/: broken symlink: %v", err)
+			return
+		}
+		if !within(target, realDir) {
+			s.refuse("scripts/ is a symlink that resolves outside the skill directory (%s); refusing it", target)
+			return
+		}
+		dir = target
+	}
 	seen := map[string]string{}
 	files := 0
 	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		rel, _ := filepath.Rel(s.Dir, path)
-		rel = filepath.ToSlash(rel)
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(filepath.Join("scripts", rel))
 		if err != nil {
 			s.warn("%s: %v", rel, err)
 			return nil
@@ -238,7 +253,7 @@ func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
 			return nil, false
 		}
 		if !within(target, realDir) {
-			s.skip("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
+			s.refuse("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}
 		if fi, err = os.Stat(path); err != nil {

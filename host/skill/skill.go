@@ -61,6 +61,10 @@ type Skill struct {
 	Tools []Tool
 	// Warnings are problems that did not stop the bundle from loading.
 	Warnings []string
+	// Escapes lists paths in the bundle that resolve outside its directory
+	// (a symlinked scripts/, SKILL.md or script). They are refused, and a
+	// skill holding any is invalid.
+	Escapes []string
 
 	// front holds what Field and Validate need of the front matter. The
 	// parsed YAML tree is most of the memory of a loaded skill, and a
@@ -159,6 +163,13 @@ func ParseWith(path string, opts Options) (*Skill, error) {
 		return nil, err
 	}
 	s := &Skill{File: abs, Dir: filepath.Dir(abs)}
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		target, terr := filepath.EvalSymlinks(abs)
+		dir, derr := filepath.EvalSymlinks(s.Dir)
+		if terr != nil || derr != nil || !within(target, dir) {
+			return nil, fmt.Errorf("%s at %s is a symlink that resolves outside the skill directory (%s); refusing it", FileName, abs, target)
+		}
+	}
 	if filepath.Base(abs) == lowerFileName {
 		s.warn("named %s; %s is the standard name", lowerFileName, FileName)
 	}
@@ -252,6 +263,13 @@ func (s *Skill) lenientChecks() {
 	if strings.IndexFunc(s.Name, unicode.IsSpace) >= 0 {
 		s.warn("name %q contains spaces; look it up with quotes", s.Name)
 	}
+}
+
+// refuse records a path that leaves the skill directory, as a warning and
+// an escape.
+func (s *Skill) refuse(format string, args ...any) {
+	s.Escapes = append(s.Escapes, fmt.Sprintf(format, args...))
+	s.warn(format, args...)
 }
 
 func (s *Skill) warn(format string, args ...any) {

@@ -84,6 +84,7 @@ func Strict(s *Skill) []string {
 	}
 
 	problems = append(problems, controlProblems(s)...)
+	problems = append(problems, s.Escapes...)
 
 	var extra []string
 	for _, k := range s.Keys {
