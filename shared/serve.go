@@ -58,7 +58,7 @@ func Serve(impl Executor) {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}
 	base, cancel := context.WithCancel(context.Background())
-	watchLifeline(cancel)
+	watchLifeline(cancel, impl)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: pluginSet(impl, base),
@@ -66,13 +66,24 @@ func Serve(impl Executor) {
 		TLSProvider:      serverTLS,
 		Logger:           logger,
 	})
+	closeImpl(impl)
 	os.Exit(0)
+}
+
+// closeImpl gives a backend that implements io.Closer the chance to clean
+// up (leftover cgroups, temporary files) before the plugin exits.
+func closeImpl(impl Executor) {
+	if c, ok := impl.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			logger.Warn("close", "error", err)
+		}
+	}
 }
 
 // watchLifeline exits the plugin when the host's end of the lifeline pipe
 // closes: first cancelling every running call, so their commands are killed,
 // then exiting once they are done or drainTimeout has passed.
-func watchLifeline(cancel context.CancelFunc) {
+func watchLifeline(cancel context.CancelFunc, impl Executor) {
 	fd, err := strconv.Atoi(os.Getenv(EnvLifelineFD))
 	if err != nil || fd < 3 {
 		return
@@ -89,6 +100,7 @@ func watchLifeline(cancel context.CancelFunc) {
 		case <-done:
 		case <-time.After(drainTimeout):
 		}
+		closeImpl(impl)
 		os.Exit(0)
 	}()
 }

@@ -62,6 +62,14 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 	}, nil
 }
 
+// Close removes the run cgroups that runs ended too abruptly to remove
+// (a supervisor killed by the backstop), as the plugin exits. The serving
+// code calls it.
+func (e *Executor) Close() error {
+	sweepCgroups()
+	return nil
+}
+
 // Probe implements shared.Executor.
 func (e *Executor) Probe(context.Context) (shared.Probe, error) {
 	_, p := e.kernel()

@@ -178,8 +178,14 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 		}
 		<-readDone
 	}
-	if st.setupErr != "" {
+	if st.setupErr != "" && !res.TimedOut && !res.Canceled {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
+	}
+	if st.setupErr != "" {
+		// The deadline (or the caller) ended the run while it was still
+		// being set up: that is a timeout (a cancellation), not a failure
+		// to start.
+		st.exitCode, st.signal = -1, "SIGKILL"
 	}
 	res.ExitCode, res.Signal = st.exitCode, st.signal
 	res.Truncated, res.OutputBytes = out.truncated, out.total
