@@ -43,13 +43,17 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result
 	if emitErr != nil {
 		return Result{}, fmt.Errorf("stream output: %w", emitErr)
 	}
-	return Result{
+	out := Result{
 		ExitCode:  res.ExitCode,
 		Signal:    res.Signal,
 		TimedOut:  res.TimedOut,
 		Truncated: res.Truncated,
 		Duration:  res.Duration,
-	}, nil
+	}
+	if spec.Confine != "" && runner.Isolates(spec.Confine) && !res.Isolated {
+		out.NotEnforced = append(out.NotEnforced, "private PID and mount namespaces (the kernel refused them): the backend fell back to its weaker protections for this run")
+	}
+	return out, nil
 }
 
 // WithEnv returns env with name set to value, replacing an earlier entry.

@@ -1,9 +1,11 @@
 package landlock_test
 
 import (
+	"context"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
@@ -59,4 +61,36 @@ func TestEscapesWithoutNamespaces(t *testing.T) {
 		return false
 	}
 	sharedtest.Escapes(t, cfg)
+}
+
+// A run whose helper had to start without namespaces says so in its result,
+// and one that got them does not.
+func TestResultSaysWhenNamespacesWereRefused(t *testing.T) {
+	for _, refuse := range []bool{false, true} {
+		var env []string
+		if refuse {
+			env = append(env, runner.EnvNoNamespaces+"=1")
+		}
+		conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
+			Env: append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}, env...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if p, err := conn.Probe(context.Background()); err != nil || p.Status != shared.Healthy {
+			t.Skipf("the landlock plugin cannot confine here: %v %+v", err, p)
+		}
+		dir := t.TempDir()
+		res, err := conn.Execute(context.Background(), shared.Request{
+			RunID: "ns", Argv: []string{"/bin/true"}, Dir: dir, SkillDir: dir,
+			Grant: shared.Grant{Timeout: 30 * time.Second, Trust: shared.TrustExternal},
+		}, func([]byte) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := strings.Contains(strings.Join(res.NotEnforced, ";"), "namespaces")
+		if noted != refuse {
+			t.Errorf("refused=%v: not enforced %q", refuse, res.NotEnforced)
+		}
+	}
 }

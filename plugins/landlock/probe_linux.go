@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -36,15 +37,7 @@ func detect() Features {
 		f.Seccomp = true
 	}
 	f.Cgroups = cgroupNames()
-	if iso, err := runner.ProbeIsolation(); err != nil {
-		f.Namespaces = "none (" + err.Error() + ")"
-	} else {
-		f.ReadOnlyView = iso.Mount
-		f.Namespaces = "pid, mount"
-		if iso.User {
-			f.Namespaces += ", user"
-		}
-	}
+	f.Namespaces, f.ReadOnlyView = namespaces(f.Uid)
 	return f
 }
 
@@ -67,4 +60,22 @@ func nprocOf(uid int) int64 {
 		}
 	}
 	return n
+}
+
+// namespaces says which namespaces confine helpers will ask for, without
+// starting a process to find out (a plugin serving one call would pay a
+// Go start-up for it). Whether the kernel grants them is known per run: a
+// helper that had to start without them makes its result say so.
+func namespaces(uid int) (string, bool) {
+	if os.Getenv(runner.EnvNoNamespaces) == "1" {
+		return "none (" + runner.EnvNoNamespaces + " is set)", false
+	}
+	if uid == 0 {
+		return "pid, mount", true
+	}
+	data, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	if err == nil && strings.TrimSpace(string(data)) == "0" {
+		return "none (user namespaces are disabled: user.max_user_namespaces is 0)", false
+	}
+	return "pid, mount, user", true
 }

@@ -73,6 +73,9 @@ type Result struct {
 	// OutputBytes counts every byte the command wrote, including dropped
 	// ones.
 	OutputBytes int64
+	// Isolated reports that the command ran under a confine helper that
+	// got its own PID and mount namespaces (see RegisterIsolation).
+	Isolated bool
 }
 
 // ErrSetup is wrapped by errors that happen before the command runs: the
@@ -187,7 +190,7 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 		// to start.
 		st.exitCode, st.signal = -1, "SIGKILL"
 	}
-	res.ExitCode, res.Signal = st.exitCode, st.signal
+	res.ExitCode, res.Signal, res.Isolated = st.exitCode, st.signal, st.isolated
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
 }
@@ -209,6 +212,7 @@ type status struct {
 	exitCode int
 	signal   string
 	setupErr string
+	isolated bool
 }
 
 func statusOf(ws syscall.WaitStatus) status {

@@ -13,7 +13,6 @@ import (
 const (
 	superviseArg = "__skillhost-supervise"
 	confineArg   = "__skillhost-confine"
-	noopArg      = "__skillhost-noop" // exits at once: for probing namespaces
 )
 
 // Confiner restricts the calling thread (for example with Landlock or
@@ -90,6 +89,10 @@ func RegisterIsolation(name string) {
 	isolating[name] = true
 }
 
+// Isolates reports whether the confiner called name asked for isolation
+// with RegisterIsolation.
+func Isolates(name string) bool { return isolates(name) }
+
 func isolates(name string) bool {
 	confinersMu.RLock()
 	defer confinersMu.RUnlock()
@@ -129,8 +132,6 @@ func Init() {
 			os.Exit(superviseMain())
 		case confineArg:
 			os.Exit(confineMain())
-		case noopArg:
-			os.Exit(0)
 		}
 	}
 	supervised.Store(supervisionSupported())
@@ -160,4 +161,5 @@ type wireStatus struct {
 	ExitCode   int    `json:"exit_code"`
 	Signal     string `json:"signal,omitempty"`
 	SetupError string `json:"setup_error,omitempty"`
+	Isolated   bool   `json:"isolated,omitempty"`
 }

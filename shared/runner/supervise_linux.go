@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -267,7 +266,7 @@ func (p *supervisedProcess) wait() status {
 		}
 		return status{exitCode: -1, signal: "SIGKILL"}
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError}
+	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated}
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
@@ -407,6 +406,7 @@ func superviseMain() int {
 		}
 	}
 	killTree(self, true)
+	st.Isolated = h != nil && h.isolated
 	return report(st)
 }
 
@@ -514,34 +514,6 @@ func startHelper(confine string) (*helper, error) {
 		}
 	}
 	return h, nil
-}
-
-// ProbeIsolation starts this binary once in the namespaces an isolated
-// confine helper would get and reports whether the kernel allowed it.
-func ProbeIsolation() (Isolation, error) {
-	if os.Getenv(EnvNoNamespaces) == "1" {
-		return Isolation{}, errors.New(EnvNoNamespaces + " is set")
-	}
-	attr, extra := namespaceAttr()
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return Isolation{}, err
-	}
-	defer devnull.Close()
-	pid, err := syscall.ForkExec(selfExe, []string{selfExe, noopArg}, &syscall.ProcAttr{
-		Dir: "/", Env: helperEnv(), Files: []uintptr{devnull.Fd(), devnull.Fd(), devnull.Fd()}, Sys: attr,
-	})
-	if err != nil {
-		return Isolation{}, err
-	}
-	var ws syscall.WaitStatus
-	if _, err := syscall.Wait4(pid, &ws, 0, nil); err != nil {
-		return Isolation{}, err
-	}
-	if !ws.Exited() || ws.ExitStatus() != 0 {
-		return Isolation{}, fmt.Errorf("probe process ended with %v", ws)
-	}
-	return Isolation{PID: true, Mount: true, User: slices.Contains(extra, isoUser)}, nil
 }
 
 // namespaceAttr returns the clone attributes of an isolated helper: new PID

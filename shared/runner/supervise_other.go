@@ -22,8 +22,3 @@ func confineMain() int {
 func startSupervised(Spec) (process, error) {
 	return nil, errors.New("runner: supervision is only available on Linux")
 }
-
-// ProbeIsolation reports that namespaces are a Linux feature.
-func ProbeIsolation() (Isolation, error) {
-	return Isolation{}, errors.New("namespaces are a Linux feature")
-}
