@@ -60,3 +60,14 @@ func (h *Host) UnknownGrants() []string {
 	slices.Sort(out)
 	return out
 }
+
+// CeilingWarnings lists the read ceiling roots that lie inside a write
+// ceiling root: a script allowed to write there can change what later runs
+// read, so such a root deserves a second look.
+func (h *Host) CeilingWarnings() []string {
+	var out []string
+	for _, r := range grant.ReadInsideWrite(h.Config.Ceiling(), h.env) {
+		out = append(out, fmt.Sprintf("sandbox.fs_read entry %q lies inside a sandbox.fs_write entry: scripts may change what later runs read there", r))
+	}
+	return out
+}

@@ -55,13 +55,14 @@ func (a *app) doctorCmd() *cobra.Command {
 				ok, verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(failing), len(predictions), f.Skill, f.Tool, f.Problem, f.Fix)
 			}
 			unknownGrants := h.UnknownGrants()
+			ceilingWarnings := h.CeilingWarnings()
 			if a.jsonOut {
 				if err := a.printJSON(map[string]any{
 					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(skills),
 					"skill_warnings": nonNil(skillWarnings), "platform": plat, "strategy": name,
 					"plugins": reports, "plugin_warnings": nonNil(pluginWarnings), "ok": ok, "verdict": verdict,
 					"missing_roots": nonNil(missing), "tools": len(predictions), "failing_tools": nonNilPredictions(failing),
-					"unknown_grants": nonNil(unknownGrants),
+					"unknown_grants": nonNil(unknownGrants), "ceiling_warnings": nonNil(ceilingWarnings),
 				}); err != nil {
 					return err
 				}
@@ -116,6 +117,9 @@ func (a *app) doctorCmd() *cobra.Command {
 				}
 				for _, g := range unknownGrants {
 					fmt.Fprintf(w, "grants:    %s\n", g)
+				}
+				for _, c := range ceilingWarnings {
+					fmt.Fprintf(w, "ceiling:   warning: %s\n", c)
 				}
 				fmt.Fprintf(w, "verdict:   %s\n", verdict)
 			}

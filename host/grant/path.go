@@ -168,7 +168,20 @@ func ReadInsideWrite(c Ceiling, env Env) []string {
 	writable := WritableRoots(c.FSWrite, env)
 	var out []string
 	for _, r := range c.FSRead {
-		if rr, err := Resolve(r, env); err == nil && shared.UnderAny(rr, writable) {
+		rr, err := Resolve(r, env)
+		if err != nil {
+			continue
+		}
+		// Where it points now, or where it is written to be: a symlink in
+		// a writable root may point anywhere by the next run.
+		lexical := r
+		if strings.HasPrefix(r, "~") {
+			lexical = env.Home + r[1:]
+		} else if !filepath.IsAbs(r) {
+			lexical = filepath.Join(env.Cwd, r)
+		}
+		parent, perr := Resolve(filepath.Dir(filepath.Clean(lexical)), env)
+		if shared.UnderAny(rr, writable) || (perr == nil && shared.UnderAny(filepath.Join(parent, filepath.Base(lexical)), writable)) {
 			out = append(out, r)
 		}
 	}
