@@ -51,7 +51,11 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result
 		Duration:  res.Duration,
 	}
 	if spec.Confine != "" && runner.Isolates(spec.Confine) && !res.Isolated {
-		out.NotEnforced = append(out.NotEnforced, "private PID and mount namespaces (the kernel refused them): the backend fell back to its weaker protections for this run")
+		why := res.IsolationError
+		if why == "" {
+			why = "the kernel refused them"
+		}
+		out.NotEnforced = append(out.NotEnforced, "private PID and mount namespaces ("+why+"): the backend fell back to its weaker protections for this run")
 	}
 	return out, nil
 }

@@ -49,11 +49,14 @@ func TestTeardownCannotBeOutrun(t *testing.T) {
 
 // Where the kernel refuses namespaces, the helper runs without them and
 // seccomp refuses metadata changes everywhere instead of the read-only
-// view: the attacks on files outside the grant still fail.
+// view: the attacks on files outside the grant still fail, and setsid'd
+// processes still do not outlive the run. (Fork bombs and starvation are
+// left out: without a PID namespace the teardown walks /proc and is not
+// held to the deadline's bound.)
 func TestEscapesWithoutNamespaces(t *testing.T) {
 	cfg := escapeConfig(runner.EnvNoNamespaces + "=1")
 	cfg.Only = func(name string) bool {
-		for _, s := range []string{"outside the grant", "set-uid", "set-gid", "renice", "write outside", "read ssh key", "a granted directory swapped", "setsid", "starve"} {
+		for _, s := range []string{"outside the grant", "set-uid", "set-gid", "renice", "write outside", "read ssh key", "a granted directory swapped", "a setsid process"} {
 			if strings.Contains(name, s) {
 				return true
 			}

@@ -107,6 +107,9 @@ func TestExecuteArgvProfileAndCleanup(t *testing.T) {
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "skillhost-*.sb"))
 	e.sandboxExec = filepath.Join(t.TempDir(), "missing")
 	e.goos = "darwin"
+	// A generous deadline: a busy machine must not turn the failed start
+	// into a timeout.
+	req.Grant.Timeout = 60 * time.Second
 	if _, _, err := execute(e, req); err == nil {
 		t.Fatal("a missing sandbox-exec must fail")
 	}

@@ -74,8 +74,10 @@ type Result struct {
 	// ones.
 	OutputBytes int64
 	// Isolated reports that the command ran under a confine helper that
-	// got its own PID and mount namespaces (see RegisterIsolation).
-	Isolated bool
+	// got its own PID and mount namespaces (see RegisterIsolation);
+	// IsolationError says why one that asked did not.
+	Isolated       bool
+	IsolationError string
 }
 
 // ErrSetup is wrapped by errors that happen before the command runs: the
@@ -181,16 +183,10 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 		}
 		<-readDone
 	}
-	if st.setupErr != "" && !res.TimedOut && !res.Canceled {
+	if st.setupErr != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
-	if st.setupErr != "" {
-		// The deadline (or the caller) ended the run while it was still
-		// being set up: that is a timeout (a cancellation), not a failure
-		// to start.
-		st.exitCode, st.signal = -1, "SIGKILL"
-	}
-	res.ExitCode, res.Signal, res.Isolated = st.exitCode, st.signal, st.isolated
+	res.ExitCode, res.Signal, res.Isolated, res.IsolationError = st.exitCode, st.signal, st.isolated, st.isolationErr
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
 }
@@ -209,10 +205,11 @@ type process interface {
 }
 
 type status struct {
-	exitCode int
-	signal   string
-	setupErr string
-	isolated bool
+	exitCode     int
+	signal       string
+	setupErr     string
+	isolated     bool
+	isolationErr string
 }
 
 func statusOf(ws syscall.WaitStatus) status {

@@ -162,4 +162,6 @@ type wireStatus struct {
 	Signal     string `json:"signal,omitempty"`
 	SetupError string `json:"setup_error,omitempty"`
 	Isolated   bool   `json:"isolated,omitempty"`
+	// IsolationError says why the helper got no namespaces, if it asked.
+	IsolationError string `json:"isolation_error,omitempty"`
 }

@@ -266,7 +266,7 @@ func (p *supervisedProcess) wait() status {
 		}
 		return status{exitCode: -1, signal: "SIGKILL"}
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated}
+	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError}
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
@@ -361,6 +361,7 @@ func superviseMain() int {
 	}
 	go func() {
 		for range sigs {
+			terminating.Store(true)
 			// An isolated helper forwards SIGTERM to its whole namespace;
 			// walking /proc is for the rest.
 			if !killInit(syscall.SIGTERM) {
@@ -377,6 +378,12 @@ func superviseMain() int {
 	if err != nil {
 		killInit(syscall.SIGKILL)
 		killTree(self, true)
+		if terminating.Load() {
+			// The deadline (or the caller) ended the run while it was
+			// being set up, which is what made the setup fail: a killed
+			// run, not a failure to start.
+			return report(wireStatus{ExitCode: -1, Signal: "SIGKILL"})
+		}
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
 	}
 	if h != nil && h.isolated {
@@ -407,6 +414,7 @@ func superviseMain() int {
 	}
 	killTree(self, true)
 	st.Isolated = h != nil && h.isolated
+	st.IsolationError = isolationErr
 	return report(st)
 }
 
@@ -426,6 +434,14 @@ func releaseHelper() {
 		f()
 	}
 }
+
+// isolationErr is why the helper could not get its namespaces, if it could
+// not.
+var isolationErr string
+
+// terminating is set once the supervisor was told to stop (SIGTERM at the
+// deadline or on cancellation).
+var terminating atomic.Bool
 
 // initPid is the host pid of an isolated helper while it lives, 0 otherwise.
 var initPid atomic.Int64
@@ -489,6 +505,9 @@ func startHelper(confine string) (*helper, error) {
 		a.Sys = iso
 		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
 		isolated = err == nil
+		if err != nil {
+			isolationErr = err.Error()
+		}
 	}
 	if !isolated {
 		// No namespaces here (a kernel or container that refuses them):
