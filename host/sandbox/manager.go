@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +54,7 @@ type Manager struct {
 type instance struct {
 	mu        sync.Mutex // serialises starts
 	conn      *shared.Conn
+	info      shared.Info
 	probe     shared.Probe
 	failures  int
 	notBefore time.Time
@@ -111,6 +114,31 @@ func (e *UnsupportedError) Error() string {
 		"allow a partial sandbox if the plugin supports it (sandbox.landlock.best_effort: true), or set sandbox.enabled: false to run scripts unconfined",
 		e.Name, e.Path, e.Probe.Status, e.Probe.Reason)
 }
+
+// IncompatibleError is a plugin whose Info.ContractVersions lack the
+// host's shared.ContractVersion. Info is what the plugin said of itself.
+type IncompatibleError struct {
+	Name, Path string
+	Info       shared.Info
+}
+
+func (e *IncompatibleError) Error() string {
+	speaks := "declares no contract version"
+	if len(e.Info.ContractVersions) > 0 {
+		vs := make([]string, len(e.Info.ContractVersions))
+		for i, v := range e.Info.ContractVersions {
+			vs[i] = strconv.Itoa(v)
+		}
+		speaks = "speaks contract version " + strings.Join(vs, ", ")
+	}
+	return fmt.Sprintf("sandbox plugin %q (%s, version %s) %s, but this skillhost speaks contract version %d. "+
+		"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy",
+		e.Name, e.Path, e.Info.Version, speaks, shared.ContractVersion, shared.ContractVersion)
+}
+
+// Compatible reports whether a plugin declaring versions can serve this
+// host: the list must include shared.ContractVersion.
+func Compatible(versions []int) bool { return slices.Contains(versions, shared.ContractVersion) }
 
 // Executor returns the executor of plugin name. The plugin is started on
 // first use and restarted, with backoff, after a crash.
@@ -191,13 +219,27 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		inst.fail()
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
 	}
+	// The handshake agreed on a protocol number; Info is where the plugin
+	// states every contract version it implements, and the host holds it
+	// to that before sending it anything else.
+	info, err := conn.Info(ctx)
+	if err != nil {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: info: %w", name, cand.Path, err)
+	}
+	if !Compatible(info.ContractVersions) {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, &IncompatibleError{Name: name, Path: cand.Path, Info: info}
+	}
 	probe, err := conn.Probe(ctx)
 	if err != nil {
 		conn.Close()
 		inst.fail()
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
 	}
-	inst.conn, inst.probe = conn, probe
+	inst.conn, inst.info, inst.probe = conn, info, probe
 	return conn, probe, nil
 }
 
@@ -251,12 +293,19 @@ type managed struct {
 	name string
 }
 
+// Info returns what the plugin said when it started, which the host
+// checked against its contract version.
 func (e *managed) Info(ctx context.Context) (shared.Info, error) {
-	conn, _, err := e.m.conn(ctx, e.name)
+	if _, _, err := e.m.conn(ctx, e.name); err != nil {
+		return shared.Info{}, err
+	}
+	inst, err := e.m.instance(e.name)
 	if err != nil {
 		return shared.Info{}, err
 	}
-	return conn.Info(ctx)
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.info, nil
 }
 
 // Probe returns what the plugin said when it started: the answer Execute

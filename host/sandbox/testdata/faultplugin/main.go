@@ -6,7 +6,9 @@
 // Modes: ok, hang-start (never completes the handshake), garbage (writes a
 // line that is not a handshake), crash-execute (dies during a call, after
 // some output), hang-execute (never answers a call, ignoring cancellation),
-// exit-now (exits on its own, idle, within 50 ms of the mode being set).
+// exit-now (exits on its own, idle, within 50 ms of the mode being set),
+// contract-99 (completes the handshake but declares only contract version
+// 99 in Info).
 package main
 
 import (
@@ -28,7 +30,11 @@ func mode() string {
 type executor struct{}
 
 func (executor) Info(context.Context) (shared.Info, error) {
-	return shared.Info{Name: "fault", Version: "0", ContractVersions: []int{shared.ContractVersion}}, nil
+	versions := []int{shared.ContractVersion}
+	if mode() == "contract-99" {
+		versions = []int{99}
+	}
+	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions}, nil
 }
 
 func (executor) Probe(context.Context) (shared.Probe, error) {
