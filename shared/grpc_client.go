@@ -71,6 +71,23 @@ func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, err
 	return Explanation{Format: resp.GetFormat(), Text: string(resp.GetText()), Argv: toStrings(resp.GetArgv())}, nil
 }
 
+// SetConfig implements Configurable. A backend that answers UNIMPLEMENTED
+// (it takes no settings) gives ErrNotConfigurable.
+func (c *GRPCClient) SetConfig(ctx context.Context, doc []byte) ([]ConfigProblem, error) {
+	resp, err := c.client.SetConfig(ctx, &executorv1.SetConfigRequest{Config: doc})
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return nil, ErrNotConfigurable
+		}
+		return nil, c.callError(ctx, err)
+	}
+	var out []ConfigProblem
+	for _, p := range resp.GetProblems() {
+		out = append(out, ConfigProblem{Key: p.GetKey(), Message: p.GetMessage()})
+	}
+	return out, nil
+}
+
 // Execute implements Executor.
 func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte) error) (Result, error) {
 	ctx, cancel := context.WithCancel(ctx)

@@ -139,6 +139,9 @@ func diagnose(h *host.Host, name string, confine bool, reports []host.PluginRepo
 		switch {
 		case r.Error != "": // a pin mismatch too: the plugin is refused before it starts
 			return false, fmt.Sprintf("PROBLEM: the %s plugin does not work: %s", name, r.Error)
+		case r.Probe.Status != shared.Healthy && r.Probe.BestEffort:
+			return true, fmt.Sprintf("WARNING: the %s plugin is %s here (%s) and runs scripts best effort, as its settings (plugins.config.%s) allow: each result lists what was not enforced",
+				name, r.Probe.Status, r.Probe.Reason, name)
 		case r.Probe.Status != shared.Healthy:
 			return false, fmt.Sprintf("PROBLEM: the %s plugin is %s here: %s", name, r.Probe.Status, r.Probe.Reason)
 		case !confine:

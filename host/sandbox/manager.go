@@ -31,6 +31,10 @@ type Options struct {
 	StartTimeout time.Duration
 	Logger       hclog.Logger
 	Env          []string
+	// Configs are plugins' own settings by plugin name, JSON objects
+	// passed unread to the plugin's SetConfig at each start. A plugin
+	// without an entry gets "{}".
+	Configs map[string][]byte
 	// AnswerMargin is how long after a call's timeout and kill grace the
 	// plugin may take to answer before the host gives up on it, stops it
 	// and reports it as hung (default 30 s).
@@ -111,8 +115,52 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("sandbox plugin %q (%s) cannot confine scripts here (%s: %s). Pick another with sandbox.strategy or --strategy, "+
-		"allow a partial sandbox if the plugin supports it (sandbox.landlock.best_effort: true), or set sandbox.enabled: false to run scripts unconfined",
-		e.Name, e.Path, e.Probe.Status, e.Probe.Reason)
+		"allow a partial sandbox if the plugin has a setting for it (under plugins.config.%s; see the plugin's documentation), "+
+		"or set sandbox.enabled: false to run scripts unconfined",
+		e.Name, e.Path, e.Probe.Status, e.Probe.Reason, e.Name)
+}
+
+// ConfigError is a plugin that refused its settings (plugins.config.<name>).
+type ConfigError struct {
+	Name, Path string
+	Problems   []shared.ConfigProblem
+}
+
+func (e *ConfigError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		key := "plugins.config." + e.Name
+		if p.Key != "" {
+			key += "." + p.Key
+		}
+		lines[i] = key + ": " + p.Message
+	}
+	return fmt.Sprintf("sandbox plugin %q (%s) refused its settings: %s", e.Name, e.Path, strings.Join(lines, "; "))
+}
+
+// configure hands a freshly started plugin its settings.
+func (m *Manager) configure(ctx context.Context, name, path string, conn *shared.Conn) error {
+	doc, set := m.opts.Configs[name]
+	if !set {
+		doc = []byte("{}")
+	}
+	c, ok := conn.Executor.(shared.Configurable)
+	if !ok {
+		return fmt.Errorf("sandbox plugin %q at %s: the host's client cannot pass settings", name, path)
+	}
+	problems, err := c.SetConfig(ctx, doc)
+	switch {
+	case errors.Is(err, shared.ErrNotConfigurable):
+		if set {
+			return &ConfigError{Name: name, Path: path, Problems: []shared.ConfigProblem{{Message: "this plugin takes no settings; remove them"}}}
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("sandbox plugin %q at %s: settings: %w", name, path, err)
+	case len(problems) > 0:
+		return &ConfigError{Name: name, Path: path, Problems: problems}
+	}
+	return nil
 }
 
 // IncompatibleError is a plugin whose Info.ContractVersions lack the
@@ -233,6 +281,11 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		inst.fail()
 		return nil, shared.Probe{}, &IncompatibleError{Name: name, Path: cand.Path, Info: info}
 	}
+	if err := m.configure(ctx, name, cand.Path, conn); err != nil {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, err
+	}
 	probe, err := conn.Probe(ctx)
 	if err != nil {
 		conn.Close()
@@ -320,7 +373,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	if err != nil {
 		return shared.Result{}, err
 	}
-	if probe.Status != shared.Healthy && !req.BestEffort {
+	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}

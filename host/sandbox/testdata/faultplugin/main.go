@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
@@ -37,7 +38,36 @@ func (executor) Info(context.Context) (shared.Info, error) {
 	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions}, nil
 }
 
+// settings are the plugin's own (plugins.config.fault): probe
+// "unsupported" makes Probe say so, best_effort lets it run anyway.
+var (
+	settingsMu sync.Mutex
+	settings   struct {
+		Probe      string `json:"probe"`
+		BestEffort bool   `json:"best_effort"`
+	}
+)
+
+func (executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	s := settings
+	if problems := shared.DecodeConfig(doc, &s); problems != nil {
+		return problems, nil
+	}
+	if s.Probe != "" && s.Probe != "healthy" && s.Probe != "unsupported" {
+		return []shared.ConfigProblem{{Key: "probe", Message: fmt.Sprintf("%q is neither healthy nor unsupported", s.Probe)}}, nil
+	}
+	settings = s
+	return nil, nil
+}
+
 func (executor) Probe(context.Context) (shared.Probe, error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	if settings.Probe == "unsupported" {
+		return shared.Probe{Status: shared.Unsupported, Reason: "told so", BestEffort: settings.BestEffort}, nil
+	}
 	return shared.Probe{Status: shared.Healthy}, nil
 }
 
