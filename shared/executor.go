@@ -40,6 +40,10 @@ type Explanation struct {
 	Text   string
 	// Argv is the command line that would run the request's argv.
 	Argv []string
+	// Readable lists the absolute paths the command may read and execute,
+	// a directory standing for its tree, when the backend can say; nil
+	// means it does not.
+	Readable []string
 }
 
 // Trust levels of a Grant.

@@ -68,7 +68,7 @@ func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, err
 		}
 		return Explanation{}, c.callError(ctx, err)
 	}
-	return Explanation{Format: resp.GetFormat(), Text: string(resp.GetText()), Argv: toStrings(resp.GetArgv())}, nil
+	return Explanation{Format: resp.GetFormat(), Text: string(resp.GetText()), Argv: toStrings(resp.GetArgv()), Readable: toStrings(resp.GetReadable())}, nil
 }
 
 // SetConfig implements Configurable. A backend that answers UNIMPLEMENTED

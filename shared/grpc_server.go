@@ -123,7 +123,7 @@ func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest
 	if err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
-	return &executorv1.ExplainResponse{Format: e.Format, Text: []byte(e.Text), Argv: toBytes(e.Argv...)}, nil
+	return &executorv1.ExplainResponse{Format: e.Format, Text: []byte(e.Text), Argv: toBytes(e.Argv...), Readable: toBytes(e.Readable...)}, nil
 }
 
 func (s *grpcServer) SetConfig(ctx context.Context, req *executorv1.SetConfigRequest) (*executorv1.SetConfigResponse, error) {

@@ -113,6 +113,8 @@ func TestFaultyPlugins(t *testing.T) {
 		{mode: "garbage", wantErr: []string{`sandbox plugin "fault" at `, "this is not a go-plugin handshake"}},
 		{mode: "contract-99", wantErr: []string{`sandbox plugin "fault" (`, "speaks contract version 99",
 			fmt.Sprintf("this skillhost speaks contract version %d", shared.ContractVersion)}},
+		{mode: "handshake-v99", wantErr: []string{`sandbox plugin "fault" at `, "speaks contract version 99",
+			fmt.Sprintf("this skillhost speaks contract version %d", shared.ContractVersion)}},
 		{mode: "hang-execute", wantErr: []string{`sandbox plugin "fault" did not answer`, "next call starts a fresh one"},
 			opts: func(o *Options) { o.AnswerMargin = time.Second }},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,11 +145,7 @@ func (m *Manager) configure(ctx context.Context, name, path string, conn *shared
 	if !set {
 		doc = []byte("{}")
 	}
-	c, ok := conn.Executor.(shared.Configurable)
-	if !ok {
-		return fmt.Errorf("sandbox plugin %q at %s: the host's client cannot pass settings", name, path)
-	}
-	problems, err := c.SetConfig(ctx, doc)
+	problems, err := conn.SetConfig(ctx, doc)
 	switch {
 	case errors.Is(err, shared.ErrNotConfigurable):
 		if set {
@@ -183,6 +180,10 @@ func (e *IncompatibleError) Error() string {
 		"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy",
 		e.Name, e.Path, e.Info.Version, speaks, shared.ContractVersion, shared.ContractVersion)
 }
+
+// handshakeVersionRe finds the version in go-plugin's error for a plugin
+// whose handshake names a contract version the host did not offer.
+var handshakeVersionRe = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
 
 // Compatible reports whether a plugin declaring versions can serve this
 // host: the list must include shared.ContractVersion.
@@ -265,6 +266,13 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 	})
 	if err != nil {
 		inst.fail()
+		if m := handshakeVersionRe.FindStringSubmatch(err.Error()); m != nil {
+			// go-plugin's words for a plugin that picked a contract
+			// version this host did not offer.
+			return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s speaks contract version %s, but this skillhost speaks contract version %d. "+
+				"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy (%w)",
+				name, cand.Path, m[1], shared.ContractVersion, shared.ContractVersion, err)
+		}
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
 	}
 	// The handshake agreed on a protocol number; Info is where the plugin

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
@@ -202,5 +203,6 @@ func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explan
 	if err != nil {
 		return shared.Explanation{}, err
 	}
-	return shared.Explanation{Format: "json", Text: string(text) + "\n", Argv: req.Argv}, nil
+	readable := slices.Concat(pol.RODirs, pol.ROFiles, pol.RWDirs[:len(pol.RWDirs)-1], pol.RWFiles)
+	return shared.Explanation{Format: "json", Text: string(text) + "\n", Argv: req.Argv, Readable: readable}, nil
 }

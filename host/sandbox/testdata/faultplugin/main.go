@@ -8,7 +8,8 @@
 // some output), hang-execute (never answers a call, ignoring cancellation),
 // exit-now (exits on its own, idle, within 50 ms of the mode being set),
 // contract-99 (completes the handshake but declares only contract version
-// 99 in Info).
+// 99 in Info), handshake-v99 (answers the handshake with contract version
+// 99).
 package main
 
 import (
@@ -91,6 +92,9 @@ func main() {
 	}
 	switch mode() {
 	case "hang-start":
+		time.Sleep(time.Hour)
+	case "handshake-v99":
+		fmt.Println("1|99|unix|/nonexistent/plugin.sock|grpc|")
 		time.Sleep(time.Hour)
 	case "garbage":
 		fmt.Println("this is not a go-plugin handshake")

@@ -895,7 +895,12 @@ type ExplainResponse struct {
 	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
 	Text   []byte `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// argv is the command line that would run the request's argv.
-	Argv          [][]byte `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	Argv [][]byte `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	// readable lists, when the backend can say, the absolute paths the
+	// command may read and execute; a directory stands for its whole tree.
+	// The host checks interpreters against it (skillhost doctor). Empty
+	// means the backend does not say.
+	Readable      [][]byte `protobuf:"bytes,4,rep,name=readable,proto3" json:"readable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -947,6 +952,13 @@ func (x *ExplainResponse) GetText() []byte {
 func (x *ExplainResponse) GetArgv() [][]byte {
 	if x != nil {
 		return x.Argv
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetReadable() [][]byte {
+	if x != nil {
+		return x.Readable
 	}
 	return nil
 }
@@ -1175,11 +1187,12 @@ const file_executor_proto_rawDesc = "" +
 	"\x0fExecuteResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x127\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06resultB\a\n" +
-	"\x05event\"Q\n" +
+	"\x05event\"m\n" +
 	"\x0fExplainResponse\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\fR\x04text\x12\x12\n" +
-	"\x04argv\x18\x03 \x03(\fR\x04argv\"O\n" +
+	"\x04argv\x18\x03 \x03(\fR\x04argv\x12\x1a\n" +
+	"\breadable\x18\x04 \x03(\fR\breadable\"O\n" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\fR\x06target\x12\x16\n" +
