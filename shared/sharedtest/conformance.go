@@ -180,6 +180,9 @@ func (c *checker) probe(t *testing.T) {
 	if p.Status != shared.Healthy && p.Status != shared.Unsupported && p.Status != shared.Unhealthy {
 		t.Errorf("Probe status %d is not a known status", p.Status)
 	}
+	if p.Status == shared.Healthy && p.BestEffort {
+		t.Error("Probe says best effort while healthy; best effort only describes a backend that is not")
+	}
 	if p.Status != shared.Healthy {
 		t.Skipf("backend is %s here (%s); execution tests will fail", p.Status, p.Reason)
 	}
