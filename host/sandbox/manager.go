@@ -266,12 +266,12 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 	})
 	if err != nil {
 		inst.fail()
-		if m := handshakeVersionRe.FindStringSubmatch(err.Error()); m != nil {
+		if v := handshakeVersionRe.FindStringSubmatch(err.Error()); v != nil {
 			// go-plugin's words for a plugin that picked a contract
 			// version this host did not offer.
 			return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s speaks contract version %s, but this skillhost speaks contract version %d. "+
 				"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy (%w)",
-				name, cand.Path, m[1], shared.ContractVersion, shared.ContractVersion, err)
+				name, cand.Path, v[1], shared.ContractVersion, shared.ContractVersion, err)
 		}
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
 	}
