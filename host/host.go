@@ -108,7 +108,11 @@ func Open(opts Options) (*Host, error) {
 	if level == "" {
 		level = "warn"
 	}
-	return &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}, nil
+	h := &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}
+	for _, d := range cfg.Deprecations {
+		h.Warn("%s", d)
+	}
+	return h, nil
 }
 
 // Warn writes a warning once per message.
@@ -206,10 +210,23 @@ func (h *Host) Sandbox() *sandbox.Manager {
 			Logger: hclog.New(&hclog.LoggerOptions{
 				Name: "skillhost", Output: h.warnings, Level: hclog.LevelFromString(h.logLevel),
 			}),
-			Env: pluginEnv(os.Environ()),
+			Env:     pluginEnv(os.Environ()),
+			Configs: pluginConfigs(pc.Config),
 		})
 	})
 	return h.sandbox
+}
+
+// pluginConfigs returns each plugin's settings as JSON; Validate already
+// refused settings without a JSON form.
+func pluginConfigs(in map[string]config.PluginConfig) map[string][]byte {
+	out := make(map[string][]byte, len(in))
+	for name, pc := range in {
+		if doc, err := pc.JSON(); err == nil && !pc.Empty() {
+			out[name] = doc
+		}
+	}
+	return out
 }
 
 // pluginEnv is the environment of plugin processes: only what they need to

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"runtime"
 
 	"github.com/skillhost/skillhost/host/sandbox"
@@ -40,6 +41,10 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 		ex := m.Executor(name)
 		if info, err := ex.Info(ctx); err != nil {
 			r.Error = err.Error()
+			// An incompatible plugin still said what it is; show it.
+			if ie := (*sandbox.IncompatibleError)(nil); errors.As(err, &ie) {
+				r.Info = &ie.Info
+			}
 		} else {
 			r.Info = &info
 			if p, err := ex.Probe(ctx); err != nil {

@@ -2,12 +2,10 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
@@ -27,20 +25,6 @@ type Prediction struct {
 	// configuration line that prevents it.
 	Problem string `json:"problem,omitempty"`
 	Fix     string `json:"fix,omitempty"`
-}
-
-// landlockPolicy is the part of the Landlock plugin's explanation that says
-// what a script may read.
-type landlockPolicy struct {
-	RODirs  []string `json:"ro_dirs"`
-	ROFiles []string `json:"ro_files"`
-	RWDirs  []string `json:"rw_dirs"`
-	RWFiles []string `json:"rw_files"`
-}
-
-func (p landlockPolicy) readable(path string) bool {
-	return shared.UnderAny(path, p.RODirs) || shared.UnderAny(path, p.RWDirs) ||
-		slices.Contains(p.ROFiles, path) || slices.Contains(p.RWFiles, path)
 }
 
 // PredictRuns checks every tool of every loaded skill the way a run would
@@ -83,19 +67,18 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 		return pr
 	}
 	e, err := ex.Explain(ctx, p.request)
-	if err != nil || e.Format != "json" {
-		return pr // nothing more to compare with
+	if err != nil || len(e.Readable) == 0 {
+		return pr // the backend does not say what a command may read
 	}
-	var policy landlockPolicy
-	if json.Unmarshal([]byte(e.Text), &policy) != nil || len(policy.RODirs) == 0 {
-		return pr
+	readable := func(path string) bool {
+		return shared.UnderAny(path, e.Readable)
 	}
 	for depth, path := 0, prog; depth < 3 && path != ""; depth++ {
 		real := path
 		if r, err := filepath.EvalSymlinks(path); err == nil {
 			real = r
 		}
-		if !policy.readable(real) {
+		if !readable(real) {
 			tree := SuggestTree(real, h.env.Home)
 			pr.OK = false
 			pr.Problem = fmt.Sprintf("the sandbox cannot read or execute %s", real)

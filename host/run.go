@@ -209,8 +209,7 @@ func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string,
 			Processes: int64(sb.Limits.Processes),
 			Memory:    int64(sb.Limits.Memory),
 		},
-		ExecPaths:  h.execPaths(),
-		BestEffort: sb.Landlock.BestEffort,
+		ExecPaths: h.execPaths(),
 	}
 }
 

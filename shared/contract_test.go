@@ -22,7 +22,49 @@ func (f *fake) Info(context.Context) (shared.Info, error) {
 }
 
 func (f *fake) Probe(context.Context) (shared.Probe, error) {
-	return shared.Probe{Status: shared.Unhealthy, Reason: "because", Details: map[string]string{"k": "v"}}, nil
+	return shared.Probe{Status: shared.Unhealthy, Reason: "because", Details: map[string]string{"k": "v"}, BestEffort: true}, nil
+}
+
+// configurable is fake with settings and an explanation.
+type configurable struct {
+	fake
+	doc []byte
+}
+
+func (c *configurable) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	c.doc = doc
+	var s struct {
+		Level int `json:"level"`
+	}
+	return shared.DecodeConfig(doc, &s), nil
+}
+
+func (c *configurable) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
+	return shared.Explanation{Format: "text", Text: "t", Argv: req.Argv, Readable: []string{"/usr", "/opt/\xff"}}, nil
+}
+
+// TestSettingsAndExplanationThroughGRPC checks SetConfig and Explain end
+// to end, and that a backend without settings answers ErrNotConfigurable.
+func TestSettingsAndExplanationThroughGRPC(t *testing.T) {
+	ctx := context.Background()
+	if _, err := sharedtest.InProcess(t, &fake{}).(shared.Configurable).SetConfig(ctx, []byte("{}")); !errors.Is(err, shared.ErrNotConfigurable) {
+		t.Errorf("SetConfig of a backend without settings: %v", err)
+	}
+	impl := &configurable{}
+	ex := sharedtest.InProcess(t, impl)
+	problems, err := ex.(shared.Configurable).SetConfig(ctx, []byte(`{"level": 2}`))
+	if err != nil || problems != nil || string(impl.doc) != `{"level": 2}` {
+		t.Errorf("SetConfig = %v, %v; the plugin got %q", problems, err, impl.doc)
+	}
+	problems, err = ex.(shared.Configurable).SetConfig(ctx, []byte(`{"level": "high", "x": 1}`))
+	want := []shared.ConfigProblem{{Key: "level", Message: "a string is not allowed here; want a number"}}
+	if err != nil || !reflect.DeepEqual(problems, want) {
+		t.Errorf("SetConfig of bad settings = %+v, %v; want %+v", problems, err, want)
+	}
+	e, err := ex.(shared.Explainer).Explain(ctx, shared.Request{Argv: []string{"/bin/x"}})
+	if want, _ := impl.Explain(ctx, shared.Request{Argv: []string{"/bin/x"}}); err != nil || !reflect.DeepEqual(e, want) {
+		t.Errorf("Explain = %+v, %v; want %+v", e, err, want)
+	}
 }
 
 func (f *fake) Execute(_ context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {

@@ -122,11 +122,11 @@ func infoFromProto(p *executorv1.InfoResponse) Info {
 }
 
 func probeToProto(p Probe) *executorv1.ProbeResponse {
-	return &executorv1.ProbeResponse{Status: executorv1.ProbeResponse_Status(p.Status), Reason: p.Reason, Details: p.Details}
+	return &executorv1.ProbeResponse{Status: executorv1.ProbeResponse_Status(p.Status), Reason: p.Reason, Details: p.Details, BestEffort: p.BestEffort}
 }
 
 func probeFromProto(p *executorv1.ProbeResponse) Probe {
-	return Probe{Status: ProbeStatus(p.GetStatus()), Reason: p.GetReason(), Details: p.GetDetails()}
+	return Probe{Status: ProbeStatus(p.GetStatus()), Reason: p.GetReason(), Details: p.GetDetails(), BestEffort: p.GetBestEffort()}
 }
 
 // toBytes and toStrings carry argv, environment and paths as bytes on the

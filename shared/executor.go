@@ -40,6 +40,10 @@ type Explanation struct {
 	Text   string
 	// Argv is the command line that would run the request's argv.
 	Argv []string
+	// Readable lists the absolute paths the command may read and execute,
+	// a directory standing for its tree, when the backend can say; nil
+	// means it does not.
+	Readable []string
 }
 
 // Trust levels of a Grant.
@@ -90,6 +94,10 @@ type Request struct {
 	ExecPaths []string
 	// BestEffort asks the backend to run even if it cannot enforce
 	// everything, listing what it did not enforce in Result.NotEnforced.
+	//
+	// Deprecated: whether a backend runs without full confinement is one
+	// of its own settings (see Configurable and Probe.BestEffort); the
+	// host leaves this false. Backends keep honouring it for older hosts.
 	BestEffort bool
 }
 
@@ -179,4 +187,8 @@ type Probe struct {
 	Reason string `json:"reason"`
 	// Details are facts for `skillhost doctor`, e.g. {"landlock_abi": "7"}.
 	Details map[string]string `json:"details,omitempty"`
+	// BestEffort says the backend's settings let it run commands although
+	// Status is not Healthy, listing in each Result.NotEnforced what it
+	// could not enforce; the host then sends it commands anyway.
+	BestEffort bool `json:"best_effort,omitempty"`
 }

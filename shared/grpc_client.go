@@ -68,7 +68,24 @@ func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, err
 		}
 		return Explanation{}, c.callError(ctx, err)
 	}
-	return Explanation{Format: resp.GetFormat(), Text: string(resp.GetText()), Argv: toStrings(resp.GetArgv())}, nil
+	return Explanation{Format: resp.GetFormat(), Text: string(resp.GetText()), Argv: toStrings(resp.GetArgv()), Readable: toStrings(resp.GetReadable())}, nil
+}
+
+// SetConfig implements Configurable. A backend that answers UNIMPLEMENTED
+// (it takes no settings) gives ErrNotConfigurable.
+func (c *GRPCClient) SetConfig(ctx context.Context, doc []byte) ([]ConfigProblem, error) {
+	resp, err := c.client.SetConfig(ctx, &executorv1.SetConfigRequest{Config: doc})
+	if err != nil {
+		if status.Code(err) == codes.Unimplemented {
+			return nil, ErrNotConfigurable
+		}
+		return nil, c.callError(ctx, err)
+	}
+	var out []ConfigProblem
+	for _, p := range resp.GetProblems() {
+		out = append(out, ConfigProblem{Key: p.GetKey(), Message: p.GetMessage()})
+	}
+	return out, nil
 }
 
 // Execute implements Executor.

@@ -123,5 +123,21 @@ func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest
 	if err != nil {
 		return nil, status.Error(codes.FailedPrecondition, err.Error())
 	}
-	return &executorv1.ExplainResponse{Format: e.Format, Text: []byte(e.Text), Argv: toBytes(e.Argv...)}, nil
+	return &executorv1.ExplainResponse{Format: e.Format, Text: []byte(e.Text), Argv: toBytes(e.Argv...), Readable: toBytes(e.Readable...)}, nil
+}
+
+func (s *grpcServer) SetConfig(ctx context.Context, req *executorv1.SetConfigRequest) (*executorv1.SetConfigResponse, error) {
+	c, ok := s.impl.(Configurable)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, ErrNotConfigurable.Error())
+	}
+	problems, err := c.SetConfig(ctx, req.GetConfig())
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	resp := &executorv1.SetConfigResponse{}
+	for _, p := range problems {
+		resp.Problems = append(resp.Problems, &executorv1.ConfigProblem{Key: p.Key, Message: p.Message})
+	}
+	return resp, nil
 }

@@ -1,6 +1,7 @@
 package shared
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -152,6 +153,16 @@ func sendTLS() (*os.File, *tls.Config, error) {
 		return nil, nil, fmt.Errorf("TLS pipe: %w", err)
 	}
 	return r, pair.client, nil
+}
+
+// SetConfig implements Configurable: it passes the plugin its settings.
+// A plugin that takes none gives ErrNotConfigurable.
+func (c *Conn) SetConfig(ctx context.Context, doc []byte) ([]ConfigProblem, error) {
+	cfg, ok := c.Executor.(Configurable)
+	if !ok {
+		return nil, ErrNotConfigurable
+	}
+	return cfg.SetConfig(ctx, doc)
 }
 
 // Exited reports whether the plugin process has exited.

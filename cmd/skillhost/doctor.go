@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -28,7 +29,9 @@ func (a *app) doctorCmd() *cobra.Command {
 			}
 			defer h.Close()
 			ctx := context.Background()
-			plat := host.DetectPlatform()
+			// What this machine can confine is each plugin's to say (its
+			// Probe, below); the host only names the platform.
+			plat := runtime.GOOS + "/" + runtime.GOARCH
 			reports, pluginWarnings := h.Plugins(ctx)
 			skills := h.Catalog.All()
 			skillWarnings := h.Catalog.Warnings()
@@ -59,7 +62,7 @@ func (a *app) doctorCmd() *cobra.Command {
 			if a.jsonOut {
 				if err := a.printJSON(map[string]any{
 					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(skills),
-					"skill_warnings": nonNil(skillWarnings), "platform": plat, "strategy": name,
+					"skill_warnings": nonNil(skillWarnings), "platform": map[string]string{"os": plat}, "strategy": name,
 					"plugins": reports, "plugin_warnings": nonNil(pluginWarnings), "ok": ok, "verdict": verdict,
 					"missing_roots": nonNil(missing), "tools": len(predictions), "failing_tools": nonNilPredictions(failing),
 					"unknown_grants": nonNil(unknownGrants), "ceiling_warnings": nonNil(ceilingWarnings),
@@ -81,14 +84,7 @@ func (a *app) doctorCmd() *cobra.Command {
 					}
 					fmt.Fprintf(w, "             %s%s\n", r, state)
 				}
-				fmt.Fprintf(w, "platform:  %s", plat.OS)
-				if plat.Kernel != "" {
-					fmt.Fprintf(w, ", kernel %s", plat.Kernel)
-				}
-				fmt.Fprintln(w)
-				for _, k := range slices.Sorted(maps.Keys(plat.Features)) {
-					fmt.Fprintf(w, "             %s: %s\n", k, plat.Features[k])
-				}
+				fmt.Fprintf(w, "platform:  %s\n", plat)
 				fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, name)
 				fmt.Fprintf(w, "plugins:   %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
 				for _, r := range reports {
@@ -143,6 +139,9 @@ func diagnose(h *host.Host, name string, confine bool, reports []host.PluginRepo
 		switch {
 		case r.Error != "": // a pin mismatch too: the plugin is refused before it starts
 			return false, fmt.Sprintf("PROBLEM: the %s plugin does not work: %s", name, r.Error)
+		case r.Probe.Status != shared.Healthy && r.Probe.BestEffort:
+			return true, fmt.Sprintf("WARNING: the %s plugin is %s here (%s) and runs scripts best effort, as its settings (plugins.config.%s) allow: each result lists what was not enforced",
+				name, r.Probe.Status, r.Probe.Reason, name)
 		case r.Probe.Status != shared.Healthy:
 			return false, fmt.Sprintf("PROBLEM: the %s plugin is %s here: %s", name, r.Probe.Status, r.Probe.Reason)
 		case !confine:

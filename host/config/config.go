@@ -25,6 +25,9 @@ type Config struct {
 	// defaults (and environment overrides) apply.
 	Source string `yaml:"-"`
 
+	// Deprecations are warnings about keys that still work but moved.
+	Deprecations []string `yaml:"-"`
+
 	// root is the file's YAML, kept to name lines in validation errors.
 	root *yaml.Node
 }
@@ -110,8 +113,6 @@ type Sandbox struct {
 	// tool's interpreter, shims included, to its real installation and
 	// grants that tree.
 	Interpreters List `yaml:"interpreters"`
-	// Landlock holds options of the Landlock plugin.
-	Landlock Landlock `yaml:"landlock"`
 }
 
 // Limits bound the resources of a confined script. Zero means unlimited.
@@ -120,13 +121,6 @@ type Limits struct {
 	FileSize  ByteSize `yaml:"file_size"`
 	Processes int      `yaml:"processes"`
 	Memory    ByteSize `yaml:"memory"`
-}
-
-// Landlock holds options of the Landlock plugin.
-type Landlock struct {
-	// BestEffort runs scripts even when the kernel lacks Landlock or some of
-	// its layers; every result then lists what was not enforced.
-	BestEffort bool `yaml:"best_effort"`
 }
 
 // Plugins configures sandbox plugin discovery and launch.
@@ -142,6 +136,9 @@ type Plugins struct {
 	AutoMTLS bool `yaml:"auto_mtls"`
 	// StartTimeout bounds a plugin's start-up handshake.
 	StartTimeout Duration `yaml:"start_timeout"`
+	// Config holds each plugin's own settings by plugin name, passed to it
+	// unread (see PluginConfig).
+	Config map[string]PluginConfig `yaml:"config"`
 }
 
 // Match configures skill matching.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,6 +133,9 @@ func (c *Config) decodeFile(path string, data []byte) error {
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		return &Error{Source: path, Err: errors.New("the configuration must be a mapping of sections")}
+	}
+	for _, d := range moveDeprecated(root) {
+		c.Deprecations = append(c.Deprecations, path+": "+d)
 	}
 	if err := checkKeys(root, reflect.TypeOf(*c), ""); err != nil {
 		return &Error{Source: path, Err: err}
@@ -261,6 +265,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // the type checks its own keys, or keeps them unread
+	}
 	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if err := checkKeys(n.Content[i+1], t.Elem(), prefix+n.Content[i].Value+"."); err != nil {
@@ -284,6 +291,8 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 	}
 	return nil
 }
+
+var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
@@ -328,14 +337,39 @@ func (c *Config) applyEnv(environ []string) error {
 			continue // not an override, or set empty, which counts as unset
 		}
 		path := strings.Split(strings.ToLower(name[len(EnvPrefix):]), "__")
+		seen := len(c.Deprecations)
 		if err := c.override(path, value); err != nil {
 			return &Error{Source: "environment variable " + name, Err: err}
+		}
+		for i := seen; i < len(c.Deprecations); i++ {
+			c.Deprecations[i] = "environment variable " + name + ": " + c.Deprecations[i]
 		}
 	}
 	return nil
 }
 
 func (c *Config) override(path []string, value string) error {
+	for _, m := range moved {
+		if len(path) > len(m.old) && slices.Equal(path[:len(m.old)], m.old) {
+			c.Deprecations = append(c.Deprecations, fmt.Sprintf("%s is deprecated; write its settings under plugins.config.%s",
+				strings.Join(m.old, "."), m.plugin))
+			path = append([]string{"plugins", "config", m.plugin}, path[len(m.old):]...)
+		}
+	}
+	if len(path) >= 3 && path[0] == "plugins" && path[1] == "config" {
+		if len(path) == 3 {
+			return fmt.Errorf("plugins.config.%s: set one setting at a time (SKILLHOST_PLUGINS__CONFIG__%s__<KEY>)", path[2], strings.ToUpper(path[2]))
+		}
+		if c.Plugins.Config == nil {
+			c.Plugins.Config = map[string]PluginConfig{}
+		}
+		pc := c.Plugins.Config[path[2]]
+		if err := pc.set(path[3:], value); err != nil {
+			return fmt.Errorf("plugins.config.%s: %w", path[2], err)
+		}
+		c.Plugins.Config[path[2]] = pc
+		return nil
+	}
 	t := reflect.TypeOf(*c)
 	for i, key := range path {
 		f, ok := fieldByTag(t, key)

@@ -58,6 +58,13 @@ func (c *Config) Validate() error {
 			bad("plugins.sha256.%s: %q is not a SHA-256 in hex (64 characters)", name, c.Plugins.SHA256[name])
 		}
 	}
+	for _, name := range sortedKeys(c.Plugins.Config) {
+		if !pluginNameRe.MatchString(name) {
+			bad("plugins.config.%s: not a plugin name (lowercase letters, digits, - and _)", name)
+		} else if _, err := c.Plugins.Config[name].JSON(); err != nil {
+			bad("plugins.config.%s.%v", name, err)
+		}
+	}
 	if c.Plugins.StartTimeout <= 0 {
 		bad("plugins.start_timeout: must be positive")
 	}

@@ -3,14 +3,17 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/shared"
 )
 
 // faultRig is a manager whose plugin "fault" misbehaves as its mode file
@@ -108,6 +111,10 @@ func TestFaultyPlugins(t *testing.T) {
 		{mode: "crash-execute", wantErr: []string{`sandbox plugin "fault" crashed`}},
 		{mode: "hang-start", wantErr: []string{`sandbox plugin "fault" at `, "timeout while waiting for plugin to start"}},
 		{mode: "garbage", wantErr: []string{`sandbox plugin "fault" at `, "this is not a go-plugin handshake"}},
+		{mode: "contract-99", wantErr: []string{`sandbox plugin "fault" (`, "speaks contract version 99",
+			fmt.Sprintf("this skillhost speaks contract version %d", shared.ContractVersion)}},
+		{mode: "handshake-v99", wantErr: []string{`sandbox plugin "fault" at `, "speaks contract version 99",
+			fmt.Sprintf("this skillhost speaks contract version %d", shared.ContractVersion)}},
 		{mode: "hang-execute", wantErr: []string{`sandbox plugin "fault" did not answer`, "next call starts a fresh one"},
 			opts: func(o *Options) { o.AnswerMargin = time.Second }},
 	}
@@ -145,6 +152,27 @@ func TestFaultyPlugins(t *testing.T) {
 
 // TestPluginExitsBetweenCalls: a plugin that exits on its own while idle
 // is replaced without the next call seeing an error.
+// TestIncompatiblePlugin checks that a plugin whose Info lacks the host's
+// contract version is refused before it is sent anything, that Info still
+// reports what it declared (for skillhost plugins), and that its process is
+// stopped.
+func TestIncompatiblePlugin(t *testing.T) {
+	r := newFaultRig(t, nil)
+	r.set(t, "contract-99")
+	_, err := r.m.Executor("fault").Info(context.Background())
+	var ie *IncompatibleError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Info of an incompatible plugin: %v, want an *IncompatibleError", err)
+	}
+	if ie.Name != "fault" || !slices.Equal(ie.Info.ContractVersions, []int{99}) || ie.Path != filepath.Join(r.dir, "skillhost-sandbox-fault") {
+		t.Errorf("error names %q at %q with versions %v", ie.Name, ie.Path, ie.Info.ContractVersions)
+	}
+	if pid := r.m.Pid("fault"); pid != 0 {
+		t.Errorf("the incompatible plugin is still held as process %d", pid)
+	}
+	r.noLeftovers(t)
+}
+
 func TestPluginExitsBetweenCalls(t *testing.T) {
 	r := newFaultRig(t, nil)
 	r.works(t)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +32,10 @@ type Options struct {
 	StartTimeout time.Duration
 	Logger       hclog.Logger
 	Env          []string
+	// Configs are plugins' own settings by plugin name, JSON objects
+	// passed unread to the plugin's SetConfig at each start. A plugin
+	// without an entry gets "{}".
+	Configs map[string][]byte
 	// AnswerMargin is how long after a call's timeout and kill grace the
 	// plugin may take to answer before the host gives up on it, stops it
 	// and reports it as hung (default 30 s).
@@ -52,6 +59,7 @@ type Manager struct {
 type instance struct {
 	mu        sync.Mutex // serialises starts
 	conn      *shared.Conn
+	info      shared.Info
 	probe     shared.Probe
 	failures  int
 	notBefore time.Time
@@ -108,9 +116,78 @@ type UnsupportedError struct {
 
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("sandbox plugin %q (%s) cannot confine scripts here (%s: %s). Pick another with sandbox.strategy or --strategy, "+
-		"allow a partial sandbox if the plugin supports it (sandbox.landlock.best_effort: true), or set sandbox.enabled: false to run scripts unconfined",
-		e.Name, e.Path, e.Probe.Status, e.Probe.Reason)
+		"allow a partial sandbox if the plugin has a setting for it (under plugins.config.%s; see the plugin's documentation), "+
+		"or set sandbox.enabled: false to run scripts unconfined",
+		e.Name, e.Path, e.Probe.Status, e.Probe.Reason, e.Name)
 }
+
+// ConfigError is a plugin that refused its settings (plugins.config.<name>).
+type ConfigError struct {
+	Name, Path string
+	Problems   []shared.ConfigProblem
+}
+
+func (e *ConfigError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		key := "plugins.config." + e.Name
+		if p.Key != "" {
+			key += "." + p.Key
+		}
+		lines[i] = key + ": " + p.Message
+	}
+	return fmt.Sprintf("sandbox plugin %q (%s) refused its settings: %s", e.Name, e.Path, strings.Join(lines, "; "))
+}
+
+// configure hands a freshly started plugin its settings.
+func (m *Manager) configure(ctx context.Context, name, path string, conn *shared.Conn) error {
+	doc, set := m.opts.Configs[name]
+	if !set {
+		doc = []byte("{}")
+	}
+	problems, err := conn.SetConfig(ctx, doc)
+	switch {
+	case errors.Is(err, shared.ErrNotConfigurable):
+		if set {
+			return &ConfigError{Name: name, Path: path, Problems: []shared.ConfigProblem{{Message: "this plugin takes no settings; remove them"}}}
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("sandbox plugin %q at %s: settings: %w", name, path, err)
+	case len(problems) > 0:
+		return &ConfigError{Name: name, Path: path, Problems: problems}
+	}
+	return nil
+}
+
+// IncompatibleError is a plugin whose Info.ContractVersions lack the
+// host's shared.ContractVersion. Info is what the plugin said of itself.
+type IncompatibleError struct {
+	Name, Path string
+	Info       shared.Info
+}
+
+func (e *IncompatibleError) Error() string {
+	speaks := "declares no contract version"
+	if len(e.Info.ContractVersions) > 0 {
+		vs := make([]string, len(e.Info.ContractVersions))
+		for i, v := range e.Info.ContractVersions {
+			vs[i] = strconv.Itoa(v)
+		}
+		speaks = "speaks contract version " + strings.Join(vs, ", ")
+	}
+	return fmt.Sprintf("sandbox plugin %q (%s, version %s) %s, but this skillhost speaks contract version %d. "+
+		"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy",
+		e.Name, e.Path, e.Info.Version, speaks, shared.ContractVersion, shared.ContractVersion)
+}
+
+// handshakeVersionRe finds the version in go-plugin's error for a plugin
+// whose handshake names a contract version the host did not offer.
+var handshakeVersionRe = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+
+// Compatible reports whether a plugin declaring versions can serve this
+// host: the list must include shared.ContractVersion.
+func Compatible(versions []int) bool { return slices.Contains(versions, shared.ContractVersion) }
 
 // Executor returns the executor of plugin name. The plugin is started on
 // first use and restarted, with backoff, after a crash.
@@ -189,7 +266,33 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 	})
 	if err != nil {
 		inst.fail()
+		if v := handshakeVersionRe.FindStringSubmatch(err.Error()); v != nil {
+			// go-plugin's words for a plugin that picked a contract
+			// version this host did not offer.
+			return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s speaks contract version %s, but this skillhost speaks contract version %d. "+
+				"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy (%w)",
+				name, cand.Path, v[1], shared.ContractVersion, shared.ContractVersion, err)
+		}
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
+	}
+	// The handshake agreed on a protocol number; Info is where the plugin
+	// states every contract version it implements, and the host holds it
+	// to that before sending it anything else.
+	info, err := conn.Info(ctx)
+	if err != nil {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: info: %w", name, cand.Path, err)
+	}
+	if !Compatible(info.ContractVersions) {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, &IncompatibleError{Name: name, Path: cand.Path, Info: info}
+	}
+	if err := m.configure(ctx, name, cand.Path, conn); err != nil {
+		conn.Close()
+		inst.fail()
+		return nil, shared.Probe{}, err
 	}
 	probe, err := conn.Probe(ctx)
 	if err != nil {
@@ -197,7 +300,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 		inst.fail()
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
 	}
-	inst.conn, inst.probe = conn, probe
+	inst.conn, inst.info, inst.probe = conn, info, probe
 	return conn, probe, nil
 }
 
@@ -251,12 +354,19 @@ type managed struct {
 	name string
 }
 
+// Info returns what the plugin said when it started, which the host
+// checked against its contract version.
 func (e *managed) Info(ctx context.Context) (shared.Info, error) {
-	conn, _, err := e.m.conn(ctx, e.name)
+	if _, _, err := e.m.conn(ctx, e.name); err != nil {
+		return shared.Info{}, err
+	}
+	inst, err := e.m.instance(e.name)
 	if err != nil {
 		return shared.Info{}, err
 	}
-	return conn.Info(ctx)
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.info, nil
 }
 
 // Probe returns what the plugin said when it started: the answer Execute
@@ -271,7 +381,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	if err != nil {
 		return shared.Result{}, err
 	}
-	if probe.Status != shared.Healthy && !req.BestEffort {
+	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
@@ -33,6 +34,36 @@ type Executor struct {
 	once     sync.Once
 	features Features
 	probe    shared.Probe
+
+	mu       sync.Mutex
+	settings Settings
+}
+
+// Settings are the backend's own settings, which the operator writes under
+// plugins.config.landlock in skillhost's configuration.
+type Settings struct {
+	// BestEffort runs commands even where the kernel lacks Landlock or some
+	// of its layers; every result then lists in NotEnforced what was not
+	// enforced. Off by default: the backend fails closed.
+	BestEffort bool `json:"best_effort"`
+}
+
+// SetConfig implements shared.Configurable.
+func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	var s Settings
+	if problems := shared.DecodeConfig(doc, &s); len(problems) > 0 {
+		return problems, nil
+	}
+	e.mu.Lock()
+	e.settings = s
+	e.mu.Unlock()
+	return nil, nil
+}
+
+func (e *Executor) bestEffort() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settings.BestEffort
 }
 
 // New returns the Landlock backend.
@@ -73,6 +104,7 @@ func (e *Executor) Close() error {
 // Probe implements shared.Executor.
 func (e *Executor) Probe(context.Context) (shared.Probe, error) {
 	_, p := e.kernel()
+	p.BestEffort = p.Status != shared.Healthy && e.bestEffort()
 	return p, nil
 }
 
@@ -83,8 +115,10 @@ var ErrUnsupported = errors.New("the landlock plugin cannot confine scripts on t
 // Execute implements shared.Executor.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
 	f, probe := e.kernel()
-	if probe.Status != shared.Healthy && !req.BestEffort {
-		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set sandbox.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
+	// req.BestEffort is how hosts before SetConfig asked for it.
+	bestEffort := e.bestEffort() || req.BestEffort
+	if probe.Status != shared.Healthy && !bestEffort {
+		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
 	}
 	tmp, err := os.MkdirTemp("", "skillhost-run-")
 	if err != nil {
@@ -122,7 +156,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
 	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir))
-	if req.BestEffort {
+	if bestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}
 	res.NotEnforced = append(res.NotEnforced, socketNote(pol)...)
@@ -177,5 +211,6 @@ func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explan
 	if err != nil {
 		return shared.Explanation{}, err
 	}
-	return shared.Explanation{Format: "json", Text: string(text) + "\n", Argv: req.Argv}, nil
+	readable := slices.Concat(pol.RODirs, pol.ROFiles, pol.RWDirs[:len(pol.RWDirs)-1], pol.RWFiles)
+	return shared.Explanation{Format: "json", Text: string(text) + "\n", Argv: req.Argv, Readable: readable}, nil
 }

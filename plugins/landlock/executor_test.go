@@ -37,18 +37,63 @@ func TestFailsClosed(t *testing.T) {
 		Grant: shared.Grant{Timeout: 10 * time.Second}, SkillDir: dir, OutputLimit: 1 << 20,
 	}
 	_, _, err := run(t, e, req)
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "best_effort") {
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "plugins.config.landlock.best_effort") {
 		t.Fatalf("err = %v, want a refusal that names the way out", err)
 	}
-	req.BestEffort = true
-	out, res, err := run(t, e, req)
-	if err != nil {
-		t.Fatal(err)
+	if p, _ := e.Probe(context.Background()); p.BestEffort {
+		t.Error("Probe says best effort before the setting was given")
 	}
-	if !strings.Contains(out, "read-outside") {
-		t.Errorf("best effort without Landlock cannot confine files: %q", out)
+	check := func(t *testing.T, e *Executor, req shared.Request) {
+		t.Helper()
+		out, res, err := run(t, e, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "read-outside") {
+			t.Errorf("best effort without Landlock cannot confine files: %q", out)
+		}
+		if !strings.Contains(strings.Join(res.NotEnforced, "\n"), "filesystem confinement") {
+			t.Errorf("NotEnforced = %q", res.NotEnforced)
+		}
 	}
-	if !strings.Contains(strings.Join(res.NotEnforced, "\n"), "filesystem confinement") {
-		t.Errorf("NotEnforced = %q", res.NotEnforced)
+	t.Run("setting", func(t *testing.T) {
+		e := withFeatures(e.features)
+		if problems, err := e.SetConfig(context.Background(), []byte(`{"best_effort": true}`)); err != nil || problems != nil {
+			t.Fatalf("SetConfig: %v, %v", problems, err)
+		}
+		if p, _ := e.Probe(context.Background()); !p.BestEffort || p.Status == shared.Healthy {
+			t.Errorf("Probe = %+v, want unhealthy with best effort", p)
+		}
+		check(t, e, req)
+	})
+	t.Run("request field of older hosts", func(t *testing.T) {
+		req := req
+		req.BestEffort = true
+		check(t, withFeatures(e.features), req)
+	})
+}
+
+// TestSettings checks that bad settings are refused by key and leave the
+// previous ones in force.
+func TestSettings(t *testing.T) {
+	e := New()
+	if problems, err := e.SetConfig(context.Background(), []byte(`{"best_effort": true}`)); err != nil || problems != nil {
+		t.Fatalf("SetConfig: %v, %v", problems, err)
+	}
+	for doc, want := range map[string]shared.ConfigProblem{
+		`{"best_effort": "yes"}`: {Key: "best_effort", Message: "a string is not allowed here; want a boolean (true or false)"},
+		`{"besteffort": true}`:   {Key: "besteffort", Message: "unknown setting"},
+		`[1]`:                    {Message: "the settings must be a mapping, not an array"},
+	} {
+		problems, err := e.SetConfig(context.Background(), []byte(doc))
+		if err != nil || len(problems) != 1 || problems[0] != want {
+			t.Errorf("SetConfig(%s) = %+v, %v; want %+v", doc, problems, err, want)
+		}
+	}
+	if !e.bestEffort() {
+		t.Error("refused settings replaced the ones in force")
+	}
+	if problems, _ := e.SetConfig(context.Background(), []byte(`{}`)); problems != nil || e.bestEffort() {
+		t.Errorf("empty settings: %v, best effort %v; want the defaults", problems, e.bestEffort())
 	}
 }

@@ -13,6 +13,8 @@ type Features struct {
 	// RawABI is the ABI the kernel reports; ABI the one used (lowered when
 	// a needed erratum is missing).
 	RawABI, ABI int
+	// Kernel is the kernel's release, for doctor.
+	Kernel string
 	// Missing explains why Landlock is unavailable, if it is.
 	Missing string
 	Seccomp bool
@@ -84,6 +86,7 @@ func (f Features) Probe() shared.Probe {
 		}
 	}
 	details := map[string]string{
+		"kernel":       f.Kernel,
 		"landlock_abi": strconv.Itoa(f.RawABI),
 		"layers":       strings.Join(on, ", "),
 		"processes":    f.ProcessLimit(),

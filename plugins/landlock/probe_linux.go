@@ -16,6 +16,10 @@ import (
 // detect inspects the kernel. It never fails: what is missing is reported.
 func detect() Features {
 	f := Features{Uid: os.Geteuid()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		f.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
 	raw, err := ll.LandlockGetABIVersion()
 	switch {
 	case err == nil:

@@ -33,6 +33,7 @@ func Conformance(t *testing.T, ex shared.Executor, opts Options) {
 	}
 	c := &checker{ex: ex, opts: opts}
 	t.Run("Info", c.info)
+	t.Run("Settings", c.settings)
 	t.Run("Probe", c.probe)
 	t.Run("Output", c.output)
 	t.Run("ExitCodes", c.exitCodes)
@@ -137,6 +138,40 @@ func (c *checker) info(t *testing.T) {
 	}
 }
 
+// settings checks SetConfig where the executor offers it (a plugin's
+// client always does): empty settings are accepted, an unknown key is
+// refused by name rather than ignored, and a plugin without settings says
+// so. It leaves the plugin with empty settings.
+func (c *checker) settings(t *testing.T) {
+	cfg, ok := c.ex.(shared.Configurable)
+	if !ok {
+		t.Skip("the executor takes no settings (it does not implement shared.Configurable)")
+	}
+	ctx := context.Background()
+	problems, err := cfg.SetConfig(ctx, []byte("{}"))
+	if errors.Is(err, shared.ErrNotConfigurable) {
+		t.Skip("the backend takes no settings (SetConfig answers UNIMPLEMENTED)")
+	}
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("SetConfig({}) = %v, %v; empty settings must be accepted", problems, err)
+	}
+	const unknown = "skillhost_conformance_no_such_setting"
+	problems, err = cfg.SetConfig(ctx, []byte(`{"`+unknown+`": true}`))
+	if err != nil {
+		t.Fatalf("SetConfig with an unknown key failed instead of naming a problem: %v", err)
+	}
+	named := false
+	for _, p := range problems {
+		named = named || strings.Contains(p.Key, unknown) || strings.Contains(p.Message, unknown)
+	}
+	if !named {
+		t.Errorf("SetConfig with an unknown key = %v; want a problem naming %s", problems, unknown)
+	}
+	if problems, err := cfg.SetConfig(ctx, []byte("{}")); err != nil || len(problems) > 0 {
+		t.Fatalf("SetConfig({}) after a refusal = %v, %v", problems, err)
+	}
+}
+
 func (c *checker) probe(t *testing.T) {
 	p, err := c.ex.Probe(context.Background())
 	if err != nil {
@@ -144,6 +179,9 @@ func (c *checker) probe(t *testing.T) {
 	}
 	if p.Status != shared.Healthy && p.Status != shared.Unsupported && p.Status != shared.Unhealthy {
 		t.Errorf("Probe status %d is not a known status", p.Status)
+	}
+	if p.Status == shared.Healthy && p.BestEffort {
+		t.Error("Probe says best effort while healthy; best effort only describes a backend that is not")
 	}
 	if p.Status != shared.Healthy {
 		t.Skipf("backend is %s here (%s); execution tests will fail", p.Status, p.Reason)

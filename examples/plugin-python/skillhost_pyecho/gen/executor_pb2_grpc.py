@@ -35,6 +35,11 @@ class ExecutorStub(object):
                 request_serializer=executor__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=executor__pb2.ExplainResponse.FromString,
                 )
+        self.SetConfig = channel.unary_unary(
+                '/skillhost.executor.v1.Executor/SetConfig',
+                request_serializer=executor__pb2.SetConfigRequest.SerializeToString,
+                response_deserializer=executor__pb2.SetConfigResponse.FromString,
+                )
 
 
 class ExecutorServicer(object):
@@ -72,6 +77,19 @@ class ExecutorServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetConfig(self, request, context):
+        """SetConfig hands the backend its own settings, the document under
+        plugins.config.<name> of the host's configuration, as JSON. The host
+        sends it right after Info, before Probe, on every start of the
+        process. The backend validates it and answers the problems it found;
+        none means the settings are in force. Optional: a backend without
+        settings may answer UNIMPLEMENTED, which the host accepts as long as
+        the document is empty.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ExecutorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +112,11 @@ def add_ExecutorServicer_to_server(servicer, server):
                     servicer.Explain,
                     request_deserializer=executor__pb2.ExecuteRequest.FromString,
                     response_serializer=executor__pb2.ExplainResponse.SerializeToString,
+            ),
+            'SetConfig': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetConfig,
+                    request_deserializer=executor__pb2.SetConfigRequest.FromString,
+                    response_serializer=executor__pb2.SetConfigResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -171,5 +194,22 @@ class Executor(object):
         return grpc.experimental.unary_unary(request, target, '/skillhost.executor.v1.Executor/Explain',
             executor__pb2.ExecuteRequest.SerializeToString,
             executor__pb2.ExplainResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetConfig(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/skillhost.executor.v1.Executor/SetConfig',
+            executor__pb2.SetConfigRequest.SerializeToString,
+            executor__pb2.SetConfigResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -6,7 +6,10 @@
 // Modes: ok, hang-start (never completes the handshake), garbage (writes a
 // line that is not a handshake), crash-execute (dies during a call, after
 // some output), hang-execute (never answers a call, ignoring cancellation),
-// exit-now (exits on its own, idle, within 50 ms of the mode being set).
+// exit-now (exits on its own, idle, within 50 ms of the mode being set),
+// contract-99 (completes the handshake but declares only contract version
+// 99 in Info), handshake-v99 (answers the handshake with contract version
+// 99).
 package main
 
 import (
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
@@ -28,10 +32,43 @@ func mode() string {
 type executor struct{}
 
 func (executor) Info(context.Context) (shared.Info, error) {
-	return shared.Info{Name: "fault", Version: "0", ContractVersions: []int{shared.ContractVersion}}, nil
+	versions := []int{shared.ContractVersion}
+	if mode() == "contract-99" {
+		versions = []int{99}
+	}
+	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions}, nil
+}
+
+// settings are the plugin's own (plugins.config.fault): probe
+// "unsupported" makes Probe say so, best_effort lets it run anyway.
+var (
+	settingsMu sync.Mutex
+	settings   struct {
+		Probe      string `json:"probe"`
+		BestEffort bool   `json:"best_effort"`
+	}
+)
+
+func (executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	s := settings
+	if problems := shared.DecodeConfig(doc, &s); problems != nil {
+		return problems, nil
+	}
+	if s.Probe != "" && s.Probe != "healthy" && s.Probe != "unsupported" {
+		return []shared.ConfigProblem{{Key: "probe", Message: fmt.Sprintf("%q is neither healthy nor unsupported", s.Probe)}}, nil
+	}
+	settings = s
+	return nil, nil
 }
 
 func (executor) Probe(context.Context) (shared.Probe, error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	if settings.Probe == "unsupported" {
+		return shared.Probe{Status: shared.Unsupported, Reason: "told so", BestEffort: settings.BestEffort}, nil
+	}
 	return shared.Probe{Status: shared.Healthy}, nil
 }
 
@@ -55,6 +92,9 @@ func main() {
 	}
 	switch mode() {
 	case "hang-start":
+		time.Sleep(time.Hour)
+	case "handshake-v99":
+		fmt.Println("1|99|unix|/nonexistent/plugin.sock|grpc|")
 		time.Sleep(time.Hour)
 	case "garbage":
 		fmt.Println("this is not a go-plugin handshake")

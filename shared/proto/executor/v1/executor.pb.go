@@ -76,7 +76,154 @@ func (x ProbeResponse_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ProbeResponse_Status.Descriptor instead.
 func (ProbeResponse_Status) EnumDescriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4, 0}
+	return file_executor_proto_rawDescGZIP(), []int{7, 0}
+}
+
+type SetConfigRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config is a JSON object ("{}" when the operator set nothing).
+	Config        []byte `protobuf:"bytes,1,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetConfigRequest) Reset() {
+	*x = SetConfigRequest{}
+	mi := &file_executor_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetConfigRequest) ProtoMessage() {}
+
+func (x *SetConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetConfigRequest.ProtoReflect.Descriptor instead.
+func (*SetConfigRequest) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SetConfigRequest) GetConfig() []byte {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type SetConfigResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// problems lists what is wrong with the settings; the host refuses to
+	// use the plugin while there are any.
+	Problems      []*ConfigProblem `protobuf:"bytes,1,rep,name=problems,proto3" json:"problems,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetConfigResponse) Reset() {
+	*x = SetConfigResponse{}
+	mi := &file_executor_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetConfigResponse) ProtoMessage() {}
+
+func (x *SetConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetConfigResponse.ProtoReflect.Descriptor instead.
+func (*SetConfigResponse) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetConfigResponse) GetProblems() []*ConfigProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+// ConfigProblem is one thing wrong with a backend's settings.
+type ConfigProblem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key is the dotted path of the offending key inside the document
+	// ("best_effort", "mounts.0.path"), or empty for the whole document.
+	Key string `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// message says what is wrong, for a human.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigProblem) Reset() {
+	*x = ConfigProblem{}
+	mi := &file_executor_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigProblem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigProblem) ProtoMessage() {}
+
+func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
+func (*ConfigProblem) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ConfigProblem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ConfigProblem) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 type InfoRequest struct {
@@ -87,7 +234,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -99,7 +246,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[0]
+	mi := &file_executor_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -112,7 +259,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{0}
+	return file_executor_proto_rawDescGZIP(), []int{3}
 }
 
 type InfoResponse struct {
@@ -128,7 +275,7 @@ type InfoResponse struct {
 
 func (x *InfoResponse) Reset() {
 	*x = InfoResponse{}
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -140,7 +287,7 @@ func (x *InfoResponse) String() string {
 func (*InfoResponse) ProtoMessage() {}
 
 func (x *InfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[1]
+	mi := &file_executor_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -153,7 +300,7 @@ func (x *InfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoResponse.ProtoReflect.Descriptor instead.
 func (*InfoResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{1}
+	return file_executor_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InfoResponse) GetName() string {
@@ -206,7 +353,7 @@ type Enforcement struct {
 
 func (x *Enforcement) Reset() {
 	*x = Enforcement{}
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -218,7 +365,7 @@ func (x *Enforcement) String() string {
 func (*Enforcement) ProtoMessage() {}
 
 func (x *Enforcement) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[2]
+	mi := &file_executor_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -231,7 +378,7 @@ func (x *Enforcement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Enforcement.ProtoReflect.Descriptor instead.
 func (*Enforcement) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{2}
+	return file_executor_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Enforcement) GetFsRead() bool {
@@ -284,7 +431,7 @@ type ProbeRequest struct {
 
 func (x *ProbeRequest) Reset() {
 	*x = ProbeRequest{}
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -296,7 +443,7 @@ func (x *ProbeRequest) String() string {
 func (*ProbeRequest) ProtoMessage() {}
 
 func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[3]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -309,21 +456,25 @@ func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRequest.ProtoReflect.Descriptor instead.
 func (*ProbeRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{3}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 type ProbeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        ProbeResponse_Status   `protobuf:"varint,1,opt,name=status,proto3,enum=skillhost.executor.v1.ProbeResponse_Status" json:"status,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	Details       map[string]string      `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  ProbeResponse_Status   `protobuf:"varint,1,opt,name=status,proto3,enum=skillhost.executor.v1.ProbeResponse_Status" json:"status,omitempty"`
+	Reason  string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Details map[string]string      `protobuf:"bytes,3,rep,name=details,proto3" json:"details,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// best_effort: the backend's settings let it run commands although
+	// status is not healthy, listing in each result's not_enforced what it
+	// could not enforce. The host then sends it Execute anyway.
+	BestEffort    bool `protobuf:"varint,4,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProbeResponse) Reset() {
 	*x = ProbeResponse{}
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -335,7 +486,7 @@ func (x *ProbeResponse) String() string {
 func (*ProbeResponse) ProtoMessage() {}
 
 func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[4]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -348,7 +499,7 @@ func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeResponse.ProtoReflect.Descriptor instead.
 func (*ProbeResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{4}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ProbeResponse) GetStatus() ProbeResponse_Status {
@@ -372,6 +523,13 @@ func (x *ProbeResponse) GetDetails() map[string]string {
 	return nil
 }
 
+func (x *ProbeResponse) GetBestEffort() bool {
+	if x != nil {
+		return x.BestEffort
+	}
+	return false
+}
+
 // Grant is what a command may do; paths are absolute and resolved.
 // Paths, argv, environment and anything derived from a command's output
 // are bytes, not strings: Unix lets them hold any byte but NUL, and a
@@ -390,7 +548,7 @@ type Grant struct {
 
 func (x *Grant) Reset() {
 	*x = Grant{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -402,7 +560,7 @@ func (x *Grant) String() string {
 func (*Grant) ProtoMessage() {}
 
 func (x *Grant) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -415,7 +573,7 @@ func (x *Grant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Grant.ProtoReflect.Descriptor instead.
 func (*Grant) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Grant) GetFsRead() [][]byte {
@@ -466,7 +624,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -478,7 +636,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -491,7 +649,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Limits) GetOpenFiles() int64 {
@@ -523,25 +681,28 @@ func (x *Limits) GetMemory() int64 {
 }
 
 type ExecuteRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	RunId         string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	Argv          [][]byte               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
-	Dir           []byte                 `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
-	Env           [][]byte               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
-	Grant         *Grant                 `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
-	SkillDir      []byte                 `protobuf:"bytes,6,opt,name=skill_dir,json=skillDir,proto3" json:"skill_dir,omitempty"`
-	OutputLimit   int64                  `protobuf:"varint,7,opt,name=output_limit,json=outputLimit,proto3" json:"output_limit,omitempty"`
-	KillGraceNs   int64                  `protobuf:"varint,8,opt,name=kill_grace_ns,json=killGraceNs,proto3" json:"kill_grace_ns,omitempty"`
-	Limits        *Limits                `protobuf:"bytes,9,opt,name=limits,proto3" json:"limits,omitempty"`
-	ExecPaths     [][]byte               `protobuf:"bytes,10,rep,name=exec_paths,json=execPaths,proto3" json:"exec_paths,omitempty"`
-	BestEffort    bool                   `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	RunId       string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Argv        [][]byte               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	Dir         []byte                 `protobuf:"bytes,3,opt,name=dir,proto3" json:"dir,omitempty"`
+	Env         [][]byte               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	Grant       *Grant                 `protobuf:"bytes,5,opt,name=grant,proto3" json:"grant,omitempty"`
+	SkillDir    []byte                 `protobuf:"bytes,6,opt,name=skill_dir,json=skillDir,proto3" json:"skill_dir,omitempty"`
+	OutputLimit int64                  `protobuf:"varint,7,opt,name=output_limit,json=outputLimit,proto3" json:"output_limit,omitempty"`
+	KillGraceNs int64                  `protobuf:"varint,8,opt,name=kill_grace_ns,json=killGraceNs,proto3" json:"kill_grace_ns,omitempty"`
+	Limits      *Limits                `protobuf:"bytes,9,opt,name=limits,proto3" json:"limits,omitempty"`
+	ExecPaths   [][]byte               `protobuf:"bytes,10,rep,name=exec_paths,json=execPaths,proto3" json:"exec_paths,omitempty"`
+	// Deprecated: a backend's own settings (SetConfig) say whether it runs
+	// without full confinement. Hosts since the SetConfig RPC leave it false;
+	// backends keep honouring it for older hosts.
+	BestEffort    bool `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +714,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +727,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExecuteRequest) GetRunId() string {
@@ -659,7 +820,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -671,7 +832,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -684,7 +845,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -734,14 +895,19 @@ type ExplainResponse struct {
 	Format string `protobuf:"bytes,1,opt,name=format,proto3" json:"format,omitempty"`
 	Text   []byte `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// argv is the command line that would run the request's argv.
-	Argv          [][]byte `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	Argv [][]byte `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	// readable lists, when the backend can say, the absolute paths the
+	// command may read and execute; a directory stands for its whole tree.
+	// The host checks interpreters against it (skillhost doctor). Empty
+	// means the backend does not say.
+	Readable      [][]byte `protobuf:"bytes,4,rep,name=readable,proto3" json:"readable,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +919,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +932,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExplainResponse) GetFormat() string {
@@ -790,6 +956,13 @@ func (x *ExplainResponse) GetArgv() [][]byte {
 	return nil
 }
 
+func (x *ExplainResponse) GetReadable() [][]byte {
+	if x != nil {
+		return x.Readable
+	}
+	return nil
+}
+
 type Violation struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
@@ -801,7 +974,7 @@ type Violation struct {
 
 func (x *Violation) Reset() {
 	*x = Violation{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +986,7 @@ func (x *Violation) String() string {
 func (*Violation) ProtoMessage() {}
 
 func (x *Violation) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +999,7 @@ func (x *Violation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Violation.ProtoReflect.Descriptor instead.
 func (*Violation) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Violation) GetKind() string {
@@ -865,7 +1038,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -877,7 +1050,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -890,7 +1063,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Result) GetExitCode() int32 {
@@ -946,7 +1119,14 @@ var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
 	"\n" +
-	"\x0eexecutor.proto\x12\x15skillhost.executor.v1\"\r\n" +
+	"\x0eexecutor.proto\x12\x15skillhost.executor.v1\"*\n" +
+	"\x10SetConfigRequest\x12\x16\n" +
+	"\x06config\x18\x01 \x01(\fR\x06config\"U\n" +
+	"\x11SetConfigResponse\x12@\n" +
+	"\bproblems\x18\x01 \x03(\v2$.skillhost.executor.v1.ConfigProblemR\bproblems\";\n" +
+	"\rConfigProblem\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\r\n" +
 	"\vInfoRequest\"\xc5\x01\n" +
 	"\fInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -961,11 +1141,13 @@ const file_executor_proto_rawDesc = "" +
 	"\atimeout\x18\x04 \x01(\bR\atimeout\x12'\n" +
 	"\x0fresource_limits\x18\x05 \x01(\bR\x0eresourceLimits\x12+\n" +
 	"\x11process_isolation\x18\x06 \x01(\bR\x10processIsolation\"\x0e\n" +
-	"\fProbeRequest\"\xd9\x02\n" +
+	"\fProbeRequest\"\xfa\x02\n" +
 	"\rProbeResponse\x12C\n" +
 	"\x06status\x18\x01 \x01(\x0e2+.skillhost.executor.v1.ProbeResponse.StatusR\x06status\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12K\n" +
-	"\adetails\x18\x03 \x03(\v21.skillhost.executor.v1.ProbeResponse.DetailsEntryR\adetails\x1a:\n" +
+	"\adetails\x18\x03 \x03(\v21.skillhost.executor.v1.ProbeResponse.DetailsEntryR\adetails\x12\x1f\n" +
+	"\vbest_effort\x18\x04 \x01(\bR\n" +
+	"bestEffort\x1a:\n" +
 	"\fDetailsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"b\n" +
@@ -1005,11 +1187,12 @@ const file_executor_proto_rawDesc = "" +
 	"\x0fExecuteResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x127\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06resultB\a\n" +
-	"\x05event\"Q\n" +
+	"\x05event\"m\n" +
 	"\x0fExplainResponse\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\fR\x04text\x12\x12\n" +
-	"\x04argv\x18\x03 \x03(\fR\x04argv\"O\n" +
+	"\x04argv\x18\x03 \x03(\fR\x04argv\x12\x1a\n" +
+	"\breadable\x18\x04 \x03(\fR\breadable\"O\n" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\fR\x06target\x12\x16\n" +
@@ -1024,12 +1207,13 @@ const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"violations\x18\x06 \x03(\v2 .skillhost.executor.v1.ViolationR\n" +
 	"violations\x12!\n" +
-	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced2\xe5\x02\n" +
+	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced2\xc5\x03\n" +
 	"\bExecutor\x12O\n" +
 	"\x04Info\x12\".skillhost.executor.v1.InfoRequest\x1a#.skillhost.executor.v1.InfoResponse\x12R\n" +
 	"\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n" +
 	"\aExecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01\x12X\n" +
-	"\aExplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponseBDZBgithub.com/skillhost/skillhost/shared/proto/executor/v1;executorv1b\x06proto3"
+	"\aExplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponse\x12^\n" +
+	"\tSetConfig\x12'.skillhost.executor.v1.SetConfigRequest\x1a(.skillhost.executor.v1.SetConfigResponseBDZBgithub.com/skillhost/skillhost/shared/proto/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once
@@ -1044,44 +1228,50 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_executor_proto_goTypes = []any{
 	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
-	(*InfoRequest)(nil),       // 1: skillhost.executor.v1.InfoRequest
-	(*InfoResponse)(nil),      // 2: skillhost.executor.v1.InfoResponse
-	(*Enforcement)(nil),       // 3: skillhost.executor.v1.Enforcement
-	(*ProbeRequest)(nil),      // 4: skillhost.executor.v1.ProbeRequest
-	(*ProbeResponse)(nil),     // 5: skillhost.executor.v1.ProbeResponse
-	(*Grant)(nil),             // 6: skillhost.executor.v1.Grant
-	(*Limits)(nil),            // 7: skillhost.executor.v1.Limits
-	(*ExecuteRequest)(nil),    // 8: skillhost.executor.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),   // 9: skillhost.executor.v1.ExecuteResponse
-	(*ExplainResponse)(nil),   // 10: skillhost.executor.v1.ExplainResponse
-	(*Violation)(nil),         // 11: skillhost.executor.v1.Violation
-	(*Result)(nil),            // 12: skillhost.executor.v1.Result
-	nil,                       // 13: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	(*SetConfigRequest)(nil),  // 1: skillhost.executor.v1.SetConfigRequest
+	(*SetConfigResponse)(nil), // 2: skillhost.executor.v1.SetConfigResponse
+	(*ConfigProblem)(nil),     // 3: skillhost.executor.v1.ConfigProblem
+	(*InfoRequest)(nil),       // 4: skillhost.executor.v1.InfoRequest
+	(*InfoResponse)(nil),      // 5: skillhost.executor.v1.InfoResponse
+	(*Enforcement)(nil),       // 6: skillhost.executor.v1.Enforcement
+	(*ProbeRequest)(nil),      // 7: skillhost.executor.v1.ProbeRequest
+	(*ProbeResponse)(nil),     // 8: skillhost.executor.v1.ProbeResponse
+	(*Grant)(nil),             // 9: skillhost.executor.v1.Grant
+	(*Limits)(nil),            // 10: skillhost.executor.v1.Limits
+	(*ExecuteRequest)(nil),    // 11: skillhost.executor.v1.ExecuteRequest
+	(*ExecuteResponse)(nil),   // 12: skillhost.executor.v1.ExecuteResponse
+	(*ExplainResponse)(nil),   // 13: skillhost.executor.v1.ExplainResponse
+	(*Violation)(nil),         // 14: skillhost.executor.v1.Violation
+	(*Result)(nil),            // 15: skillhost.executor.v1.Result
+	nil,                       // 16: skillhost.executor.v1.ProbeResponse.DetailsEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	3,  // 0: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
-	0,  // 1: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	13, // 2: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
-	6,  // 3: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
-	7,  // 4: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
-	12, // 5: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	11, // 6: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
-	1,  // 7: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
-	4,  // 8: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
-	8,  // 9: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	8,  // 10: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
-	2,  // 11: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	5,  // 12: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	9,  // 13: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	10, // 14: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	3,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
+	6,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
+	0,  // 2: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
+	16, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	9,  // 4: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
+	10, // 5: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
+	15, // 6: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
+	14, // 7: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	4,  // 8: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
+	7,  // 9: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
+	11, // 10: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
+	11, // 11: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	1,  // 12: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
+	5,  // 13: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	8,  // 14: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	12, // 15: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	13, // 16: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	2,  // 17: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1089,7 +1279,7 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
-	file_executor_proto_msgTypes[8].OneofWrappers = []any{
+	file_executor_proto_msgTypes[11].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 	}
@@ -1099,7 +1289,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   13,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

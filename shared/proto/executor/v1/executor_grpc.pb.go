@@ -25,10 +25,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Executor_Info_FullMethodName    = "/skillhost.executor.v1.Executor/Info"
-	Executor_Probe_FullMethodName   = "/skillhost.executor.v1.Executor/Probe"
-	Executor_Execute_FullMethodName = "/skillhost.executor.v1.Executor/Execute"
-	Executor_Explain_FullMethodName = "/skillhost.executor.v1.Executor/Explain"
+	Executor_Info_FullMethodName      = "/skillhost.executor.v1.Executor/Info"
+	Executor_Probe_FullMethodName     = "/skillhost.executor.v1.Executor/Probe"
+	Executor_Execute_FullMethodName   = "/skillhost.executor.v1.Executor/Execute"
+	Executor_Explain_FullMethodName   = "/skillhost.executor.v1.Executor/Explain"
+	Executor_SetConfig_FullMethodName = "/skillhost.executor.v1.Executor/SetConfig"
 )
 
 // ExecutorClient is the client API for Executor service.
@@ -48,6 +49,14 @@ type ExecutorClient interface {
 	// a request: a profile, a policy, the command line. Optional: a backend
 	// may answer UNIMPLEMENTED.
 	Explain(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
+	// SetConfig hands the backend its own settings, the document under
+	// plugins.config.<name> of the host's configuration, as JSON. The host
+	// sends it right after Info, before Probe, on every start of the
+	// process. The backend validates it and answers the problems it found;
+	// none means the settings are in force. Optional: a backend without
+	// settings may answer UNIMPLEMENTED, which the host accepts as long as
+	// the document is empty.
+	SetConfig(ctx context.Context, in *SetConfigRequest, opts ...grpc.CallOption) (*SetConfigResponse, error)
 }
 
 type executorClient struct {
@@ -107,6 +116,16 @@ func (c *executorClient) Explain(ctx context.Context, in *ExecuteRequest, opts .
 	return out, nil
 }
 
+func (c *executorClient) SetConfig(ctx context.Context, in *SetConfigRequest, opts ...grpc.CallOption) (*SetConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetConfigResponse)
+	err := c.cc.Invoke(ctx, Executor_SetConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ExecutorServer is the server API for Executor service.
 // All implementations must embed UnimplementedExecutorServer
 // for forward compatibility.
@@ -124,6 +143,14 @@ type ExecutorServer interface {
 	// a request: a profile, a policy, the command line. Optional: a backend
 	// may answer UNIMPLEMENTED.
 	Explain(context.Context, *ExecuteRequest) (*ExplainResponse, error)
+	// SetConfig hands the backend its own settings, the document under
+	// plugins.config.<name> of the host's configuration, as JSON. The host
+	// sends it right after Info, before Probe, on every start of the
+	// process. The backend validates it and answers the problems it found;
+	// none means the settings are in force. Optional: a backend without
+	// settings may answer UNIMPLEMENTED, which the host accepts as long as
+	// the document is empty.
+	SetConfig(context.Context, *SetConfigRequest) (*SetConfigResponse, error)
 	mustEmbedUnimplementedExecutorServer()
 }
 
@@ -145,6 +172,9 @@ func (UnimplementedExecutorServer) Execute(*ExecuteRequest, grpc.ServerStreaming
 }
 func (UnimplementedExecutorServer) Explain(context.Context, *ExecuteRequest) (*ExplainResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Explain not implemented")
+}
+func (UnimplementedExecutorServer) SetConfig(context.Context, *SetConfigRequest) (*SetConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetConfig not implemented")
 }
 func (UnimplementedExecutorServer) mustEmbedUnimplementedExecutorServer() {}
 func (UnimplementedExecutorServer) testEmbeddedByValue()                  {}
@@ -232,6 +262,24 @@ func _Executor_Explain_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Executor_SetConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ExecutorServer).SetConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Executor_SetConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ExecutorServer).SetConfig(ctx, req.(*SetConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Executor_ServiceDesc is the grpc.ServiceDesc for Executor service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -250,6 +298,10 @@ var Executor_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Explain",
 			Handler:    _Executor_Explain_Handler,
+		},
+		{
+			MethodName: "SetConfig",
+			Handler:    _Executor_SetConfig_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
