@@ -250,7 +250,16 @@ func ownerGone(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	return unix.Kill(pid, 0) == unix.ESRCH
+	if unix.Kill(pid, 0) == unix.ESRCH {
+		return true
+	}
+	// A zombie is gone too: it has left its cgroups and cannot join any.
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist)
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
 }
 
 // cgroupNames lists the controllers in use, for the probe.

@@ -134,7 +134,10 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		pol.NprocBase = nprocOf(f.Uid)
 	}
 	if pol.Cgroups {
-		defer func() { go sweepCgroups() }()
+		// Synchronously: when the runner had to kill a supervisor (its
+		// backstop), that supervisor could not remove its run cgroups, and
+		// a plugin about to exit would never get to an asynchronous sweep.
+		defer sweepCgroups()
 	}
 	if pol.Seccomp, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9}); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
