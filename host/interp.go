@@ -293,12 +293,3 @@ func joinList(first, rest string) string {
 	}
 	return first + string(os.PathListSeparator) + rest
 }
-
-// readableIn reports whether a confined script could read path given the
-// request: the system trees, the skill, the grant and the interpreter
-// trees. Plugins may allow more (a few /etc files), never less.
-func readableIn(path string, req shared.Request) bool {
-	roots := append(append(append(systemDirs(), req.SkillDir), req.Grant.FSRead...), req.Grant.FSWrite...)
-	roots = append(roots, req.ExecPaths...)
-	return shared.UnderAny(path, roots)
-}

@@ -79,9 +79,6 @@ func New(h *host.Host, opts Options) *Server {
 	return s
 }
 
-// MCP returns the SDK server, to run on any transport.
-func (s *Server) MCP() *mcp.Server { return s.mcp }
-
 // Run serves one client over t (for example &mcp.StdioTransport{}) until
 // it disconnects or ctx ends.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.Run(ctx, t) }

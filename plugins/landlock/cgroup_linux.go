@@ -240,7 +240,8 @@ func sweepCgroups() {
 	}
 }
 
-// ownerGone reports whether name is run-<pid> and no process <pid> exists.
+// ownerGone reports whether name is run-<pid> and process <pid> is gone
+// (a zombie counts: it can no longer join anything).
 func ownerGone(name string) bool {
 	rest, ok := strings.CutPrefix(name, "run-")
 	if !ok {
@@ -250,16 +251,7 @@ func ownerGone(name string) bool {
 	if err != nil || pid <= 0 {
 		return false
 	}
-	if unix.Kill(pid, 0) == unix.ESRCH {
-		return true
-	}
-	// A zombie is gone too: it has left its cgroups and cannot join any.
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+	return runner.Gone(pid)
 }
 
 // cgroupNames lists the controllers in use, for the probe.

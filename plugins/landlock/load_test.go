@@ -9,12 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // TestLoad sends 500 runs, 32 at a time, through one Landlock plugin,
@@ -147,7 +147,7 @@ func leakedCgroups() int {
 		more, _ := filepath.Glob(filepath.Join(base, runsDirName, "run-*"))
 		for _, m := range append(matches, more...) {
 			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(m), "run-"))
-			if err == nil && gone(pid) {
+			if err == nil && runner.Gone(pid) {
 				n++
 			}
 		}
@@ -156,19 +156,6 @@ func leakedCgroups() int {
 }
 
 const runsDirName = "skillhost-runs"
-
-// gone reports whether pid is no process or a zombie.
-func gone(pid int) bool {
-	if syscall.Kill(pid, 0) == syscall.ESRCH {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
-}
 
 // loadEnv is added to the plugin's environment (a test of the fallback
 // without namespaces sets it).

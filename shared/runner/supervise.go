@@ -91,9 +91,7 @@ func RegisterIsolation(name string) {
 
 // Isolates reports whether the confiner called name asked for isolation
 // with RegisterIsolation.
-func Isolates(name string) bool { return isolates(name) }
-
-func isolates(name string) bool {
+func Isolates(name string) bool {
 	confinersMu.RLock()
 	defer confinersMu.RUnlock()
 	return isolating[name]
@@ -145,11 +143,11 @@ func Supervised() bool { return supervised.Load() }
 // confine helper, gob-encoded on an inherited pipe: unlike JSON, gob keeps
 // strings that are not UTF-8 byte for byte.
 type wireSpec struct {
-	Argv           []string `json:"argv"`
-	Env            []string `json:"env"`
-	Dir            string   `json:"dir,omitempty"`
-	Confine        string   `json:"confine,omitempty"`
-	ConfinePayload []byte   `json:"confine_payload,omitempty"`
+	Argv           []string
+	Env            []string
+	Dir            string
+	Confine        string
+	ConfinePayload []byte
 }
 
 // wireStatus travels from the supervisor back to Run.

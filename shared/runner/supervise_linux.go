@@ -91,7 +91,7 @@ func (p *supervisedProcess) readStatus() {
 			close(p.final)
 			return
 		}
-		if ws.InitPid > 0 && ws.SetupError == "" && ws.ExitCode == 0 && ws.Signal == "" {
+		if ws.InitPid > 0 { // the init notice; the final status never names it
 			if fd, err := unix.PidfdOpen(ws.InitPid, 0); err == nil {
 				p.initMu.Lock()
 				p.initFD = fd
@@ -499,8 +499,8 @@ func startHelper(confine string) (*helper, error) {
 	argv := []string{selfExe, confineArg, confine}
 	pid := 0
 	isolated := false
-	if isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
-		iso, extra := namespaceAttr()
+	if Isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
+		iso, extra := namespaceAttr(*attr.Sys)
 		a := *attr
 		a.Sys = iso
 		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
@@ -535,14 +535,13 @@ func startHelper(confine string) (*helper, error) {
 	return h, nil
 }
 
-// namespaceAttr returns the clone attributes of an isolated helper: new PID
-// and mount namespaces, inside a user namespace that maps only the caller's
-// own ids when the caller is not root (which needs no privilege).
-func namespaceAttr() (*syscall.SysProcAttr, []string) {
-	attr := &syscall.SysProcAttr{
-		Pdeathsig:  syscall.SIGKILL,
-		Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
-	}
+// namespaceAttr returns base with the clone attributes of an isolated
+// helper added: new PID and mount namespaces, inside a user namespace that
+// maps only the caller's own ids when the caller is not root (which needs
+// no privilege).
+func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
+	attr := &base
+	attr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	extra := []string{isoPID, isoMount}
 	if uid := os.Geteuid(); uid != 0 {
 		gid := os.Getegid()
@@ -655,12 +654,23 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 	return h.pid, nil
 }
 
+// A confine helper keeps its main goroutine on the main thread, locked from
+// package initialisation (the only time the runtime guarantees that): an
+// isolated helper confines and forks from another thread, so that the main
+// thread, the one a command would signal or trace as pid 1, stays outside
+// the command's Landlock domain; an unisolated one confines and execs from
+// the main thread.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == confineArg {
+		runtime.LockOSThread()
+	}
+}
+
 // confineMain is the confine helper: it waits for its command, applies the
 // named confiner and starts the command: by exec, or, when it is the init of
 // its own PID namespace, by fork from a confined thread, staying behind to
 // reap and to report.
 func confineMain() int {
-	runtime.LockOSThread() // the main thread stays the main goroutine's
 	syscall.CloseOnExec(fdConfineSpec)
 	syscall.CloseOnExec(fdConfineErr)
 	for _, a := range os.Args[3:] {

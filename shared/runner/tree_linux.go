@@ -121,6 +121,13 @@ func descendants(root int) ([]int, error) {
 	return out, nil
 }
 
+// Gone reports whether no process pid runs any more: there is none, or it
+// is a zombie, which has left its cgroups and runs nothing.
+func Gone(pid int) bool {
+	_, state, err := procStat(pid)
+	return errors.Is(err, os.ErrNotExist) || err == nil && (state == 'Z' || state == 'X')
+}
+
 // procStat reads the parent pid and state of pid from /proc/<pid>/stat.
 func procStat(pid int) (ppid int, state byte, err error) {
 	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))

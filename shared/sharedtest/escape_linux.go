@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // The escape suite: every attack is a real skill script run through the
@@ -657,7 +658,7 @@ func escapees(run string) []int {
 		if err != nil || !bytes.Contains(cmd, []byte("escapee-"+run)) {
 			continue
 		}
-		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+		if runner.Gone(pid) {
 			continue
 		}
 		pids = append(pids, pid)
