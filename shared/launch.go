@@ -97,10 +97,12 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		// the environment it hands over here, and removes it on Kill.
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketBase()},
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
+			// Recorded first: if the plugin never starts, go-plugin's Kill
+			// has no runner and leaves the directory, and Close removes it.
+			c.socketDir = dir
 			if err := giveTo(dir, cfg.SysProcAttr); err != nil {
 				return nil, fmt.Errorf("socket directory: %w", err)
 			}
-			c.socketDir = dir
 			cmd.Env = append(cmd.Env, spec.Env...)
 			return newPluginRunner(cmd)
 		},

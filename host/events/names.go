@@ -9,6 +9,8 @@
 // strictly increasing sequence number.
 package events
 
+import "slices"
+
 // Event names. The set and the spelling are the reference's, all 20 of
 // them, in its order.
 const (
@@ -65,20 +67,11 @@ func Lifecycle() []string { return append([]string(nil), lifecycle...) }
 func Delta() []string { return append([]string(nil), delta...) }
 
 // IsLifecycle reports whether name is exactly one of the run.* events.
-func IsLifecycle(name string) bool { return in(lifecycle, name) }
+func IsLifecycle(name string) bool { return slices.Contains(lifecycle, name) }
 
 // IsDelta reports whether name is exactly one of the *.delta events.
-func IsDelta(name string) bool { return in(delta, name) }
+func IsDelta(name string) bool { return slices.Contains(delta, name) }
 
 // IsValid reports whether name is exactly one of the 20 event names; the
 // comparison is case-sensitive and nothing is trimmed.
-func IsValid(name string) bool { return in(all, name) }
-
-func in(set []string, name string) bool {
-	for _, s := range set {
-		if s == name {
-			return true
-		}
-	}
-	return false
-}
+func IsValid(name string) bool { return slices.Contains(all, name) }
