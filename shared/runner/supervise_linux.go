@@ -79,6 +79,11 @@ type supervisedProcess struct {
 	initMu sync.Mutex
 	initFD int
 	final  chan wireStatus
+
+	// reapMu is held while the supervisor is reaped, so the backstop never
+	// walks the tree of a pid that may have been reused.
+	reapMu sync.Mutex
+	reaped bool
 }
 
 // readStatus reads the supervisor's status pipe: an init notice, if any,
@@ -254,7 +259,10 @@ func (p *supervisedProcess) wait() status {
 	// its group goes too, before it is reaped so the id cannot be reused.
 	awaitExit(p.proc.Pid)
 	killGroup(p.proc.Pid, syscall.SIGKILL)
+	p.reapMu.Lock()
 	_, err := p.proc.Wait()
+	p.reaped = true
+	p.reapMu.Unlock()
 	ws, ok := <-p.final
 	p.status.Close()
 	p.closeInit()
@@ -283,7 +291,16 @@ func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{})
 	select {
 	case <-stop:
 	case <-time.After(backstop):
-		killGroup(p.proc.Pid, syscall.SIGKILL)
+		// The supervisor is starved or stuck. Killing it now would orphan
+		// whatever left its process group (setsid'd children re-parent to
+		// init and run on), so the runner kills its tree first, while the
+		// supervisor, a subreaper, still holds every descendant.
+		p.reapMu.Lock()
+		if !p.reaped {
+			killTree(p.proc.Pid, false)
+			killGroup(p.proc.Pid, syscall.SIGKILL)
+		}
+		p.reapMu.Unlock()
 	}
 }
 

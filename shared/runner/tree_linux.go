@@ -100,7 +100,7 @@ func descendants(root int) ([]int, error) {
 			continue
 		}
 		ppid, state, err := procStat(pid)
-		if errors.Is(err, os.ErrNotExist) || err == nil && (state == 'Z' || state == 'X') {
+		if vanished(err) || err == nil && (state == 'Z' || state == 'X') {
 			continue // gone meanwhile, or dead
 		}
 		if err != nil {
@@ -125,7 +125,16 @@ func descendants(root int) ([]int, error) {
 // is a zombie, which has left its cgroups and runs nothing.
 func Gone(pid int) bool {
 	_, state, err := procStat(pid)
-	return errors.Is(err, os.ErrNotExist) || err == nil && (state == 'Z' || state == 'X')
+	return vanished(err) || err == nil && (state == 'Z' || state == 'X')
+}
+
+// vanished reports whether err from reading /proc/<pid> means the process
+// is gone: ENOENT when it was reaped before the open, ESRCH when it was
+// reaped between the open and the read. A tree that churns processes makes
+// the second common, and treating it as a failure to look would let a fork
+// bomb keep every walk from finishing.
+func vanished(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
 // procStat reads the parent pid and state of pid from /proc/<pid>/stat.
