@@ -1,7 +1,7 @@
 # skillhost. The two commands the README names: `make demo` and `make test`.
 GO      ?= go
 BIN     := bin
-PROTO   := shared/proto/executor/v1
+PROTO   := shared/internal/proto/executor/v1
 
 .PHONY: all build demo test vet fmt-check fuzz fuzz-smoke bench cross generate check-generated clean
 

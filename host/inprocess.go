@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
 // inProcess runs scripts from the host process itself, with the same time,
@@ -33,7 +34,7 @@ func (inProcess) Probe(context.Context) (shared.Probe, error) {
 }
 
 func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	return shared.Run(ctx, shared.SpecFor(req), emit)
+	return backend.Run(ctx, backend.SpecFor(req), emit)
 }
 
 // executor picks the executor for a run and names its strategy (see

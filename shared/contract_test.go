@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/sharedtest"
+	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/conformance"
 )
 
 // fake echoes its request back as output and result, emitting in one
@@ -36,7 +37,7 @@ func (c *configurable) SetConfig(_ context.Context, doc []byte) ([]shared.Config
 	var s struct {
 		Level int `json:"level"`
 	}
-	return shared.DecodeConfig(doc, &s), nil
+	return backend.DecodeConfig(doc, &s), nil
 }
 
 func (c *configurable) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
@@ -47,11 +48,11 @@ func (c *configurable) Explain(_ context.Context, req shared.Request) (shared.Ex
 // to end, and that a backend without settings answers ErrNotConfigurable.
 func TestSettingsAndExplanationThroughGRPC(t *testing.T) {
 	ctx := context.Background()
-	if _, err := sharedtest.InProcess(t, &fake{}).(shared.Configurable).SetConfig(ctx, []byte("{}")); !errors.Is(err, shared.ErrNotConfigurable) {
+	if _, err := conformance.InProcess(t, &fake{}).(shared.Configurable).SetConfig(ctx, []byte("{}")); !errors.Is(err, shared.ErrNotConfigurable) {
 		t.Errorf("SetConfig of a backend without settings: %v", err)
 	}
 	impl := &configurable{}
-	ex := sharedtest.InProcess(t, impl)
+	ex := conformance.InProcess(t, impl)
 	problems, err := ex.(shared.Configurable).SetConfig(ctx, []byte(`{"level": 2}`))
 	if err != nil || problems != nil || string(impl.doc) != `{"level": 2}` {
 		t.Errorf("SetConfig = %v, %v; the plugin got %q", problems, err, impl.doc)
@@ -82,7 +83,7 @@ func (f *fake) Execute(_ context.Context, req shared.Request, emit func([]byte) 
 
 func TestRoundTripThroughGRPC(t *testing.T) {
 	impl := &fake{}
-	ex := sharedtest.InProcess(t, impl)
+	ex := conformance.InProcess(t, impl)
 	ctx := context.Background()
 	info, err := ex.Info(ctx)
 	if want, _ := impl.Info(ctx); err != nil || !reflect.DeepEqual(info, want) {
@@ -125,12 +126,5 @@ func TestRoundTripThroughGRPC(t *testing.T) {
 	}
 	if _, err := ex.(shared.Explainer).Explain(ctx, req); !errors.Is(err, shared.ErrNotExplainable) {
 		t.Errorf("Explain of a backend without it: %v", err)
-	}
-}
-
-func TestWithEnv(t *testing.T) {
-	got := shared.WithEnv([]string{"A=1", "TMPDIR=/tmp", "B=2"}, "TMPDIR", "/private")
-	if !reflect.DeepEqual(got, []string{"A=1", "B=2", "TMPDIR=/private"}) {
-		t.Errorf("WithEnv = %q", got)
 	}
 }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/skillhost/skillhost/plugins/landlock"
-	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
-func main() { shared.Serve(landlock.New()) }
+func main() { backend.Serve(landlock.New()) }

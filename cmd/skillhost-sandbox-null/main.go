@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/skillhost/skillhost/plugins/null"
-	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
-func main() { shared.Serve(null.New()) }
+func main() { backend.Serve(null.New()) }

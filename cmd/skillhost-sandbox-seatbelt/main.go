@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/skillhost/skillhost/plugins/seatbelt"
-	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
-func main() { shared.Serve(seatbelt.New()) }
+func main() { backend.Serve(seatbelt.New()) }

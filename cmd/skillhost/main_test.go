@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -102,7 +103,7 @@ func status(ts *testscript.TestScript, neg bool, args []string) {
 
 // landlockWorks reports whether the Landlock plugin can confine here.
 func landlockWorks(pluginDir string) bool {
-	conn, err := shared.Launch(shared.LaunchConfig{Path: filepath.Join(pluginDir, "skillhost-sandbox-landlock")})
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: filepath.Join(pluginDir, "skillhost-sandbox-landlock")})
 	if err != nil {
 		return false
 	}

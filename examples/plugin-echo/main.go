@@ -17,6 +17,7 @@ import (
 	"runtime"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
 type echo struct{}
@@ -43,9 +44,9 @@ func (echo) Probe(context.Context) (shared.Probe, error) {
 // command here: wrap its argv (as the Seatbelt plugin does) or name a
 // runner confiner in the spec (as the Landlock plugin does).
 func (echo) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	shared.Logger().Info("run", "id", req.RunID, "argv", req.Argv, "dir", req.Dir,
+	backend.Logger().Info("run", "id", req.RunID, "argv", req.Argv, "dir", req.Dir,
 		"read", req.Grant.FSRead, "write", req.Grant.FSWrite, "network", req.Grant.Network, "timeout", req.Grant.Timeout)
-	return shared.Run(ctx, shared.SpecFor(req), emit)
+	return backend.Run(ctx, backend.SpecFor(req), emit)
 }
 
-func main() { shared.Serve(echo{}) }
+func main() { backend.Serve(echo{}) }

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
-	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/conformance"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
-	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 const (
@@ -28,13 +28,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func launch(pkg string) func(*testing.T, *syscall.Credential) sharedtest.Backend {
-	return func(t *testing.T, cred *syscall.Credential) sharedtest.Backend {
+func launch(pkg string) func(*testing.T, *syscall.Credential) conformance.Backend {
+	return func(t *testing.T, cred *syscall.Credential) conformance.Backend {
 		var attr *syscall.SysProcAttr
 		if cred != nil {
 			attr = &syscall.SysProcAttr{Credential: cred}
 		}
-		conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, SysProcAttr: attr,
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, SysProcAttr: attr,
 			Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}})
 		if err != nil {
 			t.Fatalf("launch %s: %v", pkg, err)
@@ -46,10 +46,10 @@ func launch(pkg string) func(*testing.T, *syscall.Credential) sharedtest.Backend
 
 // The example passes the same suites a third-party backend must.
 func TestConformance(t *testing.T) {
-	sharedtest.Conformance(t, launch(echoPkg)(t, nil), sharedtest.Options{})
+	conformance.Conformance(t, launch(echoPkg)(t, nil), conformance.Options{})
 }
 
 // It claims only timeouts, so only the attacks on process lifetime apply.
 func TestEscapes(t *testing.T) {
-	sharedtest.Escapes(t, sharedtest.EscapeConfig{Launch: launch(echoPkg), Control: launch(nullPkg)})
+	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch(echoPkg), Control: launch(nullPkg)})
 }

@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 out=${OUT:-$here/skillhost_pyecho/gen}
 protoc \
-  -I "$root/shared/proto/executor/v1" -I "$here/proto" \
+  -I "$root/shared/internal/proto/executor/v1" -I "$here/proto" \
   --plugin=protoc-gen-grpc_python="$(command -v grpc_python_plugin)" \
   --python_out="$out" --grpc_python_out="$out" \
   executor.proto controller.proto health.proto

@@ -1,7 +1,7 @@
 //go:build unix
 
 // Package pyecho_test runs the Python example plugin through the real host
-// side (shared.Launch, go-plugin, mutual TLS) and the contract's conformance
+// side (pluginclient.Launch, go-plugin, mutual TLS) and the contract's conformance
 // suite: the proof that docs/contract.md is enough to write a plugin in
 // another language.
 package pyecho_test
@@ -26,7 +26,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/sharedtest"
+	"github.com/skillhost/skillhost/shared/conformance"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // python is Debian's interpreter, the one the plugin's #! line names.
@@ -67,13 +68,13 @@ func pluginPath(t testing.TB) string {
 	return p
 }
 
-func launch(t testing.TB, cfg shared.LaunchConfig) *shared.Conn {
+func launch(t testing.TB, cfg pluginclient.LaunchConfig) *pluginclient.Conn {
 	t.Helper()
 	cfg.Path = pluginPath(t)
 	if cfg.Env == nil {
 		cfg.Env = []string{"PATH=/usr/bin:/bin"}
 	}
-	conn, err := shared.Launch(cfg)
+	conn, err := pluginclient.Launch(cfg)
 	if err != nil {
 		t.Fatalf("launch: %v", err)
 	}
@@ -84,16 +85,16 @@ func launch(t testing.TB, cfg shared.LaunchConfig) *shared.Conn {
 // TestConformance is the contract's suite over mutual TLS, as skillhost
 // launches plugins.
 func TestConformance(t *testing.T) {
-	conn := launch(t, shared.LaunchConfig{AutoMTLS: true})
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true})
 	if conn.ContractVersion != shared.ContractVersion {
 		t.Errorf("negotiated contract version %d, want %d", conn.ContractVersion, shared.ContractVersion)
 	}
-	sharedtest.Conformance(t, conn, sharedtest.Options{})
+	conformance.Conformance(t, conn, conformance.Options{})
 }
 
 // TestPlaintext: without SKILLHOST_TLS_FD the plugin serves without TLS.
 func TestPlaintext(t *testing.T) {
-	conn := launch(t, shared.LaunchConfig{AutoMTLS: false})
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: false})
 	info, err := conn.Info(context.Background())
 	if err != nil || info.Name != "pyecho" || !info.Enforces.Timeout || info.Enforces.FSRead {
 		t.Fatalf("Info = %+v, %v", info, err)
@@ -106,8 +107,12 @@ func TestPlaintext(t *testing.T) {
 func TestHealthAndCookie(t *testing.T) {
 	path := pluginPath(t)
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  shared.Handshake,
-		VersionedPlugins: shared.VersionedPlugins(nil),
+		HandshakeConfig: plugin.HandshakeConfig{
+			ProtocolVersion:  shared.ContractVersion,
+			MagicCookieKey:   shared.HandshakeCookieKey,
+			MagicCookieValue: shared.HandshakeCookieValue,
+		},
+		VersionedPlugins: map[int]plugin.PluginSet{shared.ContractVersion: {}},
 		Cmd:              exec.Command(path),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
@@ -140,7 +145,7 @@ func request(t *testing.T, argv ...string) shared.Request {
 	}
 }
 
-func execute(conn *shared.Conn, req shared.Request) (string, shared.Result, error) {
+func execute(conn *pluginclient.Conn, req shared.Request) (string, shared.Result, error) {
 	var mu sync.Mutex
 	var out bytes.Buffer
 	res, err := conn.Execute(context.Background(), req, func(b []byte) error {
@@ -156,7 +161,7 @@ func execute(conn *shared.Conn, req shared.Request) (string, shared.Result, erro
 // non-ASCII argv, the directory, the truncation marker's exact text, a
 // command that cannot start, Explain's absence and best-effort reporting.
 func TestRequestDetails(t *testing.T) {
-	conn := launch(t, shared.LaunchConfig{AutoMTLS: true})
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true})
 
 	t.Run("ArgvBytes", func(t *testing.T) {
 		arg := "é ☃ tab\there \x01 'quoted' $HOME"
@@ -181,7 +186,7 @@ func TestRequestDetails(t *testing.T) {
 
 	t.Run("SetupError", func(t *testing.T) {
 		_, _, err := execute(conn, request(t, "/nonexistent/program"))
-		if err == nil || errors.Is(err, shared.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") {
+		if err == nil || errors.Is(err, pluginclient.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") {
 			t.Fatalf("err = %v; want a setup error, not a crash", err)
 		}
 		if _, err := conn.Info(context.Background()); err != nil {
@@ -217,7 +222,7 @@ func TestLogsAndShutdown(t *testing.T) {
 		Level: hclog.Debug, JSONFormat: true,
 		Output: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }),
 	})
-	conn := launch(t, shared.LaunchConfig{AutoMTLS: true, Logger: logger})
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true, Logger: logger})
 	pid := conn.Pid()
 	if _, err := conn.Probe(context.Background()); err != nil {
 		t.Fatal(err)
@@ -282,7 +287,7 @@ func TestLifeline(t *testing.T) {
 }
 
 func helperHost() int {
-	conn, err := shared.Launch(shared.LaunchConfig{
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 		Path: "./skillhost-sandbox-pyecho", AutoMTLS: true, Env: []string{"PATH=/usr/bin:/bin"},
 	})
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // reportPercentiles adds p50 and p90 of the per-iteration times, in
@@ -40,7 +42,7 @@ func BenchmarkPluginStart(b *testing.B) {
 			var times []time.Duration
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				conn, err := shared.Launch(shared.LaunchConfig{Path: path, AutoMTLS: tc.mtls, Env: []string{"PATH=/usr/bin:/bin"}})
+				conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: path, AutoMTLS: tc.mtls, Env: []string{"PATH=/usr/bin:/bin"}})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -90,7 +92,7 @@ func BenchmarkCall(b *testing.B) {
 	})
 	b.Run("runner", func(b *testing.B) {
 		measure(b, none, func() error {
-			_, err := shared.Run(context.Background(), shared.SpecFor(req), func([]byte) error { return nil })
+			_, err := backend.Run(context.Background(), backend.SpecFor(req), func([]byte) error { return nil })
 			return err
 		})
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // Options configure a Manager.
@@ -26,7 +27,7 @@ type Options struct {
 	// Pins maps plugin names to the hex SHA-256 their binary must have.
 	Pins map[string]string
 	// AutoMTLS, OneShot, StartTimeout, Logger and Env are passed to
-	// shared.Launch.
+	// pluginclient.Launch.
 	AutoMTLS     bool
 	OneShot      bool
 	StartTimeout time.Duration
@@ -58,7 +59,7 @@ type Manager struct {
 
 type instance struct {
 	mu        sync.Mutex // serialises starts
-	conn      *shared.Conn
+	conn      *pluginclient.Conn
 	info      shared.Info
 	probe     shared.Probe
 	failures  int
@@ -140,7 +141,7 @@ func (e *ConfigError) Error() string {
 }
 
 // configure hands a freshly started plugin its settings.
-func (m *Manager) configure(ctx context.Context, name, path string, conn *shared.Conn) error {
+func (m *Manager) configure(ctx context.Context, name, path string, conn *pluginclient.Conn) error {
 	doc, set := m.opts.Configs[name]
 	if !set {
 		doc = []byte("{}")
@@ -225,7 +226,7 @@ func (m *Manager) instance(name string) (*instance, error) {
 }
 
 // conn returns a running process for name, starting one if needed.
-func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.Probe, error) {
+func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, shared.Probe, error) {
 	inst, err := m.instance(name)
 	if err != nil {
 		return nil, shared.Probe{}, err
@@ -256,7 +257,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*shared.Conn, shared.P
 	if err := verify(cand, m.opts.Pins); err != nil {
 		return nil, shared.Probe{}, err
 	}
-	conn, err := shared.Launch(shared.LaunchConfig{
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 		Path:         cand.Path,
 		Env:          m.opts.Env,
 		AutoMTLS:     m.opts.AutoMTLS,
@@ -311,7 +312,7 @@ func (inst *instance) fail() {
 }
 
 // crashed drops a dead process so the next call starts a fresh one.
-func (m *Manager) crashed(name string, conn *shared.Conn) {
+func (m *Manager) crashed(name string, conn *pluginclient.Conn) {
 	inst, err := m.instance(name)
 	if err != nil {
 		return
@@ -409,10 +410,10 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
 				e.name, e.m.opts.AnswerMargin)
 		}
-		if ctx.Err() == nil && (errors.Is(err, shared.ErrCrashed) || conn.Exited()) {
+		if ctx.Err() == nil && (errors.Is(err, pluginclient.ErrCrashed) || conn.Exited()) {
 			e.m.crashed(e.name, conn)
 			detail := err.Error()
-			if ce := (*shared.CrashError)(nil); errors.As(err, &ce) {
+			if ce := (*pluginclient.CrashError)(nil); errors.As(err, &ce) {
 				detail = ce.Detail
 			}
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q crashed: %s", e.name, detail)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // BenchmarkRun measures one run of /bin/true through the real null and
@@ -23,7 +24,7 @@ func BenchmarkRun(b *testing.B) {
 	for _, pkg := range []string{nullPkg, landlockPkg} {
 		name := map[string]string{nullPkg: "null", landlockPkg: "landlock"}[pkg]
 		b.Run(name, func(b *testing.B) {
-			conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, Env: []string{"PATH=/usr/bin:/bin"}})
+			conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, Env: []string{"PATH=/usr/bin:/bin"}})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,20 +9,21 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/conformance"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
-	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 // escapeConfig starts the real Landlock plugin and, as the unconfined
 // control, the null plugin, both as the given user, each with env added.
-func escapeConfig(env ...string) sharedtest.EscapeConfig {
-	launch := func(pkg string) func(*testing.T, *syscall.Credential) sharedtest.Backend {
-		return func(t *testing.T, cred *syscall.Credential) sharedtest.Backend {
+func escapeConfig(env ...string) conformance.EscapeConfig {
+	launch := func(pkg string) func(*testing.T, *syscall.Credential) conformance.Backend {
+		return func(t *testing.T, cred *syscall.Credential) conformance.Backend {
 			var attr *syscall.SysProcAttr
 			if cred != nil {
 				attr = &syscall.SysProcAttr{Credential: cred}
 			}
-			conn, err := shared.Launch(shared.LaunchConfig{
+			conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 				Path: testbin.Path(pkg), AutoMTLS: true, SysProcAttr: attr,
 				Env: append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0", "SKILLHOST_TEST_PLUGIN_SECRET=plugin-secret"}, env...),
 			})
@@ -33,10 +34,10 @@ func escapeConfig(env ...string) sharedtest.EscapeConfig {
 			return conn
 		}
 	}
-	return sharedtest.EscapeConfig{Launch: launch(landlockPkg), Control: launch(nullPkg)}
+	return conformance.EscapeConfig{Launch: launch(landlockPkg), Control: launch(nullPkg)}
 }
 
-func TestEscapeSuite(t *testing.T) { sharedtest.Escapes(t, escapeConfig()) }
+func TestEscapeSuite(t *testing.T) { conformance.Escapes(t, escapeConfig()) }
 
 // The two attacks on the teardown itself, 10 times each (3 with -short).
 func TestTeardownCannotBeOutrun(t *testing.T) {
@@ -44,7 +45,7 @@ func TestTeardownCannotBeOutrun(t *testing.T) {
 	if testing.Short() {
 		rounds = 3
 	}
-	sharedtest.Teardown(t, escapeConfig(), rounds)
+	conformance.Teardown(t, escapeConfig(), rounds)
 }
 
 // Where the kernel refuses namespaces, the helper runs without them and
@@ -63,7 +64,7 @@ func TestEscapesWithoutNamespaces(t *testing.T) {
 		}
 		return false
 	}
-	sharedtest.Escapes(t, cfg)
+	conformance.Escapes(t, cfg)
 }
 
 // A run whose helper had to start without namespaces says so in its result,
@@ -74,7 +75,7 @@ func TestResultSaysWhenNamespacesWereRefused(t *testing.T) {
 		if refuse {
 			env = append(env, runner.EnvNoNamespaces+"=1")
 		}
-		conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
 			Env: append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}, env...)})
 		if err != nil {
 			t.Fatal(err)

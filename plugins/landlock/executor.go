@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
 )
 
@@ -51,7 +52,7 @@ type Settings struct {
 // SetConfig implements shared.Configurable.
 func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
 	var s Settings
-	if problems := shared.DecodeConfig(doc, &s); len(problems) > 0 {
+	if problems := backend.DecodeConfig(doc, &s); len(problems) > 0 {
 		return problems, nil
 	}
 	e.mu.Lock()
@@ -149,12 +150,12 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if err != nil {
 		return shared.Result{}, err
 	}
-	spec := shared.SpecFor(req)
-	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
+	spec := backend.SpecFor(req)
+	spec.Env = backend.WithEnv(req.Env, "TMPDIR", tmp)
 	spec.Confine, spec.ConfinePayload = confinerName, payload
 
 	var captured denials.Capture
-	res, err := shared.Run(ctx, spec, captured.Tee(emit))
+	res, err := backend.Run(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}

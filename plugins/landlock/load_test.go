@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -25,7 +26,7 @@ func TestLoad(t *testing.T) {
 	const runs, parallel = 500, 32
 	tmp := t.TempDir() // the plugin's TMPDIR: its run directories and socket go here
 	leakedBefore := leakedCgroups()
-	conn, err := shared.Launch(shared.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
 		Env: append([]string{"PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "GORACE=atexit_sleep_ms=0"}, loadEnv...)})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/shared/conformance"
 	"github.com/skillhost/skillhost/shared/runner"
-	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 const (
@@ -19,7 +19,7 @@ const (
 
 // hostSecret sits in this test process's environment, which plays the
 // host's: no script may ever see it.
-const hostSecret = sharedtest.EnvHostSecret + "=correct-horse-battery-staple"
+const hostSecret = conformance.EnvHostSecret + "=correct-horse-battery-staple"
 
 func TestMain(m *testing.M) {
 	runner.Init()

@@ -12,21 +12,21 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/sharedtest"
+	"github.com/skillhost/skillhost/shared/conformance"
 )
 
 func TestConformance(t *testing.T) {
-	conn := sharedtest.Launch(t, testbin.Path(landlockPkg))
+	conn := conformance.Launch(t, testbin.Path(landlockPkg))
 	if p, _ := conn.Probe(context.Background()); p.Status != shared.Healthy {
 		t.Skipf("landlock is %s here: %s", p.Status, p.Reason)
 	}
-	sharedtest.Conformance(t, conn, sharedtest.Options{})
+	conformance.Conformance(t, conn, conformance.Options{})
 }
 
 // TestInterpreterOutsideTheSystem: an interpreter under $HOME (a pyenv
 // shim, say) cannot run until admitted, and the error says how.
 func TestInterpreterOutsideTheSystem(t *testing.T) {
-	conn := sharedtest.Launch(t, testbin.Path(landlockPkg))
+	conn := conformance.Launch(t, testbin.Path(landlockPkg))
 	home := t.TempDir()
 	tools := filepath.Join(home, ".tools", "bin")
 	os.MkdirAll(tools, 0o755)
@@ -65,7 +65,7 @@ func TestInterpreterOutsideTheSystem(t *testing.T) {
 // TestWritePathIsCreated: a granted fs_write directory that does not exist
 // yet is created, since Landlock can only grant what exists.
 func TestWritePathIsCreated(t *testing.T) {
-	conn := sharedtest.Launch(t, testbin.Path(landlockPkg))
+	conn := conformance.Launch(t, testbin.Path(landlockPkg))
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out", "nested")
 	req := shared.Request{

@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 )
 
 // Version is the backend's version.
@@ -40,7 +41,7 @@ func (*Executor) Probe(context.Context) (shared.Probe, error) {
 
 // Execute implements shared.Executor.
 func (*Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	res, err := shared.Run(ctx, shared.SpecFor(req), emit)
+	res, err := backend.Run(ctx, backend.SpecFor(req), emit)
 	if err != nil {
 		return res, err
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/plugins/null"
+	"github.com/skillhost/skillhost/shared/conformance"
 	"github.com/skillhost/skillhost/shared/runner"
-	"github.com/skillhost/skillhost/shared/sharedtest"
 )
 
 func TestMain(m *testing.M) {
@@ -26,12 +26,12 @@ func TestMain(m *testing.M) {
 // TestConformanceInProcess runs the contract's tests through the real gRPC
 // adapters inside this process.
 func TestConformanceInProcess(t *testing.T) {
-	sharedtest.Conformance(t, sharedtest.InProcess(t, null.New()), sharedtest.Options{})
+	conformance.Conformance(t, conformance.InProcess(t, null.New()), conformance.Options{})
 }
 
 // TestConformanceBinary runs them against the real plugin binary over
 // go-plugin.
 func TestConformanceBinary(t *testing.T) {
-	conn := sharedtest.Launch(t, testbin.Path("./cmd/skillhost-sandbox-null"))
-	sharedtest.Conformance(t, conn, sharedtest.Options{})
+	conn := conformance.Launch(t, testbin.Path("./cmd/skillhost-sandbox-null"))
+	conformance.Conformance(t, conn, conformance.Options{})
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
 )
 
@@ -97,11 +98,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	defer os.Remove(file) // also after a failure or a timeout
 
-	spec := shared.SpecFor(req)
+	spec := backend.SpecFor(req)
 	spec.Argv = Command(e.sandboxExec, file, prof, req.Argv)
-	spec.Env = shared.WithEnv(req.Env, "TMPDIR", tmp)
+	spec.Env = backend.WithEnv(req.Env, "TMPDIR", tmp)
 	var captured denials.Capture
-	res, err := shared.Run(ctx, spec, captured.Tee(emit))
+	res, err := backend.Run(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, err
 	}

@@ -25,7 +25,7 @@
 // subreaper, so every orphaned descendant is re-parented to it, and kills the
 // whole tree when the command exits, when the deadline passes, or when the
 // process that started it dies. A binary opts in by calling [Init] first
-// thing in main (plugins do this through shared.Serve); without it the
+// thing in main (plugins do this through backend.Serve); without it the
 // runner falls back to process-group semantics only.
 //
 // # Confiners

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -53,7 +54,7 @@ func (executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
 	s := settings
-	if problems := shared.DecodeConfig(doc, &s); problems != nil {
+	if problems := backend.DecodeConfig(doc, &s); problems != nil {
 		return problems, nil
 	}
 	if s.Probe != "" && s.Probe != "healthy" && s.Probe != "unsupported" {
@@ -81,7 +82,7 @@ func (executor) Execute(ctx context.Context, req shared.Request, emit func([]byt
 	case "hang-execute":
 		time.Sleep(time.Hour) // ignores ctx on purpose
 	}
-	return shared.Run(ctx, shared.SpecFor(req), emit)
+	return backend.Run(ctx, backend.SpecFor(req), emit)
 }
 
 func main() {
@@ -107,5 +108,5 @@ func main() {
 			}
 		}
 	}()
-	shared.Serve(executor{})
+	backend.Serve(executor{})
 }

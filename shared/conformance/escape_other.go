@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package sharedtest
+package conformance
 
 import "testing"
 

@@ -1213,7 +1213,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n" +
 	"\aExecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01\x12X\n" +
 	"\aExplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponse\x12^\n" +
-	"\tSetConfig\x12'.skillhost.executor.v1.SetConfigRequest\x1a(.skillhost.executor.v1.SetConfigResponseBDZBgithub.com/skillhost/skillhost/shared/proto/executor/v1;executorv1b\x06proto3"
+	"\tSetConfig\x12'.skillhost.executor.v1.SetConfigRequest\x1a(.skillhost.executor.v1.SetConfigResponseBMZKgithub.com/skillhost/skillhost/shared/internal/proto/executor/v1;executorv1b\x06proto3"
 
 var (
 	file_executor_proto_rawDescOnce sync.Once

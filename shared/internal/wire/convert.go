@@ -1,9 +1,9 @@
-package shared
+package wire
 
 import (
 	"time"
 
-	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
 )
 
 func requestToProto(r Request) *executorv1.ExecuteRequest {

@@ -1,10 +1,11 @@
-package shared
+package backend
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -12,7 +13,7 @@ import (
 // its argv, directory and environment, the grant's timeout, the kill grace
 // and the output limit. Backends adjust it (wrap the argv, name a confiner)
 // and pass it to Run.
-func SpecFor(req Request) runner.Spec {
+func SpecFor(req shared.Request) runner.Spec {
 	return runner.Spec{
 		Argv:        req.Argv,
 		Dir:         req.Dir,
@@ -25,7 +26,7 @@ func SpecFor(req Request) runner.Spec {
 
 // Run runs spec with package runner and converts the outcome. If emit fails
 // (the host went away), the command is stopped and Run returns that error.
-func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result, error) {
+func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (shared.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var emitErr error
@@ -38,12 +39,12 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (Result
 		}
 	})
 	if err != nil {
-		return Result{}, err
+		return shared.Result{}, err
 	}
 	if emitErr != nil {
-		return Result{}, fmt.Errorf("stream output: %w", emitErr)
+		return shared.Result{}, fmt.Errorf("stream output: %w", emitErr)
 	}
-	out := Result{
+	out := shared.Result{
 		ExitCode:  res.ExitCode,
 		Signal:    res.Signal,
 		TimedOut:  res.TimedOut,

@@ -1,4 +1,4 @@
-package shared
+package pluginclient
 
 import (
 	"context"
@@ -14,7 +14,18 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/internal/wire"
 )
+
+// ErrCrashed matches the errors of calls that failed because the plugin
+// process died (see CrashError).
+var ErrCrashed = wire.ErrCrashed
+
+// CrashError is the error of a call that failed because the plugin process
+// died under it. It matches ErrCrashed; Detail is what gRPC said.
+type CrashError = wire.CrashError
 
 // LaunchConfig describes how to start a plugin binary.
 type LaunchConfig struct {
@@ -42,7 +53,7 @@ type LaunchConfig struct {
 
 // Conn is a running plugin process and its Executor.
 type Conn struct {
-	Executor
+	shared.Executor
 	client    *plugin.Client
 	lifeline  *os.File
 	socketDir string // private, 0700, holding the socket; removed by Close
@@ -68,11 +79,11 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	}
 	cmd := exec.Command(cfg.Path)
 	cmd.Env = append(append([]string{}, cfg.Env...),
-		EnvLifelineFD+"=3",
-		EnvLogLevel+"="+levelName(cfg.Logger),
+		shared.EnvLifelineFD+"=3",
+		shared.EnvLogLevel+"="+levelName(cfg.Logger),
 	)
 	if cfg.OneShot {
-		cmd.Env = append(cmd.Env, EnvOneShot+"=1")
+		cmd.Env = append(cmd.Env, shared.EnvOneShot+"=1")
 	}
 	cmd.ExtraFiles = []*os.File{lifeR}
 	cmd.SysProcAttr = cfg.SysProcAttr
@@ -87,12 +98,12 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		defer tlsR.Close()
 		tlsConfig = client
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
-		cmd.Env = append(cmd.Env, EnvTLSFD+"=4")
+		cmd.Env = append(cmd.Env, shared.EnvTLSFD+"=4")
 	}
 	c := &Conn{lifeline: lifeW, cmd: cmd}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(nil),
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: wire.VersionedPlugins(nil, nil),
 		// go-plugin makes the socket's private 0700 directory, names it in
 		// the environment it hands over here, and removes it on Kill.
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketBase()},
@@ -108,7 +119,7 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsConfig,
-		GRPCDialOptions:  grpcDialOptions(),
+		GRPCDialOptions:  wire.DialOptions(),
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger,
@@ -120,12 +131,12 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		c.Close()
 		return nil, fmt.Errorf("start %s: %w", filepath.Base(cfg.Path), err)
 	}
-	raw, err := rpc.Dispense(PluginName)
+	raw, err := rpc.Dispense(shared.PluginName)
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("start %s: %w", filepath.Base(cfg.Path), err)
 	}
-	ex, ok := raw.(Executor)
+	ex, ok := raw.(shared.Executor)
 	if !ok {
 		c.Close()
 		return nil, errors.New("plugin does not serve an Executor")
@@ -140,7 +151,7 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 // for the pipe buffer, so writing never waits for the plugin), and the
 // host's TLS configuration.
 func sendTLS() (*os.File, *tls.Config, error) {
-	pair, err := newTLSPair()
+	pair, err := wire.NewTLSPair()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -148,21 +159,21 @@ func sendTLS() (*os.File, *tls.Config, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("TLS pipe: %w", err)
 	}
-	_, err = w.Write(pair.bundle)
+	_, err = w.Write(pair.Bundle)
 	w.Close()
 	if err != nil {
 		r.Close()
 		return nil, nil, fmt.Errorf("TLS pipe: %w", err)
 	}
-	return r, pair.client, nil
+	return r, pair.Client, nil
 }
 
 // SetConfig implements Configurable: it passes the plugin its settings.
 // A plugin that takes none gives ErrNotConfigurable.
-func (c *Conn) SetConfig(ctx context.Context, doc []byte) ([]ConfigProblem, error) {
-	cfg, ok := c.Executor.(Configurable)
+func (c *Conn) SetConfig(ctx context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	cfg, ok := c.Executor.(shared.Configurable)
 	if !ok {
-		return nil, ErrNotConfigurable
+		return nil, shared.ErrNotConfigurable
 	}
 	return cfg.SetConfig(ctx, doc)
 }

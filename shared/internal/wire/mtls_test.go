@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"crypto/tls"
@@ -36,34 +36,34 @@ func handshake(t *testing.T, client, server *tls.Config) error {
 }
 
 func TestTLSPairAuthenticatesBothEnds(t *testing.T) {
-	pair, err := newTLSPair()
+	pair, err := NewTLSPair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, err := parseBundle(pair.bundle)
+	server, err := parseBundle(pair.Bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := handshake(t, pair.client, server); err != nil {
+	if err := handshake(t, pair.Client, server); err != nil {
 		t.Fatalf("matching pair: %v", err)
 	}
-	other, err := newTLSPair()
+	other, err := NewTLSPair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherServer, err := parseBundle(other.bundle)
+	otherServer, err := parseBundle(other.Bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A client with another host's identity, and a server with another
 	// plugin's, are both refused.
-	if err := handshake(t, other.client, server); err == nil {
+	if err := handshake(t, other.Client, server); err == nil {
 		t.Error("a foreign client certificate was accepted")
 	}
-	if err := handshake(t, pair.client, otherServer); err == nil {
+	if err := handshake(t, pair.Client, otherServer); err == nil {
 		t.Error("a foreign server certificate was accepted")
 	}
-	noCert := pair.client.Clone()
+	noCert := pair.Client.Clone()
 	noCert.Certificates = nil
 	if err := handshake(t, noCert, server); err == nil {
 		t.Error("a client without a certificate was accepted")
@@ -71,14 +71,14 @@ func TestTLSPairAuthenticatesBothEnds(t *testing.T) {
 }
 
 func TestParseBundleRejectsIncompleteInput(t *testing.T) {
-	pair, err := newTLSPair()
+	pair, err := NewTLSPair()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{
 		"empty":     nil,
 		"garbage":   []byte("not pem at all"),
-		"truncated": pair.bundle[:len(pair.bundle)/2],
+		"truncated": pair.Bundle[:len(pair.Bundle)/2],
 	} {
 		if _, err := parseBundle(data); err == nil || !strings.Contains(err.Error(), "TLS identity") {
 			t.Errorf("%s: err = %v, want a TLS identity error", name, err)

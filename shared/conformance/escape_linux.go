@@ -1,6 +1,6 @@
 //go:build linux
 
-package sharedtest
+package conformance
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -290,7 +291,7 @@ type world struct {
 	control    Backend // unconfined
 	claims     shared.Enforcement
 	name       string
-	null       *shared.Conn
+	null       *pluginclient.Conn
 
 	env []string // listener addresses etc.
 

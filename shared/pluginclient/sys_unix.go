@@ -1,6 +1,6 @@
 //go:build unix
 
-package shared
+package pluginclient
 
 import (
 	"os"
@@ -14,5 +14,3 @@ func giveTo(dir string, attr *syscall.SysProcAttr) error {
 	}
 	return os.Chown(dir, int(attr.Credential.Uid), int(attr.Credential.Gid))
 }
-
-func closeOnExec(fd int) { syscall.CloseOnExec(fd) }

@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -11,12 +11,9 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 
-	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+	"github.com/skillhost/skillhost/shared"
+	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
 )
-
-// MaxChunk is the largest output chunk sent in one message, far below
-// gRPC's 4 MiB message limit.
-const MaxChunk = 64 << 10
 
 // flowWindow is the HTTP/2 flow-control window of the plugin connection,
 // both ways. gRPC starts at 64 KiB and grows it by estimating the
@@ -44,19 +41,23 @@ var useBufferPool = sync.OnceFunc(func() {
 	experimental.SetDefaultBufferPool(p)
 })
 
-// newGRPCServer is go-plugin's gRPC server with flowWindow.
-func newGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+// NewGRPCServer is go-plugin's gRPC server with flowWindow.
+func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
 	useBufferPool()
 	return plugin.DefaultGRPCServer(append(opts,
 		grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow),
 	))
 }
 
-// grpcDialOptions are the host side's counterpart of newGRPCServer.
-func grpcDialOptions() []grpc.DialOption {
+// DialOptions are the host side's counterpart of NewGRPCServer.
+func DialOptions() []grpc.DialOption {
 	useBufferPool()
 	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
 }
+
+// Inflight counts running Execute calls, so a plugin whose host died can
+// wait for their commands to be torn down.
+var Inflight sync.WaitGroup
 
 // grpcServer is the plugin side of the protocol: it turns RPCs into calls
 // on an Executor.
@@ -83,8 +84,8 @@ func (s *grpcServer) Probe(ctx context.Context, _ *executorv1.ProbeRequest) (*ex
 }
 
 func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.Executor_ExecuteServer) error {
-	inflight.Add(1)
-	defer inflight.Done()
+	Inflight.Add(1)
+	defer Inflight.Done()
 	// The call ends when the host cancels it or when the host itself is
 	// gone (the lifeline broke), whichever comes first.
 	ctx, cancel := context.WithCancel(stream.Context())
@@ -97,7 +98,7 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 		mu.Lock()
 		defer mu.Unlock()
 		for len(b) > 0 {
-			n := min(len(b), MaxChunk)
+			n := min(len(b), shared.MaxChunk)
 			if err := stream.Send(&executorv1.ExecuteResponse{Event: &executorv1.ExecuteResponse_Output{Output: b[:n]}}); err != nil {
 				return err
 			}
@@ -117,7 +118,7 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExplainResponse, error) {
 	ex, ok := s.impl.(Explainer)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, ErrNotExplainable.Error())
+		return nil, status.Error(codes.Unimplemented, shared.ErrNotExplainable.Error())
 	}
 	e, err := ex.Explain(ctx, requestFromProto(req))
 	if err != nil {
@@ -129,7 +130,7 @@ func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest
 func (s *grpcServer) SetConfig(ctx context.Context, req *executorv1.SetConfigRequest) (*executorv1.SetConfigResponse, error) {
 	c, ok := s.impl.(Configurable)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, ErrNotConfigurable.Error())
+		return nil, status.Error(codes.Unimplemented, shared.ErrNotConfigurable.Error())
 	}
 	problems, err := c.SetConfig(ctx, req.GetConfig())
 	if err != nil {

@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"bytes"
@@ -15,11 +15,9 @@ import (
 	"os"
 	"strconv"
 	"time"
-)
 
-// EnvTLSFD names the inherited file descriptor from which a plugin reads
-// its TLS identity (its certificate and key, and the host's certificate).
-const EnvTLSFD = "SKILLHOST_TLS_FD"
+	"github.com/skillhost/skillhost/shared"
+)
 
 // maxTLSBundle bounds what a plugin reads from the TLS descriptor.
 const maxTLSBundle = 64 << 10
@@ -36,14 +34,14 @@ const maxTLSBundle = 64 << 10
 // only the plugin inherits (never the environment, which /proc shows), and
 // each side trusts exactly the other's certificate.
 
-// tlsPair is the host's and the plugin's side of one plugin connection.
-type tlsPair struct {
-	client *tls.Config // the host's
-	bundle []byte      // what the plugin reads: its cert and key, the host's cert
+// TLSPair is the host's and the plugin's side of one plugin connection.
+type TLSPair struct {
+	Client *tls.Config // the host's
+	Bundle []byte      // what the plugin reads: its cert and key, the host's cert
 }
 
-// newTLSPair makes fresh identities for one plugin process.
-func newTLSPair() (*tlsPair, error) {
+// NewTLSPair makes fresh identities for one plugin process.
+func NewTLSPair() (*TLSPair, error) {
 	clientCert, clientPEM, _, err := selfSigned()
 	if err != nil {
 		return nil, err
@@ -58,14 +56,14 @@ func newTLSPair() (*tlsPair, error) {
 	bundle.Write(serverPEM)
 	bundle.Write(serverKeyPEM)
 	bundle.Write(clientPEM)
-	return &tlsPair{
-		client: &tls.Config{
+	return &TLSPair{
+		Client: &tls.Config{
 			Certificates: []tls.Certificate{clientCert},
 			RootCAs:      roots,
 			ServerName:   "localhost",
 			MinVersion:   tls.VersionTLS13,
 		},
-		bundle: bundle.Bytes(),
+		Bundle: bundle.Bytes(),
 	}, nil
 }
 
@@ -109,17 +107,17 @@ func selfSigned() (tls.Certificate, []byte, []byte, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, certPEM, keyPEM, nil
 }
 
-// serverTLS reads the bundle a host sent on the descriptor named by
-// EnvTLSFD and returns the plugin's TLS configuration, or nil when the host
+// ServerTLS reads the bundle a host sent on the descriptor named by
+// shared.EnvTLSFD and returns the plugin's TLS configuration, or nil when the host
 // sent none (it asked for a plaintext socket).
-func serverTLS() (*tls.Config, error) {
-	v := os.Getenv(EnvTLSFD)
+func ServerTLS() (*tls.Config, error) {
+	v := os.Getenv(shared.EnvTLSFD)
 	if v == "" {
 		return nil, nil
 	}
 	fd, err := strconv.Atoi(v)
 	if err != nil || fd < 3 {
-		return nil, fmt.Errorf("%s=%q is not an inherited descriptor", EnvTLSFD, v)
+		return nil, fmt.Errorf("%s=%q is not an inherited descriptor", shared.EnvTLSFD, v)
 	}
 	f := os.NewFile(uintptr(fd), "tls")
 	defer f.Close()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sharedtest
+package conformance
 
 import (
 	"syscall"
@@ -11,7 +11,7 @@ import (
 
 // Backend is a running backend as the escape suite needs it: its Executor,
 // its process id (attacks aim at it) and its socket directory (attacks try
-// to reach it). *shared.Conn is one.
+// to reach it). *pluginclient.Conn is one.
 type Backend interface {
 	shared.Executor
 	Pid() int

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package shared
+package pluginclient
 
 // alive cannot look cheaply elsewhere; Conn.Alive falls back to Exited.
 func alive(int) bool { return true }

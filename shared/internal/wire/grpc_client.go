@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+	"github.com/skillhost/skillhost/shared"
+	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
 )
 
 // ErrCrashed matches the errors of calls that failed because the plugin
@@ -55,16 +56,12 @@ func (c *GRPCClient) Probe(ctx context.Context) (Probe, error) {
 	return probeFromProto(resp), nil
 }
 
-// ErrNotExplainable is returned by Explain for a backend that does not
-// implement Explainer.
-var ErrNotExplainable = errors.New("this backend cannot explain its confinement")
-
 // Explain implements Explainer.
 func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, error) {
 	resp, err := c.client.Explain(ctx, requestToProto(req))
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
-			return Explanation{}, ErrNotExplainable
+			return Explanation{}, shared.ErrNotExplainable
 		}
 		return Explanation{}, c.callError(ctx, err)
 	}
@@ -72,12 +69,12 @@ func (c *GRPCClient) Explain(ctx context.Context, req Request) (Explanation, err
 }
 
 // SetConfig implements Configurable. A backend that answers UNIMPLEMENTED
-// (it takes no settings) gives ErrNotConfigurable.
+// (it takes no settings) gives shared.ErrNotConfigurable.
 func (c *GRPCClient) SetConfig(ctx context.Context, doc []byte) ([]ConfigProblem, error) {
 	resp, err := c.client.SetConfig(ctx, &executorv1.SetConfigRequest{Config: doc})
 	if err != nil {
 		if status.Code(err) == codes.Unimplemented {
-			return nil, ErrNotConfigurable
+			return nil, shared.ErrNotConfigurable
 		}
 		return nil, c.callError(ctx, err)
 	}

@@ -1,44 +1,29 @@
-package shared
+package backend
 
 import (
 	"context"
 	"io"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/internal/wire"
 	"github.com/skillhost/skillhost/shared/runner"
-)
-
-// Environment a host sets for the plugins it launches.
-const (
-	// EnvLifelineFD names the inherited file descriptor the plugin reads;
-	// EOF means the host is gone, however it died.
-	EnvLifelineFD = "SKILLHOST_LIFELINE_FD"
-	// EnvLogLevel is the hclog level of the plugin's logger.
-	EnvLogLevel = "SKILLHOST_PLUGIN_LOG_LEVEL"
-	// EnvOneShot, set to 1, says the host will make one call and exit, so
-	// the plugin starts nothing ahead of time for a next call.
-	EnvOneShot = "SKILLHOST_ONE_SHOT"
 )
 
 // drainTimeout bounds how long a plugin whose host died waits for its
 // running commands to be torn down before it exits.
 const drainTimeout = 3 * time.Second
 
-// inflight counts running Execute calls, so a plugin whose host died can
-// wait for their commands to be torn down.
-var inflight sync.WaitGroup
-
 var logger = hclog.New(&hclog.LoggerOptions{
 	Name:       "sandbox",
 	JSONFormat: true,
 	Output:     os.Stderr,
-	Level:      hclog.LevelFromString(os.Getenv(EnvLogLevel)),
+	Level:      hclog.LevelFromString(os.Getenv(shared.EnvLogLevel)),
 })
 
 // Logger returns the plugin's logger. Plugins must log only through it: it
@@ -49,21 +34,21 @@ func Logger() hclog.Logger { return logger }
 // Serve runs impl as a sandbox plugin and never returns. Call it first thing
 // in main: it also dispatches the helper processes of package runner, and
 // it must be the first thing to write to stdout.
-func Serve(impl Executor) {
+func Serve(impl shared.Executor) {
 	runner.Init()
-	if os.Getenv(EnvOneShot) == "1" {
+	if os.Getenv(shared.EnvOneShot) == "1" {
 		runner.KeepSpares(false)
 	}
-	if fd, err := strconv.Atoi(os.Getenv(EnvTLSFD)); err == nil && fd >= 3 {
+	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}
 	base, cancel := context.WithCancel(context.Background())
 	watchLifeline(cancel, impl)
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: pluginSet(impl, base),
-		GRPCServer:       newGRPCServer,
-		TLSProvider:      serverTLS,
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: wire.VersionedPlugins(impl, base),
+		GRPCServer:       wire.NewGRPCServer,
+		TLSProvider:      wire.ServerTLS,
 		Logger:           logger,
 	})
 	closeImpl(impl)
@@ -72,7 +57,7 @@ func Serve(impl Executor) {
 
 // closeImpl gives a backend that implements io.Closer the chance to clean
 // up (leftover cgroups, temporary files) before the plugin exits.
-func closeImpl(impl Executor) {
+func closeImpl(impl shared.Executor) {
 	if c, ok := impl.(io.Closer); ok {
 		if err := c.Close(); err != nil {
 			logger.Warn("close", "error", err)
@@ -83,8 +68,8 @@ func closeImpl(impl Executor) {
 // watchLifeline exits the plugin when the host's end of the lifeline pipe
 // closes: first cancelling every running call, so their commands are killed,
 // then exiting once they are done or drainTimeout has passed.
-func watchLifeline(cancel context.CancelFunc, impl Executor) {
-	fd, err := strconv.Atoi(os.Getenv(EnvLifelineFD))
+func watchLifeline(cancel context.CancelFunc, impl shared.Executor) {
+	fd, err := strconv.Atoi(os.Getenv(shared.EnvLifelineFD))
 	if err != nil || fd < 3 {
 		return
 	}
@@ -95,7 +80,7 @@ func watchLifeline(cancel context.CancelFunc, impl Executor) {
 		logger.Info("host is gone; stopping")
 		cancel()
 		done := make(chan struct{})
-		go func() { inflight.Wait(); close(done) }()
+		go func() { wire.Inflight.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(drainTimeout):

@@ -1,6 +1,6 @@
 //go:build unix
 
-package shared
+package pluginclient
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/shared/internal/wire"
 )
 
 func TestSanitizeLogLine(t *testing.T) {
@@ -37,11 +39,11 @@ func TestSanitizeLogLine(t *testing.T) {
 // certificate in the handshake fails to start, with or without TLS; the
 // host (this test process) survives it.
 func TestHostileHandshakeAndLogsDoNotCrashTheHost(t *testing.T) {
-	cert, _, _, err := selfSigned()
+	pair, err := wire.NewTLSPair()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b64 := base64.RawStdEncoding.EncodeToString(cert.Certificate[0])
+	b64 := base64.RawStdEncoding.EncodeToString(pair.Client.Certificates[0].Certificate[0])
 	script := filepath.Join(t.TempDir(), "skillhost-sandbox-hostile")
 	body := "#!/bin/sh\n" +
 		`echo '{"@message": 5, "@level": {"x": 1}, "@timestamp": 7}' >&2` + "\n" +

@@ -1,4 +1,4 @@
-package shared
+package wire
 
 import (
 	"context"
@@ -6,31 +6,26 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	executorv1 "github.com/skillhost/skillhost/shared/proto/executor/v1"
+	"github.com/skillhost/skillhost/shared"
+	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
 )
 
-// Handshake is skillhost's go-plugin handshake. The cookie only keeps a
-// plugin binary started by hand from waiting for a host that is not there;
-// it is not a security measure (AutoMTLS and checksum pinning are).
+// Handshake is skillhost's go-plugin handshake (see shared.HandshakeCookieKey).
 var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  ContractVersion,
-	MagicCookieKey:   "SKILLHOST_SANDBOX_PLUGIN",
-	MagicCookieValue: "6b1c5f2e9d8a4f03b7e2c1d0a9f8e7d6c5b4a3928170f6e5d4c3b2a190817263",
+	ProtocolVersion:  shared.ContractVersion,
+	MagicCookieKey:   shared.HandshakeCookieKey,
+	MagicCookieValue: shared.HandshakeCookieValue,
 }
-
-// PluginName is the single plugin a sandbox binary serves.
-const PluginName = "executor"
 
 // VersionedPlugins is the plugin set for each contract version this package
-// speaks; impl is nil on the host side.
-func VersionedPlugins(impl Executor) map[int]plugin.PluginSet {
-	return pluginSet(impl, context.Background())
-}
-
-// pluginSet is VersionedPlugins with the context that bounds served calls.
-func pluginSet(impl Executor, base context.Context) map[int]plugin.PluginSet {
+// speaks; impl is nil on the host side. base, if not nil, bounds every
+// served call: Serve cancels it when the host's lifeline breaks.
+func VersionedPlugins(impl shared.Executor, base context.Context) map[int]plugin.PluginSet {
+	if base == nil {
+		base = context.Background()
+	}
 	return map[int]plugin.PluginSet{
-		ContractVersion: {PluginName: &ExecutorPlugin{Impl: impl, base: base}},
+		shared.ContractVersion: {shared.PluginName: &ExecutorPlugin{Impl: impl, base: base}},
 	}
 }
 
