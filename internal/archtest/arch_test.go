@@ -1,0 +1,61 @@
+// Package archtest checks the direction of the project's dependencies:
+// cmd → host → shared ← plugins, and the SDK's split by audience.
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/skillhost/skillhost/"
+
+// deps lists the project packages that pattern's packages import, directly
+// or not, keyed by importer.
+func deps(t *testing.T, pattern string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, pattern).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pattern, err, out)
+	}
+	got := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, d := range fields[1:] {
+			if strings.HasPrefix(d, module) {
+				got[fields[0]] = append(got[fields[0]], strings.TrimPrefix(d, module))
+			}
+		}
+	}
+	return got
+}
+
+func TestDependencyDirection(t *testing.T) {
+	rules := []struct {
+		pattern string
+		allowed func(dep string) bool
+		why     string
+	}{
+		{"../../shared/...", func(d string) bool { return strings.HasPrefix(d, "shared") },
+			"the SDK imports nothing of the project"},
+		{"../../plugins/...", func(d string) bool { return strings.HasPrefix(d, "shared") || strings.HasPrefix(d, "plugins/") },
+			"a backend builds on the SDK alone"},
+		{"../../host/...", func(d string) bool { return !strings.HasPrefix(d, "plugins/") && !strings.HasPrefix(d, "cmd/") },
+			"the host never imports a backend or the CLI"},
+		{"../../shared/backend", func(d string) bool { return !strings.HasPrefix(d, "shared/pluginclient") },
+			"a plugin binary does not carry the host's client"},
+		{"../../shared/pluginclient", func(d string) bool {
+			return !strings.HasPrefix(d, "shared/backend") && !strings.HasPrefix(d, "shared/runner")
+		},
+			"a host does not carry the plugin side"},
+	}
+	for _, r := range rules {
+		for pkg, ds := range deps(t, r.pattern) {
+			for _, d := range ds {
+				if !r.allowed(d) {
+					t.Errorf("%s imports %s: %s", strings.TrimPrefix(pkg, module), d, r.why)
+				}
+			}
+		}
+	}
+}
