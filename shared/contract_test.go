@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ type fake struct{ last shared.Request }
 
 func (f *fake) Info(context.Context) (shared.Info, error) {
 	return shared.Info{Name: "fake", Version: "1.2.3", ContractVersions: []int{1}, Platform: "test/test",
-		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true}}, nil
+		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true}, Remote: true}, nil
 }
 
 func (f *fake) Probe(context.Context) (shared.Probe, error) {
@@ -99,6 +100,10 @@ func TestRoundTripThroughGRPC(t *testing.T) {
 		SkillDir: "/s", OutputLimit: 99, KillGrace: time.Second,
 		Limits:    shared.Limits{OpenFiles: 1, FileSize: 2, Processes: 3, Memory: 4},
 		ExecPaths: []string{"/opt/py"}, BestEffort: true,
+		Skill:   shared.Skill{Name: "s", Digest: "sha256:" + strings.Repeat("ab", 32), Size: 10240},
+		Command: shared.Command{Interpreter: "python3", Script: "scripts/x.py", Args: []string{"a b", "\xff"}},
+		Mounts: []shared.Mount{{Role: shared.MountSkill, Logical: "/skill", HostPath: "/s"},
+			{Role: shared.MountPath, Logical: "/w", HostPath: "/w", Writable: true}},
 	}
 	var chunks []int
 	res, err := ex.Execute(ctx, req, func(b []byte) error { chunks = append(chunks, len(b)); return nil })

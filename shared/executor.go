@@ -99,6 +99,55 @@ type Request struct {
 	// of its own settings (see Configurable and Probe.BestEffort); the
 	// host leaves this false. Backends keep honouring it for older hosts.
 	BestEffort bool
+
+	// Skill, Command and Mounts describe the run without host paths, for
+	// a backend that runs commands elsewhere; the host fills them only
+	// when Info.Remote is set (docs/contract.md §11).
+	Skill   Skill
+	Command Command
+	Mounts  []Mount
+}
+
+// Skill identifies a skill's files by the digest of their canonical tar
+// (see package shared/skilltar), which a remote backend packs from
+// Request.SkillDir, checks against Digest, and may cache by it.
+type Skill struct {
+	Name string
+	// Digest is "sha256:" and 64 lowercase hex digits.
+	Digest string
+	// Size is the canonical tar's length in bytes.
+	Size int64
+}
+
+// Command is the request's argv relative to the skill.
+type Command struct {
+	// Interpreter is the interpreter's base name ("python3", "bash"), empty
+	// when the script runs directly.
+	Interpreter string
+	// Script is the script's slash-separated path inside the skill
+	// ("scripts/fetch.py").
+	Script string
+	// Args are the tool's arguments.
+	Args []string
+}
+
+// Mount roles.
+const (
+	MountSkill     = "skill"     // the skill's files, read-only, at /skill
+	MountWorkspace = "workspace" // the working directory, when granted
+	MountPath      = "path"      // any other granted path
+)
+
+// Mount is one granted path in a remote backend's terms. A backend that
+// cannot provide a mount refuses the request, naming it, rather than run
+// with less.
+type Mount struct {
+	Role string
+	// Logical is where the command expects the mount: "/skill",
+	// "/workspace", or HostPath itself for MountPath.
+	Logical  string
+	HostPath string
+	Writable bool
 }
 
 // Violation is an access the backend saw denied.
@@ -150,6 +199,9 @@ type Info struct {
 	Platform string `json:"platform"`
 	// Enforces says what the backend can enforce.
 	Enforces Enforcement `json:"enforces"`
+	// Remote says the backend runs commands elsewhere, so it needs
+	// Request.Skill, Command and Mounts rather than host paths alone.
+	Remote bool `json:"remote,omitempty"`
 }
 
 // ProbeStatus is a backend's health on this machine.

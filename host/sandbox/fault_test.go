@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/skilltar"
 )
 
 // faultRig is a manager whose plugin "fault" misbehaves as its mode file
@@ -217,4 +220,76 @@ func TestPinnedPluginReplacedOnDisk(t *testing.T) {
 	copyFile(t, filepath.Join(built, "faultplugin"), path)
 	r.works(t)
 	r.noLeftovers(t)
+}
+
+// A backend whose Info says Remote gets the run described without host
+// paths: the skill by digest, the command relative to it, the grant as
+// mounts. A local one gets none of it, and pays nothing for it.
+func TestRemoteBackendGetsSkillCommandAndMounts(t *testing.T) {
+	skillDir, work, data := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(skillDir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(skillDir, "scripts", "go.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	req := request("unused")
+	req.Argv = []string{"/bin/sh", "-e", script, "one", "two words"}
+	req.SkillDir, req.Dir = skillDir, work
+	req.Grant.FSRead = []string{skillDir, data}
+	req.Grant.FSWrite = []string{work}
+
+	type report struct {
+		Skill   shared.Skill
+		Command shared.Command
+		Mounts  []shared.Mount
+	}
+	for _, mode := range []string{"report", "remote"} {
+		t.Run(mode, func(t *testing.T) {
+			r := newFaultRig(t, nil)
+			r.set(t, mode)
+			out, _, err := execute(context.Background(), r.m.Executor("fault"), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got report
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v: %q", err, out)
+			}
+			if mode == "report" {
+				if got.Skill != (shared.Skill{}) || got.Command.Script != "" || got.Mounts != nil {
+					t.Errorf("a local backend got remote fields: %+v", got)
+				}
+				return
+			}
+			digest, size, err := skilltar.Digest(skillDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := report{
+				Skill:   shared.Skill{Name: filepath.Base(skillDir), Digest: digest, Size: size},
+				Command: shared.Command{Interpreter: "sh", Script: "scripts/go.sh", Args: []string{"one", "two words"}},
+				Mounts: []shared.Mount{
+					{Role: shared.MountSkill, Logical: "/skill", HostPath: skillDir},
+					{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: work, Writable: true},
+					{Role: shared.MountPath, Logical: data, HostPath: data},
+				},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("remote fields:\n got %+v\nwant %+v", got, want)
+			}
+
+			// A skill that cannot be staged is refused before the plugin
+			// sees it, naming what is wrong.
+			link := filepath.Join(skillDir, "scripts", "leak")
+			if err := os.Symlink("/etc/passwd", link); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(link)
+			if _, _, err := execute(context.Background(), r.m.Executor("fault"), req); err == nil || !strings.Contains(err.Error(), link) {
+				t.Errorf("a skill holding a symlink was staged: %v", err)
+			}
+		})
+	}
 }

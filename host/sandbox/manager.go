@@ -386,6 +386,11 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}
+	if info, _ := e.Info(ctx); info.Remote {
+		if req, err = forRemote(req); err != nil {
+			return shared.Result{}, fmt.Errorf("sandbox plugin %q runs commands elsewhere: %w", e.name, err)
+		}
+	}
 	// A plugin that stops answering must not hang the host: the call ends
 	// at the script's timeout plus the kill grace plus a margin.
 	callCtx := ctx

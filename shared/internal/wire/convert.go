@@ -3,6 +3,7 @@ package wire
 import (
 	"time"
 
+	"github.com/skillhost/skillhost/shared"
 	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
 )
 
@@ -30,6 +31,9 @@ func requestToProto(r Request) *executorv1.ExecuteRequest {
 		},
 		ExecPaths:  toBytes(r.ExecPaths...),
 		BestEffort: r.BestEffort,
+		Skill:      skillToProto(r.Skill),
+		Command:    commandToProto(r.Command),
+		Mounts:     mountsToProto(r.Mounts),
 	}
 }
 
@@ -58,6 +62,9 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 		},
 		ExecPaths:  toStrings(p.GetExecPaths()),
 		BestEffort: p.GetBestEffort(),
+		Skill:      skillFromProto(p.GetSkill()),
+		Command:    commandFromProto(p.GetCommand()),
+		Mounts:     mountsFromProto(p.GetMounts()),
 	}
 }
 
@@ -103,6 +110,7 @@ func infoToProto(i Info) *executorv1.InfoResponse {
 			FsRead: e.FSRead, FsWrite: e.FSWrite, Network: e.Network, Timeout: e.Timeout,
 			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation,
 		},
+		Remote: i.Remote,
 	}
 }
 
@@ -118,6 +126,7 @@ func infoFromProto(p *executorv1.InfoResponse) Info {
 			FSRead: e.GetFsRead(), FSWrite: e.GetFsWrite(), Network: e.GetNetwork(), Timeout: e.GetTimeout(),
 			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(),
 		},
+		Remote: p.GetRemote(),
 	}
 }
 
@@ -149,6 +158,46 @@ func toStrings(bs [][]byte) []string {
 	out := make([]string, len(bs))
 	for i, b := range bs {
 		out[i] = string(b)
+	}
+	return out
+}
+
+// The remote fields stay nil on the wire when empty, so a local backend's
+// requests are as small as before.
+func skillToProto(s shared.Skill) *executorv1.Skill {
+	if s == (shared.Skill{}) {
+		return nil
+	}
+	return &executorv1.Skill{Name: s.Name, Digest: s.Digest, Size: s.Size}
+}
+
+func skillFromProto(p *executorv1.Skill) shared.Skill {
+	return shared.Skill{Name: p.GetName(), Digest: p.GetDigest(), Size: p.GetSize()}
+}
+
+func commandToProto(c shared.Command) *executorv1.Command {
+	if c.Interpreter == "" && c.Script == "" && len(c.Args) == 0 {
+		return nil
+	}
+	return &executorv1.Command{Interpreter: c.Interpreter, Script: []byte(c.Script), Args: toBytes(c.Args...)}
+}
+
+func commandFromProto(p *executorv1.Command) shared.Command {
+	return shared.Command{Interpreter: p.GetInterpreter(), Script: string(p.GetScript()), Args: toStrings(p.GetArgs())}
+}
+
+func mountsToProto(ms []shared.Mount) []*executorv1.Mount {
+	var out []*executorv1.Mount
+	for _, m := range ms {
+		out = append(out, &executorv1.Mount{Role: m.Role, Logical: []byte(m.Logical), HostPath: []byte(m.HostPath), Writable: m.Writable})
+	}
+	return out
+}
+
+func mountsFromProto(ps []*executorv1.Mount) []shared.Mount {
+	var out []shared.Mount
+	for _, p := range ps {
+		out = append(out, shared.Mount{Role: p.GetRole(), Logical: string(p.GetLogical()), HostPath: string(p.GetHostPath()), Writable: p.GetWritable()})
 	}
 	return out
 }

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0e\x65xecutor.proto\x12\x15skillhost.executor.v1\"\"\n\x10SetConfigRequest\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\x0c\"K\n\x11SetConfigResponse\x12\x36\n\x08problems\x18\x01 \x03(\x0b\x32$.skillhost.executor.v1.ConfigProblem\"-\n\rConfigProblem\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\r\n\x0bInfoRequest\"\x90\x01\n\x0cInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x19\n\x11\x63ontract_versions\x18\x03 \x03(\x05\x12\x10\n\x08platform\x18\x04 \x01(\t\x12\x34\n\x08\x65nforces\x18\x05 \x01(\x0b\x32\".skillhost.executor.v1.Enforcement\"\x86\x01\n\x0b\x45nforcement\x12\x0f\n\x07\x66s_read\x18\x01 \x01(\x08\x12\x10\n\x08\x66s_write\x18\x02 \x01(\x08\x12\x0f\n\x07network\x18\x03 \x01(\x08\x12\x0f\n\x07timeout\x18\x04 \x01(\x08\x12\x17\n\x0fresource_limits\x18\x05 \x01(\x08\x12\x19\n\x11process_isolation\x18\x06 \x01(\x08\"\x0e\n\x0cProbeRequest\"\xc9\x02\n\rProbeResponse\x12;\n\x06status\x18\x01 \x01(\x0e\x32+.skillhost.executor.v1.ProbeResponse.Status\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x42\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x31.skillhost.executor.v1.ProbeResponse.DetailsEntry\x12\x13\n\x0b\x62\x65st_effort\x18\x04 \x01(\x08\x1a.\n\x0c\x44\x65tailsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"b\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n\x0eSTATUS_HEALTHY\x10\x01\x12\x16\n\x12STATUS_UNSUPPORTED\x10\x02\x12\x14\n\x10STATUS_UNHEALTHY\x10\x03\"^\n\x05Grant\x12\x0f\n\x07\x66s_read\x18\x01 \x03(\x0c\x12\x10\n\x08\x66s_write\x18\x02 \x03(\x0c\x12\x0f\n\x07network\x18\x03 \x01(\x08\x12\x12\n\ntimeout_ns\x18\x04 \x01(\x03\x12\r\n\x05trust\x18\x05 \x01(\t\"R\n\x06Limits\x12\x12\n\nopen_files\x18\x01 \x01(\x03\x12\x11\n\tfile_size\x18\x02 \x01(\x03\x12\x11\n\tprocesses\x18\x03 \x01(\x03\x12\x0e\n\x06memory\x18\x04 \x01(\x03\"\x8d\x02\n\x0e\x45xecuteRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04\x61rgv\x18\x02 \x03(\x0c\x12\x0b\n\x03\x64ir\x18\x03 \x01(\x0c\x12\x0b\n\x03\x65nv\x18\x04 \x03(\x0c\x12+\n\x05grant\x18\x05 \x01(\x0b\x32\x1c.skillhost.executor.v1.Grant\x12\x11\n\tskill_dir\x18\x06 \x01(\x0c\x12\x14\n\x0coutput_limit\x18\x07 \x01(\x03\x12\x15\n\rkill_grace_ns\x18\x08 \x01(\x03\x12-\n\x06limits\x18\t \x01(\x0b\x32\x1d.skillhost.executor.v1.Limits\x12\x12\n\nexec_paths\x18\n \x03(\x0c\x12\x13\n\x0b\x62\x65st_effort\x18\x0b \x01(\x08\"]\n\x0f\x45xecuteResponse\x12\x10\n\x06output\x18\x01 \x01(\x0cH\x00\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1d.skillhost.executor.v1.ResultH\x00\x42\x07\n\x05\x65vent\"O\n\x0f\x45xplainResponse\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\x0c\x12\x0c\n\x04\x61rgv\x18\x03 \x03(\x0c\x12\x10\n\x08readable\x18\x04 \x03(\x0c\"9\n\tViolation\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\x0c\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\x0c\"\xb2\x01\n\x06Result\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06signal\x18\x02 \x01(\t\x12\x11\n\ttimed_out\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\x12\x34\n\nviolations\x18\x06 \x03(\x0b\x32 .skillhost.executor.v1.Violation\x12\x14\n\x0cnot_enforced\x18\x07 \x03(\t2\xc5\x03\n\x08\x45xecutor\x12O\n\x04Info\x12\".skillhost.executor.v1.InfoRequest\x1a#.skillhost.executor.v1.InfoResponse\x12R\n\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n\x07\x45xecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01\x12X\n\x07\x45xplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponse\x12^\n\tSetConfig\x12\'.skillhost.executor.v1.SetConfigRequest\x1a(.skillhost.executor.v1.SetConfigResponseBMZKgithub.com/skillhost/skillhost/shared/internal/proto/executor/v1;executorv1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0e\x65xecutor.proto\x12\x15skillhost.executor.v1\"\"\n\x10SetConfigRequest\x12\x0e\n\x06\x63onfig\x18\x01 \x01(\x0c\"K\n\x11SetConfigResponse\x12\x36\n\x08problems\x18\x01 \x03(\x0b\x32$.skillhost.executor.v1.ConfigProblem\"-\n\rConfigProblem\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\r\n\x0bInfoRequest\"\xa0\x01\n\x0cInfoResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x19\n\x11\x63ontract_versions\x18\x03 \x03(\x05\x12\x10\n\x08platform\x18\x04 \x01(\t\x12\x34\n\x08\x65nforces\x18\x05 \x01(\x0b\x32\".skillhost.executor.v1.Enforcement\x12\x0e\n\x06remote\x18\x06 \x01(\x08\"\x86\x01\n\x0b\x45nforcement\x12\x0f\n\x07\x66s_read\x18\x01 \x01(\x08\x12\x10\n\x08\x66s_write\x18\x02 \x01(\x08\x12\x0f\n\x07network\x18\x03 \x01(\x08\x12\x0f\n\x07timeout\x18\x04 \x01(\x08\x12\x17\n\x0fresource_limits\x18\x05 \x01(\x08\x12\x19\n\x11process_isolation\x18\x06 \x01(\x08\"\x0e\n\x0cProbeRequest\"\xc9\x02\n\rProbeResponse\x12;\n\x06status\x18\x01 \x01(\x0e\x32+.skillhost.executor.v1.ProbeResponse.Status\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x42\n\x07\x64\x65tails\x18\x03 \x03(\x0b\x32\x31.skillhost.executor.v1.ProbeResponse.DetailsEntry\x12\x13\n\x0b\x62\x65st_effort\x18\x04 \x01(\x08\x1a.\n\x0c\x44\x65tailsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"b\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n\x0eSTATUS_HEALTHY\x10\x01\x12\x16\n\x12STATUS_UNSUPPORTED\x10\x02\x12\x14\n\x10STATUS_UNHEALTHY\x10\x03\"^\n\x05Grant\x12\x0f\n\x07\x66s_read\x18\x01 \x03(\x0c\x12\x10\n\x08\x66s_write\x18\x02 \x03(\x0c\x12\x0f\n\x07network\x18\x03 \x01(\x08\x12\x12\n\ntimeout_ns\x18\x04 \x01(\x03\x12\r\n\x05trust\x18\x05 \x01(\t\"R\n\x06Limits\x12\x12\n\nopen_files\x18\x01 \x01(\x03\x12\x11\n\tfile_size\x18\x02 \x01(\x03\x12\x11\n\tprocesses\x18\x03 \x01(\x03\x12\x0e\n\x06memory\x18\x04 \x01(\x03\"\x99\x03\n\x0e\x45xecuteRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04\x61rgv\x18\x02 \x03(\x0c\x12\x0b\n\x03\x64ir\x18\x03 \x01(\x0c\x12\x0b\n\x03\x65nv\x18\x04 \x03(\x0c\x12+\n\x05grant\x18\x05 \x01(\x0b\x32\x1c.skillhost.executor.v1.Grant\x12\x11\n\tskill_dir\x18\x06 \x01(\x0c\x12\x14\n\x0coutput_limit\x18\x07 \x01(\x03\x12\x15\n\rkill_grace_ns\x18\x08 \x01(\x03\x12-\n\x06limits\x18\t \x01(\x0b\x32\x1d.skillhost.executor.v1.Limits\x12\x12\n\nexec_paths\x18\n \x03(\x0c\x12\x13\n\x0b\x62\x65st_effort\x18\x0b \x01(\x08\x12+\n\x05skill\x18\x0c \x01(\x0b\x32\x1c.skillhost.executor.v1.Skill\x12/\n\x07\x63ommand\x18\r \x01(\x0b\x32\x1e.skillhost.executor.v1.Command\x12,\n\x06mounts\x18\x0e \x03(\x0b\x32\x1c.skillhost.executor.v1.Mount\"3\n\x05Skill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\t\x12\x0c\n\x04size\x18\x03 \x01(\x03\"<\n\x07\x43ommand\x12\x13\n\x0binterpreter\x18\x01 \x01(\t\x12\x0e\n\x06script\x18\x02 \x01(\x0c\x12\x0c\n\x04\x61rgs\x18\x03 \x03(\x0c\"K\n\x05Mount\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\x0f\n\x07logical\x18\x02 \x01(\x0c\x12\x11\n\thost_path\x18\x03 \x01(\x0c\x12\x10\n\x08writable\x18\x04 \x01(\x08\"]\n\x0f\x45xecuteResponse\x12\x10\n\x06output\x18\x01 \x01(\x0cH\x00\x12/\n\x06result\x18\x02 \x01(\x0b\x32\x1d.skillhost.executor.v1.ResultH\x00\x42\x07\n\x05\x65vent\"O\n\x0f\x45xplainResponse\x12\x0e\n\x06\x66ormat\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\x0c\x12\x0c\n\x04\x61rgv\x18\x03 \x03(\x0c\x12\x10\n\x08readable\x18\x04 \x03(\x0c\"9\n\tViolation\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06target\x18\x02 \x01(\x0c\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\x0c\"\xb2\x01\n\x06Result\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06signal\x18\x02 \x01(\t\x12\x11\n\ttimed_out\x18\x03 \x01(\x08\x12\x11\n\ttruncated\x18\x04 \x01(\x08\x12\x13\n\x0b\x64uration_ns\x18\x05 \x01(\x03\x12\x34\n\nviolations\x18\x06 \x03(\x0b\x32 .skillhost.executor.v1.Violation\x12\x14\n\x0cnot_enforced\x18\x07 \x03(\t2\xc5\x03\n\x08\x45xecutor\x12O\n\x04Info\x12\".skillhost.executor.v1.InfoRequest\x1a#.skillhost.executor.v1.InfoResponse\x12R\n\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n\x07\x45xecute\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExecuteResponse0\x01\x12X\n\x07\x45xplain\x12%.skillhost.executor.v1.ExecuteRequest\x1a&.skillhost.executor.v1.ExplainResponse\x12^\n\tSetConfig\x12\'.skillhost.executor.v1.SetConfigRequest\x1a(.skillhost.executor.v1.SetConfigResponseBMZKgithub.com/skillhost/skillhost/shared/internal/proto/executor/v1;executorv1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'executor_pb2', globals())
@@ -32,31 +32,37 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _INFOREQUEST._serialized_start=201
   _INFOREQUEST._serialized_end=214
   _INFORESPONSE._serialized_start=217
-  _INFORESPONSE._serialized_end=361
-  _ENFORCEMENT._serialized_start=364
-  _ENFORCEMENT._serialized_end=498
-  _PROBEREQUEST._serialized_start=500
-  _PROBEREQUEST._serialized_end=514
-  _PROBERESPONSE._serialized_start=517
-  _PROBERESPONSE._serialized_end=846
-  _PROBERESPONSE_DETAILSENTRY._serialized_start=700
-  _PROBERESPONSE_DETAILSENTRY._serialized_end=746
-  _PROBERESPONSE_STATUS._serialized_start=748
-  _PROBERESPONSE_STATUS._serialized_end=846
-  _GRANT._serialized_start=848
-  _GRANT._serialized_end=942
-  _LIMITS._serialized_start=944
-  _LIMITS._serialized_end=1026
-  _EXECUTEREQUEST._serialized_start=1029
-  _EXECUTEREQUEST._serialized_end=1298
-  _EXECUTERESPONSE._serialized_start=1300
-  _EXECUTERESPONSE._serialized_end=1393
-  _EXPLAINRESPONSE._serialized_start=1395
-  _EXPLAINRESPONSE._serialized_end=1474
-  _VIOLATION._serialized_start=1476
-  _VIOLATION._serialized_end=1533
-  _RESULT._serialized_start=1536
-  _RESULT._serialized_end=1714
-  _EXECUTOR._serialized_start=1717
-  _EXECUTOR._serialized_end=2170
+  _INFORESPONSE._serialized_end=377
+  _ENFORCEMENT._serialized_start=380
+  _ENFORCEMENT._serialized_end=514
+  _PROBEREQUEST._serialized_start=516
+  _PROBEREQUEST._serialized_end=530
+  _PROBERESPONSE._serialized_start=533
+  _PROBERESPONSE._serialized_end=862
+  _PROBERESPONSE_DETAILSENTRY._serialized_start=716
+  _PROBERESPONSE_DETAILSENTRY._serialized_end=762
+  _PROBERESPONSE_STATUS._serialized_start=764
+  _PROBERESPONSE_STATUS._serialized_end=862
+  _GRANT._serialized_start=864
+  _GRANT._serialized_end=958
+  _LIMITS._serialized_start=960
+  _LIMITS._serialized_end=1042
+  _EXECUTEREQUEST._serialized_start=1045
+  _EXECUTEREQUEST._serialized_end=1454
+  _SKILL._serialized_start=1456
+  _SKILL._serialized_end=1507
+  _COMMAND._serialized_start=1509
+  _COMMAND._serialized_end=1569
+  _MOUNT._serialized_start=1571
+  _MOUNT._serialized_end=1646
+  _EXECUTERESPONSE._serialized_start=1648
+  _EXECUTERESPONSE._serialized_end=1741
+  _EXPLAINRESPONSE._serialized_start=1743
+  _EXPLAINRESPONSE._serialized_end=1822
+  _VIOLATION._serialized_start=1824
+  _VIOLATION._serialized_end=1881
+  _RESULT._serialized_start=1884
+  _RESULT._serialized_end=2062
+  _EXECUTOR._serialized_start=2065
+  _EXECUTOR._serialized_end=2518
 # @@protoc_insertion_point(module_scope)

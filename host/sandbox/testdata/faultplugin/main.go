@@ -9,11 +9,13 @@
 // exit-now (exits on its own, idle, within 50 ms of the mode being set),
 // contract-99 (completes the handshake but declares only contract version
 // 99 in Info), handshake-v99 (answers the handshake with contract version
-// 99).
+// 99), report (prints the request's remote fields as JSON instead of
+// running it), remote (the same, and Info says Remote).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -37,7 +39,7 @@ func (executor) Info(context.Context) (shared.Info, error) {
 	if mode() == "contract-99" {
 		versions = []int{99}
 	}
-	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions}, nil
+	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions, Remote: mode() == "remote"}, nil
 }
 
 // settings are the plugin's own (plugins.config.fault): probe
@@ -81,6 +83,16 @@ func (executor) Execute(ctx context.Context, req shared.Request, emit func([]byt
 		os.Exit(3)
 	case "hang-execute":
 		time.Sleep(time.Hour) // ignores ctx on purpose
+	case "report", "remote":
+		out, err := json.Marshal(struct {
+			Skill   shared.Skill
+			Command shared.Command
+			Mounts  []shared.Mount
+		}{req.Skill, req.Command, req.Mounts})
+		if err != nil {
+			return shared.Result{}, err
+		}
+		return shared.Result{}, emit(out)
 	}
 	return backend.Run(ctx, backend.SpecFor(req), emit)
 }

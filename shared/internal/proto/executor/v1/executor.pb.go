@@ -269,8 +269,11 @@ type InfoResponse struct {
 	ContractVersions []int32                `protobuf:"varint,3,rep,packed,name=contract_versions,json=contractVersions,proto3" json:"contract_versions,omitempty"`
 	Platform         string                 `protobuf:"bytes,4,opt,name=platform,proto3" json:"platform,omitempty"`
 	Enforces         *Enforcement           `protobuf:"bytes,5,opt,name=enforces,proto3" json:"enforces,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// remote: the backend runs commands elsewhere (a scheduler, a VM), so
+	// the host fills ExecuteRequest's skill, command and mounts for it.
+	Remote        bool `protobuf:"varint,6,opt,name=remote,proto3" json:"remote,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InfoResponse) Reset() {
@@ -336,6 +339,13 @@ func (x *InfoResponse) GetEnforces() *Enforcement {
 		return x.Enforces
 	}
 	return nil
+}
+
+func (x *InfoResponse) GetRemote() bool {
+	if x != nil {
+		return x.Remote
+	}
+	return false
 }
 
 // Enforcement says which parts of a grant a backend enforces.
@@ -695,7 +705,12 @@ type ExecuteRequest struct {
 	// Deprecated: a backend's own settings (SetConfig) say whether it runs
 	// without full confinement. Hosts since the SetConfig RPC leave it false;
 	// backends keep honouring it for older hosts.
-	BestEffort    bool `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
+	BestEffort bool `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
+	// The fields below are filled only for a backend whose Info says
+	// remote; they describe the run without host paths (docs/contract.md §11).
+	Skill         *Skill   `protobuf:"bytes,12,opt,name=skill,proto3" json:"skill,omitempty"`
+	Command       *Command `protobuf:"bytes,13,opt,name=command,proto3" json:"command,omitempty"`
+	Mounts        []*Mount `protobuf:"bytes,14,rep,name=mounts,proto3" json:"mounts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -807,6 +822,227 @@ func (x *ExecuteRequest) GetBestEffort() bool {
 	return false
 }
 
+func (x *ExecuteRequest) GetSkill() *Skill {
+	if x != nil {
+		return x.Skill
+	}
+	return nil
+}
+
+func (x *ExecuteRequest) GetCommand() *Command {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+func (x *ExecuteRequest) GetMounts() []*Mount {
+	if x != nil {
+		return x.Mounts
+	}
+	return nil
+}
+
+// Skill identifies the skill's files: the canonical tar of skill_dir
+// (shared/skilltar) has this SHA-256 digest and size, so a backend can
+// pack, verify and cache it.
+type Skill struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// digest is "sha256:" and 64 lowercase hex digits.
+	Digest        string `protobuf:"bytes,2,opt,name=digest,proto3" json:"digest,omitempty"`
+	Size          int64  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Skill) Reset() {
+	*x = Skill{}
+	mi := &file_executor_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Skill) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Skill) ProtoMessage() {}
+
+func (x *Skill) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Skill.ProtoReflect.Descriptor instead.
+func (*Skill) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Skill) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Skill) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *Skill) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// Command is argv relative to the skill.
+type Command struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// interpreter is the base name of the interpreter ("python3", "bash"),
+	// empty when the script runs directly.
+	Interpreter string `protobuf:"bytes,1,opt,name=interpreter,proto3" json:"interpreter,omitempty"`
+	// script is the script's path inside the skill ("scripts/fetch.py").
+	Script        []byte   `protobuf:"bytes,2,opt,name=script,proto3" json:"script,omitempty"`
+	Args          [][]byte `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Command) Reset() {
+	*x = Command{}
+	mi := &file_executor_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Command) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Command) ProtoMessage() {}
+
+func (x *Command) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Command.ProtoReflect.Descriptor instead.
+func (*Command) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Command) GetInterpreter() string {
+	if x != nil {
+		return x.Interpreter
+	}
+	return ""
+}
+
+func (x *Command) GetScript() []byte {
+	if x != nil {
+		return x.Script
+	}
+	return nil
+}
+
+func (x *Command) GetArgs() [][]byte {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+// Mount is one granted path in the backend's terms.
+type Mount struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// role is "skill", "workspace" or "path".
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// logical is where the command expects it ("/skill", "/workspace", or
+	// the host path for role path).
+	Logical       []byte `protobuf:"bytes,2,opt,name=logical,proto3" json:"logical,omitempty"`
+	HostPath      []byte `protobuf:"bytes,3,opt,name=host_path,json=hostPath,proto3" json:"host_path,omitempty"`
+	Writable      bool   `protobuf:"varint,4,opt,name=writable,proto3" json:"writable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Mount) Reset() {
+	*x = Mount{}
+	mi := &file_executor_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Mount) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Mount) ProtoMessage() {}
+
+func (x *Mount) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Mount.ProtoReflect.Descriptor instead.
+func (*Mount) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Mount) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *Mount) GetLogical() []byte {
+	if x != nil {
+		return x.Logical
+	}
+	return nil
+}
+
+func (x *Mount) GetHostPath() []byte {
+	if x != nil {
+		return x.HostPath
+	}
+	return nil
+}
+
+func (x *Mount) GetWritable() bool {
+	if x != nil {
+		return x.Writable
+	}
+	return false
+}
+
 type ExecuteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -820,7 +1056,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +1068,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +1081,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -907,7 +1143,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1155,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1168,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExplainResponse) GetFormat() string {
@@ -974,7 +1210,7 @@ type Violation struct {
 
 func (x *Violation) Reset() {
 	*x = Violation{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1222,7 @@ func (x *Violation) String() string {
 func (*Violation) ProtoMessage() {}
 
 func (x *Violation) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1235,7 @@ func (x *Violation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Violation.ProtoReflect.Descriptor instead.
 func (*Violation) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Violation) GetKind() string {
@@ -1038,7 +1274,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1050,7 +1286,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1063,7 +1299,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Result) GetExitCode() int32 {
@@ -1127,13 +1363,14 @@ const file_executor_proto_rawDesc = "" +
 	"\rConfigProblem\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\r\n" +
-	"\vInfoRequest\"\xc5\x01\n" +
+	"\vInfoRequest\"\xdd\x01\n" +
 	"\fInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12+\n" +
 	"\x11contract_versions\x18\x03 \x03(\x05R\x10contractVersions\x12\x1a\n" +
 	"\bplatform\x18\x04 \x01(\tR\bplatform\x12>\n" +
-	"\benforces\x18\x05 \x01(\v2\".skillhost.executor.v1.EnforcementR\benforces\"\xcb\x01\n" +
+	"\benforces\x18\x05 \x01(\v2\".skillhost.executor.v1.EnforcementR\benforces\x12\x16\n" +
+	"\x06remote\x18\x06 \x01(\bR\x06remote\"\xcb\x01\n" +
 	"\vEnforcement\x12\x17\n" +
 	"\afs_read\x18\x01 \x01(\bR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x01(\bR\afsWrite\x12\x18\n" +
@@ -1168,7 +1405,7 @@ const file_executor_proto_rawDesc = "" +
 	"open_files\x18\x01 \x01(\x03R\topenFiles\x12\x1b\n" +
 	"\tfile_size\x18\x02 \x01(\x03R\bfileSize\x12\x1c\n" +
 	"\tprocesses\x18\x03 \x01(\x03R\tprocesses\x12\x16\n" +
-	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\xee\x02\n" +
+	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\x92\x04\n" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\fR\x04argv\x12\x10\n" +
@@ -1183,7 +1420,23 @@ const file_executor_proto_rawDesc = "" +
 	"exec_paths\x18\n" +
 	" \x03(\fR\texecPaths\x12\x1f\n" +
 	"\vbest_effort\x18\v \x01(\bR\n" +
-	"bestEffort\"m\n" +
+	"bestEffort\x122\n" +
+	"\x05skill\x18\f \x01(\v2\x1c.skillhost.executor.v1.SkillR\x05skill\x128\n" +
+	"\acommand\x18\r \x01(\v2\x1e.skillhost.executor.v1.CommandR\acommand\x124\n" +
+	"\x06mounts\x18\x0e \x03(\v2\x1c.skillhost.executor.v1.MountR\x06mounts\"G\n" +
+	"\x05Skill\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\"W\n" +
+	"\aCommand\x12 \n" +
+	"\vinterpreter\x18\x01 \x01(\tR\vinterpreter\x12\x16\n" +
+	"\x06script\x18\x02 \x01(\fR\x06script\x12\x12\n" +
+	"\x04args\x18\x03 \x03(\fR\x04args\"n\n" +
+	"\x05Mount\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
+	"\alogical\x18\x02 \x01(\fR\alogical\x12\x1b\n" +
+	"\thost_path\x18\x03 \x01(\fR\bhostPath\x12\x1a\n" +
+	"\bwritable\x18\x04 \x01(\bR\bwritable\"m\n" +
 	"\x0fExecuteResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x127\n" +
 	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06resultB\a\n" +
@@ -1228,7 +1481,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_executor_proto_goTypes = []any{
 	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
 	(*SetConfigRequest)(nil),  // 1: skillhost.executor.v1.SetConfigRequest
@@ -1242,36 +1495,42 @@ var file_executor_proto_goTypes = []any{
 	(*Grant)(nil),             // 9: skillhost.executor.v1.Grant
 	(*Limits)(nil),            // 10: skillhost.executor.v1.Limits
 	(*ExecuteRequest)(nil),    // 11: skillhost.executor.v1.ExecuteRequest
-	(*ExecuteResponse)(nil),   // 12: skillhost.executor.v1.ExecuteResponse
-	(*ExplainResponse)(nil),   // 13: skillhost.executor.v1.ExplainResponse
-	(*Violation)(nil),         // 14: skillhost.executor.v1.Violation
-	(*Result)(nil),            // 15: skillhost.executor.v1.Result
-	nil,                       // 16: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	(*Skill)(nil),             // 12: skillhost.executor.v1.Skill
+	(*Command)(nil),           // 13: skillhost.executor.v1.Command
+	(*Mount)(nil),             // 14: skillhost.executor.v1.Mount
+	(*ExecuteResponse)(nil),   // 15: skillhost.executor.v1.ExecuteResponse
+	(*ExplainResponse)(nil),   // 16: skillhost.executor.v1.ExplainResponse
+	(*Violation)(nil),         // 17: skillhost.executor.v1.Violation
+	(*Result)(nil),            // 18: skillhost.executor.v1.Result
+	nil,                       // 19: skillhost.executor.v1.ProbeResponse.DetailsEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	3,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
 	6,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
 	0,  // 2: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	16, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	19, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
 	9,  // 4: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
 	10, // 5: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
-	15, // 6: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	14, // 7: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
-	4,  // 8: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
-	7,  // 9: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
-	11, // 10: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	11, // 11: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
-	1,  // 12: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
-	5,  // 13: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	8,  // 14: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	12, // 15: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	13, // 16: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
-	2,  // 17: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
-	13, // [13:18] is the sub-list for method output_type
-	8,  // [8:13] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	12, // 6: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
+	13, // 7: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
+	14, // 8: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
+	18, // 9: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
+	17, // 10: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	4,  // 11: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
+	7,  // 12: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
+	11, // 13: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
+	11, // 14: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	1,  // 15: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
+	5,  // 16: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	8,  // 17: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	15, // 18: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	16, // 19: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	2,  // 20: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
+	16, // [16:21] is the sub-list for method output_type
+	11, // [11:16] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1279,7 +1538,7 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
-	file_executor_proto_msgTypes[11].OneofWrappers = []any{
+	file_executor_proto_msgTypes[14].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 	}
@@ -1289,7 +1548,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   16,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
