@@ -39,6 +39,12 @@ type (
 	Event = events.Event
 	// PublishFunc receives a run's events (package events); see Host.Run.
 	PublishFunc = events.PublishFunc
+	// EventContext publishes the events of one run, for an embedder's own
+	// runs whose children tool runs become (package events; see
+	// RunRequest.Parent).
+	EventContext = events.Context
+	// EventOptions configure NewEventContext (package events).
+	EventOptions = events.Options
 )
 
 // Formats of Host.PromptCatalog.
@@ -71,6 +77,11 @@ func Seconds(d time.Duration) string { return grant.Seconds(d) }
 // read-write, accepting common spellings (off, ro, rw, write), and returns
 // its canonical form; anything else is an error.
 func ParseWorkspace(s string) (string, error) { return grant.ParseWorkspace(s) }
+
+// NewEventContext returns an events context for one of the embedder's own
+// runs (an agent turn, say); tool runs given it as RunRequest.Parent
+// publish their events as its children.
+func NewEventContext(o EventOptions) *EventContext { return events.New(o) }
 
 // JSONLines returns a PublishFunc that writes each event as one line of
 // JSON to w, safe for concurrent use.

@@ -28,30 +28,40 @@ type runEvents struct {
 	pending []byte
 }
 
-// newRunEvents returns nil when nobody listens.
-func (h *Host) newRunEvents(runID string, publish events.PublishFunc) *runEvents {
+// newRunEvents returns nil when nobody listens. With a parent the run's
+// context is its child (see RunRequest.Parent).
+func (h *Host) newRunEvents(runID string, parent *events.Context, publish events.PublishFunc) *runEvents {
+	if parent != nil && publish == nil {
+		return &runEvents{ctx: parent.Child(runID)}
+	}
 	if publish == nil {
 		return nil
 	}
 	// A consumer that is gone fails on every event; say so once per run.
 	var reported atomic.Bool
-	return &runEvents{ctx: events.New(events.Options{
+	opts := events.Options{
 		RunID: runID, Scope: ScopeTool, Publish: publish,
 		OnError: func(err error) {
 			if reported.CompareAndSwap(false, true) {
 				h.Warn("run %s: event consumer failed (the run goes on; later failures are not reported): %v", runID, err)
 			}
 		},
-	})}
+	}
+	if parent != nil {
+		opts.ParentRunID, opts.Scope, opts.Counter = parent.RunID(), events.ChildScope, parent.Counter()
+	}
+	return &runEvents{ctx: events.New(opts)}
 }
 
 func (e *runEvents) started(p *prepared) {
 	if e == nil {
 		return
 	}
-	e.ctx.Publish(events.RunStarted, map[string]any{
-		"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant,
-	})
+	data := map[string]any{"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant}
+	if parent := e.ctx.ParentRunID(); parent != "" {
+		data["parent_run_id"] = parent
+	}
+	e.ctx.Publish(events.RunStarted, data)
 }
 
 func (e *runEvents) output(b []byte) {
