@@ -24,6 +24,7 @@ import (
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // Options configure Open.
@@ -38,7 +39,9 @@ type Options struct {
 	// LogLevel is the hclog level for plugin logs ("warn" if empty).
 	LogLevel string
 	// OneShot says the caller will make at most one call before Close
-	// (the CLI's run), so plugins start nothing ahead of time for a next.
+	// (the CLI's run), so plugins start nothing ahead of time for a next,
+	// nor does the in-process runner of this program (a process-wide
+	// setting: OneShot is for a program that runs one tool and exits).
 	OneShot bool
 	// Verbose prints every catalog warning instead of a summary line.
 	Verbose bool
@@ -59,6 +62,9 @@ type Host struct {
 	// not a problem.
 	defaultRoots bool
 	verbose      bool
+	// configPath is Options.ConfigPath: where Pin writes when no
+	// configuration file was read.
+	configPath string
 
 	sandboxOnce sync.Once
 	sandbox     *sandbox.Manager
@@ -109,6 +115,10 @@ func Open(opts Options) (*Host, error) {
 		level = "warn"
 	}
 	h := &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}
+	h.configPath = opts.ConfigPath
+	if opts.OneShot {
+		runner.KeepSpares(false)
+	}
 	for _, d := range cfg.Deprecations {
 		h.Warn("%s", d)
 	}

@@ -41,6 +41,13 @@ type RunRequest struct {
 	// Workspace overrides the skill's workspace grant for this run: none,
 	// read or read-write ("" keeps the configured one).
 	Workspace string
+	// Parent, when set, makes the run's events children of the embedder's
+	// events context (say, the agent turn that called the tool): they carry
+	// its run id as parent_run_id, a fresh message id and the scope
+	// events.ChildScope, and share its sequence counter; run.started names
+	// the parent in its data (parent_run_id). They go to Run's publish when
+	// that is not nil, else to Parent's own callback.
+	Parent *events.Context
 }
 
 // RunResult is a finished tool call.
@@ -146,10 +153,10 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunResult, error) {
 	p, err := h.prepare(req)
 	if err != nil {
-		h.newRunEvents(newRunID(), publish).failed(ctx, err)
+		h.newRunEvents(newRunID(), req.Parent, publish).failed(ctx, err)
 		return nil, err
 	}
-	ev := h.newRunEvents(p.request.RunID, publish)
+	ev := h.newRunEvents(p.request.RunID, req.Parent, publish)
 	ev.started(p)
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {

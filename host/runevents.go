@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -26,30 +28,40 @@ type runEvents struct {
 	pending []byte
 }
 
-// newRunEvents returns nil when nobody listens.
-func (h *Host) newRunEvents(runID string, publish events.PublishFunc) *runEvents {
+// newRunEvents returns nil when nobody listens. With a parent the run's
+// context is its child (see RunRequest.Parent).
+func (h *Host) newRunEvents(runID string, parent *events.Context, publish events.PublishFunc) *runEvents {
+	if parent != nil && publish == nil {
+		return &runEvents{ctx: parent.Child(runID)}
+	}
 	if publish == nil {
 		return nil
 	}
 	// A consumer that is gone fails on every event; say so once per run.
 	var reported atomic.Bool
-	return &runEvents{ctx: events.New(events.Options{
+	opts := events.Options{
 		RunID: runID, Scope: ScopeTool, Publish: publish,
 		OnError: func(err error) {
 			if reported.CompareAndSwap(false, true) {
 				h.Warn("run %s: event consumer failed (the run goes on; later failures are not reported): %v", runID, err)
 			}
 		},
-	})}
+	}
+	if parent != nil {
+		opts.ParentRunID, opts.Scope, opts.Counter = parent.RunID(), events.ChildScope, parent.Counter()
+	}
+	return &runEvents{ctx: events.New(opts)}
 }
 
 func (e *runEvents) started(p *prepared) {
 	if e == nil {
 		return
 	}
-	e.ctx.Publish(events.RunStarted, map[string]any{
-		"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant,
-	})
+	data := map[string]any{"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant}
+	if parent := e.ctx.ParentRunID(); parent != "" {
+		data["parent_run_id"] = parent
+	}
+	e.ctx.Publish(events.RunStarted, data)
 }
 
 func (e *runEvents) output(b []byte) {
@@ -113,11 +125,51 @@ func (e *runEvents) failed(ctx context.Context, err error) {
 	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
 }
 
-// MarshalJSON renders the result as `skillhost run --json` and the run's
-// last event show it: output, exit_code, signal, timed_out, truncated,
-// duration_ms, grant, strategy, violations and not_enforced (lists are []
-// rather than null), plus the skill and tool names.
-func (r *RunResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.fields()) }
+// MarshalJSON renders the result as `skillhost run --json` prints it, in
+// this order: output, exit_code, signal, timed_out, truncated, duration_ms,
+// grant, strategy, violations and not_enforced. Lists are [] rather than
+// null, and <, > and & are left as they are (not \u003c...): the output
+// reads as the script printed it. The run's last event carries the same
+// fields plus the skill and tool names.
+func (r *RunResult) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.jsonForm()); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// resultJSON is the JSON form of a result, fields in the order printed.
+type resultJSON struct {
+	Output      string             `json:"output"`
+	ExitCode    int                `json:"exit_code"`
+	Signal      string             `json:"signal"`
+	TimedOut    bool               `json:"timed_out"`
+	Truncated   bool               `json:"truncated"`
+	DurationMS  int64              `json:"duration_ms"`
+	Grant       grant.Grant        `json:"grant"`
+	Strategy    string             `json:"strategy"`
+	Violations  []shared.Violation `json:"violations"`
+	NotEnforced []string           `json:"not_enforced"`
+}
+
+func (r *RunResult) jsonForm() resultJSON {
+	violations := r.Violations
+	if violations == nil {
+		violations = []shared.Violation{}
+	}
+	notEnforced := r.NotEnforced
+	if notEnforced == nil {
+		notEnforced = []string{}
+	}
+	return resultJSON{
+		Output: r.outputString(), ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
+		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: r.Grant,
+		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced,
+	}
+}
 
 // outputString is the output as one string, from Output or, for a result
 // kept as chunks (RunRequest.ChunkedOutput), from those.
@@ -132,29 +184,23 @@ func (r *RunResult) outputString() string {
 	return b.String()
 }
 
-// fields are the result's JSON form as a map, for event data.
+// fields are the result's JSON form as a map, plus the skill and tool
+// names, for event data.
 func (r *RunResult) fields() map[string]any {
-	violations := r.Violations
-	if violations == nil {
-		violations = []shared.Violation{}
-	}
-	notEnforced := r.NotEnforced
-	if notEnforced == nil {
-		notEnforced = []string{}
-	}
+	j := r.jsonForm()
 	return map[string]any{
 		"skill":        r.Skill.Name,
 		"tool":         r.Tool.Name,
-		"output":       r.outputString(),
-		"exit_code":    r.ExitCode,
-		"signal":       r.Signal,
-		"timed_out":    r.TimedOut,
-		"truncated":    r.Truncated,
-		"duration_ms":  r.Duration.Milliseconds(),
-		"grant":        r.Grant,
-		"strategy":     r.Strategy,
-		"violations":   violations,
-		"not_enforced": notEnforced,
+		"output":       j.Output,
+		"exit_code":    j.ExitCode,
+		"signal":       j.Signal,
+		"timed_out":    j.TimedOut,
+		"truncated":    j.Truncated,
+		"duration_ms":  j.DurationMS,
+		"grant":        j.Grant,
+		"strategy":     j.Strategy,
+		"violations":   j.Violations,
+		"not_enforced": j.NotEnforced,
 	}
 }
 

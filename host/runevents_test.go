@@ -67,3 +67,82 @@ func TestRunWithFailingConsumer(t *testing.T) {
 		t.Errorf("%d warnings:\n%s", n, warnings.String())
 	}
 }
+
+// A tool run given an embedder's events context publishes as its child:
+// its own run id, the parent's id in run.started, a fresh message id, the
+// child scope and the parent's counter; to the parent's callback, or to
+// Run's publish when that is given.
+func TestRunAsChildOfParentContext(t *testing.T) {
+	t.Setenv("SKILLHOST_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h, err := Open(Options{SkillRoots: []string{"../examples/skills"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	req := RunRequest{Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: InProcessName}
+	tests := []struct {
+		name      string
+		own       bool // Run gets its own publish
+		skill     string
+		wantFirst string
+		wantLast  string
+	}{
+		{"to the parent's callback", false, "text-stats", events.RunStarted, events.StreamEnded},
+		{"to Run's publish", true, "text-stats", events.RunStarted, events.StreamEnded},
+		{"a run that cannot start", false, "nope", events.RunFailed, events.StreamEnded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var toParent, toOwn []events.Event
+			parent := NewEventContext(EventOptions{RunID: "turn-1", Scope: "agent", Publish: func(e events.Event) error {
+				toParent = append(toParent, e)
+				return nil
+			}})
+			parent.Publish(events.RunStarted, nil) // the turn's own first event: sequence 1
+			var publish PublishFunc
+			if tt.own {
+				publish = func(e events.Event) error { toOwn = append(toOwn, e); return nil }
+			}
+			r := req
+			r.Skill, r.Parent = tt.skill, parent
+			_, err := h.Run(context.Background(), r, publish)
+			if (err != nil) != (tt.skill == "nope") {
+				t.Fatalf("run: %v", err)
+			}
+			got, other := toParent[1:], toOwn
+			if tt.own {
+				got, other = toOwn, toParent[1:]
+			}
+			if len(other) != 0 {
+				t.Errorf("%d events went to the other callback", len(other))
+			}
+			if len(got) < 2 || got[0].Event != tt.wantFirst || got[len(got)-1].Event != tt.wantLast {
+				t.Fatalf("events %v", names(got))
+			}
+			runID := got[0].Data["run_id"]
+			for i, e := range got {
+				if e.SequenceNumber != int64(i+2) {
+					t.Errorf("%s: sequence %d, want %d (the parent's counter)", e.Event, e.SequenceNumber, i+2)
+				}
+				if e.Data["scope"] != events.ChildScope || e.Data["run_id"] != runID || runID == "turn-1" {
+					t.Errorf("%s: scope %v, run id %v", e.Event, e.Data["scope"], e.Data["run_id"])
+				}
+				if e.Data["message_id"] == parent.MessageID() || e.Data["message_id"] == "" {
+					t.Errorf("%s: message id %v is not fresh", e.Event, e.Data["message_id"])
+				}
+			}
+			if got[0].Event == events.RunStarted && got[0].Data["parent_run_id"] != "turn-1" {
+				t.Errorf("run.started names parent %v", got[0].Data["parent_run_id"])
+			}
+		})
+	}
+}
+
+func names(evs []events.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Event)
+	}
+	return out
+}

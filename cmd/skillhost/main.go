@@ -5,10 +5,10 @@ package main
 import (
 	"os"
 
-	"github.com/skillhost/skillhost/shared/runner"
+	"github.com/skillhost/skillhost/host"
 )
 
 func main() {
-	runner.Init()
+	host.Init()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

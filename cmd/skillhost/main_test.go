@@ -12,14 +12,14 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/pluginclient"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 func TestMain(m *testing.M) {
-	runner.Init()
+	host.Init()
 	os.Setenv("GORACE", "atexit_sleep_ms=0") // the race runtime's exit pause would slow every supervised run
 	testscript.Main(m, map[string]func(){
 		"skillhost": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },

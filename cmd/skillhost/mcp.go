@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillhost/skillhost/host/mcpserver"
+	"github.com/skillhost/skillhost/host"
 )
 
 func (a *app) mcpCmd() *cobra.Command {
@@ -32,12 +32,12 @@ func (a *app) mcpCmd() *cobra.Command {
 			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's SKILL.md,\n" +
 			"references/ and assets/ as resources. Changes on disk are announced to clients.\n\n" +
 			"Over HTTP it listens on loopback only, unless --allow-remote is given together with a bearer\n" +
-			"token in $" + mcpserver.TokenEnv + " (which, when set, is required on loopback too).",
+			"token in $" + host.MCPTokenEnv + " (which, when set, is required on loopback too).",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token := os.Getenv(mcpserver.TokenEnv)
+			token := os.Getenv(host.MCPTokenEnv)
 			if httpAddr != "" {
-				if err := mcpserver.CheckListenAddr(httpAddr, allowRemote, token); err != nil {
+				if err := host.CheckMCPListenAddr(httpAddr, allowRemote, token); err != nil {
 					return usage(err)
 				}
 			} else if allowRemote {
@@ -55,7 +55,7 @@ func (a *app) mcpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
-			srv := mcpserver.New(h, mcpserver.Options{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger})
+			srv := h.MCPServer(host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger})
 			if poll > 0 {
 				go srv.Watch(ctx, poll)
 			}
@@ -74,7 +74,7 @@ func (a *app) mcpCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+mcpserver.TokenEnv+")")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+host.MCPTokenEnv+")")
 	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script")
 	f.StringVar(&strategy, "strategy", "", "sandbox plugin for every call (overrides sandbox.strategy)")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often to look for skills changed on disk (0: never)")

@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -57,30 +56,17 @@ func (a *app) pluginsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sums, warnings, err := h.PinAll()
-			for _, w := range warnings {
-				h.Warn("%s", w)
-			}
+			pins, err := h.Pin()
 			if err != nil {
 				return failed(err)
 			}
-			if len(sums) == 0 {
-				return failed(fmt.Errorf("no sandbox plugins found in %s", strings.Join(h.Sandbox().Dirs(), ", ")))
-			}
-			path := h.Config.Source
-			if path == "" {
-				path, _ = config.Path(a.configPath)
-			}
-			if err := config.WritePins(path, sums); err != nil {
-				return failed(err)
-			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{"pinned": sums, "config": path})
+				return a.printJSON(pins)
 			}
-			for _, n := range slices.Sorted(maps.Keys(sums)) {
-				fmt.Fprintf(a.stdout, "pinned %s %s\n", n, sums[n])
+			for _, n := range slices.Sorted(maps.Keys(pins.Sums)) {
+				fmt.Fprintf(a.stdout, "pinned %s %s\n", n, pins.Sums[n])
 			}
-			fmt.Fprintf(a.stdout, "wrote plugins.sha256 to %s\n", path)
+			fmt.Fprintf(a.stdout, "wrote plugins.sha256 to %s\n", pins.Config)
 			return nil
 		},
 	})

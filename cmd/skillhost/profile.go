@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 func (a *app) profileCmd() *cobra.Command {
@@ -32,7 +31,7 @@ func (a *app) profileCmd() *cobra.Command {
 			defer h.Close()
 			e, name, err := h.Explain(context.Background(), req)
 			if err != nil {
-				return &exitError{code: failureCode(err), err: err}
+				return failure(err)
 			}
 			if a.jsonOut {
 				return a.printJSON(map[string]any{"strategy": name, "format": e.Format, "profile": e.Text, "argv": e.Argv})
@@ -49,7 +48,7 @@ func (a *app) profileCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&strategy, "strategy", sandbox.Seatbelt, "plugin whose confinement to show")
+	cmd.Flags().StringVar(&strategy, "strategy", host.StrategySeatbelt, "plugin whose confinement to show")
 	return cmd
 }
 

@@ -11,16 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/catalog"
-	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 // Exit statuses.
 const (
-	exitOK     = 0
-	exitFailed = 1 // the thing asked about failed
-	exitUsage  = 2 // usage or configuration error
+	exitOK     = host.ExitOK
+	exitFailed = host.ExitFailed // the thing asked about failed
+	exitUsage  = host.ExitUsage  // usage or configuration error
 )
 
 // exitError carries an exit status; a nil err means the message was
@@ -66,17 +63,10 @@ func (a *app) open() (*host.Host, error) {
 	if err != nil {
 		return nil, usage(err)
 	}
-	if missing := h.MissingRoots(); len(missing) > 0 && !a.allowMissingRoots {
-		return nil, usage(&rootError{missing})
+	if err := h.CheckRoots(); err != nil && !a.allowMissingRoots {
+		return nil, usage(err)
 	}
 	return h, nil
-}
-
-// rootError is a configured skill root that does not exist.
-type rootError struct{ roots []string }
-
-func (e *rootError) Error() string {
-	return fmt.Sprintf("skill root %s does not exist", strings.Join(e.roots, ", "))
 }
 
 func (a *app) printJSON(v any) error {
@@ -149,39 +139,10 @@ func (a *app) exitCode(err error) int {
 	err = friendlier(err)
 	fmt.Fprintln(a.stderr, "skillhost: "+err.Error())
 	if a.jsonOut {
-		kind, hint := classify(err, code)
+		kind, hint := host.ErrorKind(err, code)
 		_ = a.printJSON(map[string]any{"error": map[string]any{"code": kind, "message": err.Error(), "hint": hint, "exit_status": code}})
 	}
 	return code
-}
-
-// classify names an error's kind for --json and says what to do next.
-func classify(err error, code int) (kind, hint string) {
-	var (
-		ce *config.Error
-		ie *host.InterpreterError
-		re *rootError
-		nf *sandbox.NotFoundError
-		us *sandbox.UnsupportedError
-		cs *sandbox.ChecksumError
-	)
-	switch {
-	case errors.As(err, &ce):
-		return "config", "fix the key named in the message; the Configuration section of the README lists them"
-	case errors.As(err, &re):
-		return "skill_root", "fix skills.roots or --skills; skillhost doctor checks them"
-	case catalog.IsNotFound(err):
-		return "unknown_skill", "skillhost list shows the skills"
-	case errors.As(err, &ie), strings.Contains(err.Error(), "to sandbox.interpreters"):
-		return "interpreter", "skillhost doctor checks every tool and prints the line to add"
-	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs):
-		return "plugin", "skillhost plugins lists the plugins found; skillhost doctor explains what is wrong"
-	case strings.Contains(err.Error(), "has no tool"):
-		return "unknown_tool", "skillhost show NAME lists the skill's tools"
-	case code == exitUsage:
-		return "usage", "skillhost help COMMAND shows the usage"
-	}
-	return "failed", ""
 }
 
 // friendlier rewrites cobra's own messages that slip through.
@@ -195,31 +156,9 @@ func friendlier(err error) error {
 	return err
 }
 
-// failureCode is exitUsage for a usage or configuration problem, including
-// a strategy whose plugin is missing, cannot work here or is not the pinned
-// binary, and exitFailed for anything else (a plugin crashed, a script
-// could not start).
-func failureCode(err error) int {
-	var (
-		ue *host.UsageError
-		ce *config.Error
-		nf *sandbox.NotFoundError
-		us *sandbox.UnsupportedError
-		cs *sandbox.ChecksumError
-		ie *host.InterpreterError
-	)
-	if errors.As(err, &ue) || errors.As(err, &ce) || catalog.IsNotFound(err) ||
-		errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) || errors.As(err, &ie) {
-		return exitUsage
-	}
-	// A plugin that could not start the script because its interpreter is
-	// outside the sandbox says so (its error crosses gRPC as text): a
-	// configuration problem with a named fix.
-	if strings.Contains(err.Error(), "to sandbox.interpreters") {
-		return exitUsage
-	}
-	return exitFailed
-}
+// failure is an error from the host with the exit status it calls for
+// (see host.ExitStatus).
+func failure(err error) error { return &exitError{code: host.ExitStatus(err), err: err} }
 
 // args wraps a cobra argument validator so its errors are usage errors
 // that show the command's usage line instead of cobra's counts.

@@ -12,23 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/events"
-	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/runner"
 )
-
-type runJSON struct {
-	Output      string             `json:"output"`
-	ExitCode    int                `json:"exit_code"`
-	Signal      string             `json:"signal"`
-	TimedOut    bool               `json:"timed_out"`
-	Truncated   bool               `json:"truncated"`
-	DurationMS  int64              `json:"duration_ms"`
-	Grant       any                `json:"grant"`
-	Strategy    string             `json:"strategy"`
-	Violations  []shared.Violation `json:"violations"`
-	NotEnforced []string           `json:"not_enforced"`
-}
 
 func (a *app) runCmd() *cobra.Command {
 	var argString string
@@ -59,7 +43,6 @@ func (a *app) runCmd() *cobra.Command {
 			// One call, then exit: neither the plugin nor the in-process
 			// runner (strategy none) starts anything for a next call.
 			a.oneShot = true
-			runner.KeepSpares(false)
 			h, err := a.open()
 			if err != nil {
 				return err
@@ -67,26 +50,18 @@ func (a *app) runCmd() *cobra.Command {
 			defer h.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			var publish events.PublishFunc
+			var publish host.PublishFunc
 			if streamEvents {
-				publish = events.JSONLines(a.stdout)
+				publish = host.JSONLines(a.stdout)
 			}
 			res, err := h.Run(ctx, req, publish)
 			if err != nil {
-				return &exitError{code: failureCode(err), err: err}
+				return failure(err)
 			}
 			if streamEvents {
 				// The events already carried the output and the result.
 			} else if a.jsonOut {
-				violations := res.Violations
-				if violations == nil {
-					violations = []shared.Violation{}
-				}
-				if err := a.printJSON(runJSON{
-					Output: string(res.Output), ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut,
-					Truncated: res.Truncated, DurationMS: res.Duration.Milliseconds(), Grant: res.Grant,
-					Strategy: res.Strategy, Violations: violations, NotEnforced: nonNil(res.NotEnforced),
-				}); err != nil {
+				if err := a.printJSON(res); err != nil {
 					return err
 				}
 			} else {

@@ -10,8 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/skill"
 )
 
 type toolJSON struct {
@@ -30,7 +28,7 @@ type skillJSON struct {
 	Tools       []toolJSON `json:"tools"`
 }
 
-func toolsJSON(s *skill.Skill) []toolJSON {
+func toolsJSON(s *host.Skill) []toolJSON {
 	out := []toolJSON{}
 	for _, t := range s.Tools {
 		out = append(out, toolJSON{Name: t.Name, Function: host.FunctionName(s.Name, t.Name), Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
@@ -74,7 +72,7 @@ func (a *app) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTOOLS\tDESCRIPTION")
 			for _, s := range skills {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", skill.Printable(s.Name), len(s.Tools), oneLine(s.Description, 80))
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", host.Printable(s.Name), len(s.Tools), oneLine(s.Description, 80))
 			}
 			return tw.Flush()
 		},
@@ -87,14 +85,14 @@ func (a *app) listCmd() *cobra.Command {
 // oneLine shortens text to one line of at most n runes, with what a
 // terminal would act on (escape sequences) shown escaped.
 func oneLine(text string, n int) string {
-	text = skill.Printable(strings.Join(strings.Fields(text), " "))
+	text = host.Printable(strings.Join(strings.Fields(text), " "))
 	if r := []rune(text); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
 	return text
 }
 
-func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
+func (a *app) findSkill(h *host.Host, name string) (*host.Skill, error) {
 	s, err := h.Catalog.Find(name)
 	if err != nil {
 		h.CatalogWarnings()
@@ -114,14 +112,14 @@ func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
 
 // skillGrant opens the host, finds a skill and computes its grant,
 // printing the warnings of both.
-func (a *app) skillGrant(name string) (*host.Host, *skill.Skill, grant.Grant, error) {
+func (a *app) skillGrant(name string) (*host.Host, *host.Skill, host.Grant, error) {
 	h, err := a.open()
 	if err != nil {
-		return nil, nil, grant.Grant{}, err
+		return nil, nil, host.Grant{}, err
 	}
 	s, err := a.findSkill(h, name)
 	if err != nil {
-		return nil, nil, grant.Grant{}, err
+		return nil, nil, host.Grant{}, err
 	}
 	g, warnings := h.Grant(s)
 	for _, w := range warnings {
@@ -159,9 +157,9 @@ func (a *app) showCmd() *cobra.Command {
 				})
 			}
 			w := a.stdout
-			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", skill.Printable(s.Name), oneLine(s.Description, 500), skill.Printable(s.Dir))
-			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, d.Network, grant.Seconds(d.Timeout), d.Trust))
-			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, g.Network, grant.Seconds(g.Timeout), g.Trust))
+			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", host.Printable(s.Name), oneLine(s.Description, 500), host.Printable(s.Dir))
+			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, d.Network, host.Seconds(d.Timeout), d.Trust))
+			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, g.Network, host.Seconds(g.Timeout), g.Trust))
 			if len(s.Tools) == 0 {
 				fmt.Fprintln(w, "Tools:        none")
 			} else {
@@ -169,11 +167,11 @@ func (a *app) showCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, t := range s.Tools {
 					rel, _ := filepath.Rel(s.Dir, t.Script)
-					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", skill.Printable(t.Name), oneLine(t.Description, 70), skill.Printable(rel))
+					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", host.Printable(t.Name), oneLine(t.Description, 70), host.Printable(rel))
 				}
 				tw.Flush()
 			}
-			fmt.Fprintf(w, "\nInstructions:\n%s\n", skill.Printable(s.Instructions))
+			fmt.Fprintf(w, "\nInstructions:\n%s\n", host.Printable(s.Instructions))
 			return nil
 		},
 	}
@@ -221,12 +219,12 @@ func (a *app) grantCmd() *cobra.Command {
 			if a.jsonOut {
 				return a.printJSON(map[string]any{
 					"fs_read": nonNil(g.FSRead), "fs_write": nonNil(g.FSWrite), "network": g.Network,
-					"timeout": json.Number(grant.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
+					"timeout": json.Number(host.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
 				})
 			}
 			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v (%s)\ntimeout:  %ss (%s)\ntrust:    %s\n",
 				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), g.Network, origins.Network,
-				grant.Seconds(g.Timeout), origins.Timeout, g.Trust)
+				host.Seconds(g.Timeout), origins.Timeout, g.Trust)
 			return nil
 		},
 	}
@@ -239,7 +237,7 @@ func workspaceFlag(cmd *cobra.Command, value string) (string, error) {
 	if !cmd.Flags().Changed("workspace") {
 		return "", nil
 	}
-	ws, err := grant.ParseWorkspace(value)
+	ws, err := host.ParseWorkspace(value)
 	if err != nil {
 		return "", usage(fmt.Errorf("--workspace: %w", err))
 	}

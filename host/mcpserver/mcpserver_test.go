@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/match"
 )
 
 func TestToolNames(t *testing.T) {
@@ -99,8 +102,21 @@ func TestMIMEType(t *testing.T) {
 	}
 }
 
-// openHost opens a host over one skill with no configuration file.
-func openHost(t *testing.T) *host.Host {
+// catalogHost is a Host with a catalog and nothing to run: these tests
+// look at what is offered, not at runs (cmd/skillhost's MCP tests run
+// tools through the real host and plugins).
+type catalogHost struct{ cat *catalog.Catalog }
+
+func (c catalogHost) Catalog() *catalog.Catalog { return c.cat }
+
+func (catalogHost) RunTool(context.Context, ToolCall, events.PublishFunc) (*ToolResult, error) {
+	return nil, errors.New("catalogHost runs nothing")
+}
+
+func (catalogHost) Match(context.Context, string, int) ([]match.Match, error) { return nil, nil }
+
+// openHost returns a host over one skill.
+func openHost(t *testing.T) catalogHost {
 	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "notes")
@@ -109,14 +125,7 @@ func openHost(t *testing.T) *host.Host {
 	}
 	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: notes\ndescription: Take notes\n---\nWrite notes.\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "scripts", "add.sh"), []byte("#!/bin/sh\necho added\n"), 0o755)
-	t.Setenv("SKILLHOST_CONFIG", "")
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(root, "xdg"))
-	h, err := host.Open(host.Options{ConfigPath: "", SkillRoots: []string{root}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(h.Close)
-	return h
+	return catalogHost{catalog.New([]string{root})}
 }
 
 type bearer struct {
@@ -198,12 +207,12 @@ func TestResourceURI(t *testing.T) {
 // not bring the server down.
 func TestOddSkillName(t *testing.T) {
 	h := openHost(t)
-	root := h.Catalog.Roots()[0]
+	root := h.Catalog().Roots()[0]
 	dir := filepath.Join(root, "odd")
 	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
 	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: \"a:b\"\ndescription: odd\n---\nodd\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "scripts", "x.sh"), []byte("#!/bin/sh\necho x\n"), 0o755)
-	h.Catalog.Reload()
+	h.Catalog().Reload()
 	s := New(h, Options{})
 	if names := s.ToolNames(); !slices.Contains(names, "a_b__x") {
 		t.Errorf("tools %v", names)

@@ -18,7 +18,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -27,6 +29,44 @@ const (
 	SearchTool   = "skills_search"
 	ActivateTool = "skill_activate"
 )
+
+// Host is what a Server needs of skillhost's host: the catalog, tool runs
+// and matching. Package host provides it (Host.MCPServer builds a Server
+// over an opened host); this package cannot import host, which offers the
+// server to its callers.
+type Host interface {
+	Catalog() *catalog.Catalog
+	// RunTool runs a script tool exactly as `skillhost run` does, sending
+	// its events to publish when that is not nil; cancelling ctx stops the
+	// script and its process tree. An error means the tool could not run.
+	RunTool(ctx context.Context, call ToolCall, publish events.PublishFunc) (*ToolResult, error)
+	// Match ranks the skills that fit a message, at most limit of them
+	// (0: the configured limit).
+	Match(ctx context.Context, message string, limit int) ([]match.Match, error)
+}
+
+// ToolCall names a script tool and its arguments.
+type ToolCall struct {
+	Skill, Tool string
+	// Argv are passed as they are; ArgString, if set instead, is split
+	// like a POSIX shell.
+	Argv      []string
+	ArgString *string
+	// Strategy overrides sandbox.strategy ("" keeps it).
+	Strategy string
+}
+
+// ToolResult is a finished script tool call.
+type ToolResult struct {
+	// Text is the result as an agent sees it: the output, under an error
+	// header when the script failed.
+	Text string
+	// Failed says the script exited non-zero, was killed or timed out.
+	Failed bool
+	// Structured is the result's machine-readable form (any value that
+	// marshals to a JSON object).
+	Structured any
+}
 
 // Options configure New.
 type Options struct {
@@ -37,12 +77,14 @@ type Options struct {
 	DisclosureOnly bool
 	// Logger receives the SDK's and the watcher's logs; nil discards them.
 	Logger *slog.Logger
+	// Version is the server version announced to clients.
+	Version string
 }
 
 // Server is an MCP server over a host's catalog. It is safe for concurrent
 // use; calls run concurrently, each in its own sandboxed process.
 type Server struct {
-	h      *host.Host
+	h      Host
 	opts   Options
 	mcp    *mcp.Server
 	logger *slog.Logger
@@ -59,13 +101,13 @@ type toolSpec struct {
 }
 
 // New builds the server and offers the catalog's current skills.
-func New(h *host.Host, opts Options) *Server {
+func New(h Host, opts Options) *Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{}}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: host.Version}, &mcp.ServerOptions{
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Agent Skills served by skillhost. Use " + SearchTool + " to find the skills that fit a task and " +
 			ActivateTool + " to read one's instructions; script tools are named <skill>__<tool> and run sandboxed.",
 		Logger: logger,
@@ -90,7 +132,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.
 func (s *Server) Sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	skills := s.h.Catalog.All()
+	skills := s.h.Catalog().All()
 	sort.Slice(skills, func(i, j int) bool { return skills[i].Name < skills[j].Name })
 
 	tools := map[string]toolSpec{}
@@ -186,8 +228,8 @@ func (s *Server) toolNamesOf(sk *skill.Skill) map[string]string {
 // path, at the cost of up to one interval of delay.
 func (s *Server) Watch(ctx context.Context, interval time.Duration) {
 	// Start from what is on disk now, in case it changed since New.
-	last := fingerprint(s.h.Catalog.Roots())
-	s.h.Catalog.Reload()
+	last := fingerprint(s.h.Catalog().Roots())
+	s.h.Catalog().Reload()
 	s.Sync()
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -197,9 +239,9 @@ func (s *Server) Watch(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
-		if cur := fingerprint(s.h.Catalog.Roots()); cur != last {
+		if cur := fingerprint(s.h.Catalog().Roots()); cur != last {
 			last = cur
-			s.h.Catalog.Reload()
+			s.h.Catalog().Reload()
 			s.Sync()
 		}
 	}

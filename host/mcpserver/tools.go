@@ -12,7 +12,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/skill"
@@ -70,7 +69,7 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 		if in.Args != nil && len(in.Argv) > 0 {
 			return errorResult("arguments: pass either args or argv, not both"), nil
 		}
-		run := host.RunRequest{Skill: spec.skill, Tool: spec.tool, Args: in.Argv, ArgString: in.Args, Strategy: s.opts.Strategy}
+		run := ToolCall{Skill: spec.skill, Tool: spec.tool, Argv: in.Argv, ArgString: in.Args, Strategy: s.opts.Strategy}
 		var publish events.PublishFunc
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			var sent int
@@ -85,7 +84,7 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 				})
 			}
 		}
-		res, err := s.h.Run(ctx, run, publish)
+		res, err := s.h.RunTool(ctx, run, publish)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -93,9 +92,9 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 			return errorResult(err.Error()), nil
 		}
 		return &mcp.CallToolResult{
-			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text()}},
-			StructuredContent: res,
-			IsError:           !res.OK(),
+			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
+			StructuredContent: res.Structured,
+			IsError:           res.Failed,
 		}, nil
 	}
 }
@@ -176,7 +175,7 @@ func (s *Server) addDisclosureTools() {
 		Description: "Load one Agent Skill: its instructions (follow them), its directory, its files, the resources to read and the tools to call.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, in activateArgs) (*mcp.CallToolResult, Activation, error) {
-		sk, err := s.h.Catalog.Find(in.Name)
+		sk, err := s.h.Catalog().Find(in.Name)
 		if err != nil {
 			return nil, Activation{}, err
 		}

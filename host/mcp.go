@@ -1,0 +1,58 @@
+package host
+
+import (
+	"context"
+
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/mcpserver"
+)
+
+// MCP server types (package mcpserver), for serving a host's skills over
+// the Model Context Protocol.
+type (
+	MCPServer  = mcpserver.Server
+	MCPOptions = mcpserver.Options
+)
+
+// MCPTokenEnv is the environment variable holding the bearer token that
+// the MCP server over HTTP requires.
+const MCPTokenEnv = mcpserver.TokenEnv
+
+// CheckMCPListenAddr refuses an HTTP address for the MCP server that is
+// not loopback, unless allowRemote is set and token is not empty.
+func CheckMCPListenAddr(addr string, allowRemote bool, token string) error {
+	return mcpserver.CheckListenAddr(addr, allowRemote, token)
+}
+
+// MCPServer builds an MCP server over the host's catalog: every script tool
+// of every skill, run as Run runs it, plus skills_search and
+// skill_activate, and the skills' files as resources. An empty
+// opts.Version is the host's Version. Serve it with its Run (any MCP
+// transport) or ServeHTTP; Watch picks up skills changed on disk.
+func (h *Host) MCPServer(opts MCPOptions) *MCPServer {
+	if opts.Version == "" {
+		opts.Version = Version
+	}
+	return mcpserver.New(mcpHost{h}, opts)
+}
+
+// mcpHost gives the MCP server what it needs of a Host.
+type mcpHost struct{ h *Host }
+
+func (m mcpHost) Catalog() *catalog.Catalog { return m.h.Catalog }
+
+func (m mcpHost) Match(ctx context.Context, message string, limit int) ([]match.Match, error) {
+	return m.h.Match(ctx, message, limit)
+}
+
+func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish events.PublishFunc) (*mcpserver.ToolResult, error) {
+	res, err := m.h.Run(ctx, RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy}, publish)
+	if err != nil {
+		return nil, err
+	}
+	// The structured form names the skill and tool besides what run
+	// --json prints, as the run's last event does.
+	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: res.fields()}, nil
+}

@@ -1,0 +1,52 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/host/mcpserver"
+)
+
+// The MCP server runs tools through Run: same text, same failure verdict,
+// and a structured result naming the skill and tool.
+func TestMCPHostRunTool(t *testing.T) {
+	noUserConfig(t)
+	h, err := Open(Options{SkillRoots: []string{"../examples/skills"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	m := mcpHost{h}
+	if m.Catalog() != h.Catalog {
+		t.Error("the server sees another catalog")
+	}
+	ctx := context.Background()
+	tests := []struct {
+		argv   []string
+		failed bool
+		text   string
+	}{
+		{[]string{"../examples/data/article.txt"}, false, "60 words"},
+		{[]string{"../examples/data/no-such-file.txt"}, true, "Error (exit "},
+	}
+	for _, tt := range tests {
+		res, err := m.RunTool(ctx, mcpserver.ToolCall{Skill: "text-stats", Tool: "count", Argv: tt.argv, Strategy: InProcessName}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed != tt.failed || !strings.Contains(res.Text, tt.text) {
+			t.Errorf("%v: failed %v, text %q", tt.argv, res.Failed, res.Text)
+		}
+		fields, ok := res.Structured.(map[string]any)
+		if !ok || fields["skill"] != "text-stats" || fields["tool"] != "count" || fields["strategy"] != InProcessName {
+			t.Errorf("structured %#v", res.Structured)
+		}
+	}
+	if _, err := m.RunTool(ctx, mcpserver.ToolCall{Skill: "nope", Tool: "x"}, nil); ExitStatus(err) != ExitUsage {
+		t.Errorf("an unknown skill: %v", err)
+	}
+	if s := h.MCPServer(MCPOptions{DisclosureOnly: true}); len(s.ToolNames()) != 0 {
+		t.Errorf("disclosure only offers %v", s.ToolNames())
+	}
+}
