@@ -348,6 +348,10 @@ func (m *Manager) Pid(name string) int {
 	return inst.conn.Pid()
 }
 
+// errNoAnswer is the cause of a call cancelled because the plugin did not
+// answer in time.
+var errNoAnswer = errors.New("the plugin did not answer in time")
+
 // managed is the Executor of one plugin name, backed by whatever process
 // currently serves it.
 type managed struct {
@@ -392,25 +396,19 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		}
 	}
 	// A plugin that stops answering must not hang the host: the call ends
-	// at the script's timeout plus the kill grace plus a margin.
-	callCtx := ctx
+	// at the script's timeout plus the kill grace plus a margin. The bound
+	// is a timer that cancels the call, not a deadline: gRPC would pass a
+	// deadline on to the plugin, whose end could then give up a moment
+	// before this one and make a hang look like an ordinary error.
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	if req.Grant.Timeout > 0 {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, req.Grant.Timeout+req.KillGrace+e.m.opts.AnswerMargin)
-		defer cancel()
+		t := time.AfterFunc(req.Grant.Timeout+req.KillGrace+e.m.opts.AnswerMargin, func() { cancel(errNoAnswer) })
+		defer t.Stop()
 	}
 	res, err := conn.Execute(callCtx, req, emit)
 	if err != nil {
-		if dl, ok := callCtx.Deadline(); ok && ctx.Err() == nil && callCtx.Err() == nil && time.Until(dl) < time.Second {
-			// The plugin's end saw the propagated deadline a moment before
-			// this process's timer fired (its cancel arrives first): wait
-			// for the timer so the hang is reported as one.
-			select {
-			case <-callCtx.Done():
-			case <-time.After(time.Until(dl) + 100*time.Millisecond):
-			}
-		}
-		if ctx.Err() == nil && callCtx.Err() != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(callCtx), errNoAnswer) {
 			e.m.crashed(e.name, conn)
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
 				e.name, e.m.opts.AnswerMargin)
