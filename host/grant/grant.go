@@ -97,6 +97,16 @@ type Env struct {
 //   - Network is granted only if both allow it; the timeout is the smaller.
 //   - trust: core is honoured only for skills listed in Ceiling.Trusted.
 func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
+	g, warnings, _ := compute(name, d, c, env)
+	return g, warnings
+}
+
+// resolvedCeiling is a ceiling's roots as compute resolved them.
+type resolvedCeiling struct{ read, write []string }
+
+// compute is Compute, also returning the ceiling's resolved roots so
+// ComputeWith clamps more paths without resolving them again.
+func compute(name string, d Declared, c Ceiling, env Env) (Grant, []string, resolvedCeiling) {
 	var warnings []string
 	g := Grant{
 		Network: d.Network && c.Network,
@@ -117,11 +127,21 @@ func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
 				" is not listed in sandbox.trusted; it runs as external")
 		}
 	}
-	var w []string
 	writable := WritableRoots(c.FSWrite, env)
-	g.FSRead, w = clampAll("fs_read", d.FSRead, c.FSRead, writable, env)
-	warnings = append(warnings, w...)
-	g.FSWrite, w = clampAll("fs_write", d.FSWrite, c.FSWrite, writable, env)
-	warnings = append(warnings, w...)
-	return g, warnings
+	var rc resolvedCeiling
+	var w []string
+	for _, f := range []struct {
+		field             string
+		declared, ceiling []string
+		roots, out        *[]string
+	}{
+		{"fs_read", d.FSRead, c.FSRead, &rc.read, &g.FSRead},
+		{"fs_write", d.FSWrite, c.FSWrite, &rc.write, &g.FSWrite},
+	} {
+		*f.roots, w = ceilingRoots(f.field, f.ceiling, writable, env)
+		warnings = append(warnings, w...)
+		*f.out, w = clampTo(f.field, f.declared, *f.roots, f.ceiling, env)
+		warnings = append(warnings, w...)
+	}
+	return g, warnings, rc
 }

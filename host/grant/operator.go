@@ -79,16 +79,13 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 		merged.Timeout = op.Timeout
 	}
 	merged.FSRead, merged.FSWrite = nil, nil
-	g, warnings := Compute(name, merged, c, env)
+	g, warnings, rc := compute(name, merged, c, env)
 	o := Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}}
 
-	writable := WritableRoots(c.FSWrite, env)
-	add := func(field string, list *[]string, origins map[string][]string, paths, ceiling []string, from, prefix string) {
-		kept, w := clampAll(field, paths, ceiling, writable, env)
+	add := func(field string, list *[]string, origins map[string][]string, paths, roots, ceiling []string, from, prefix string) {
+		kept, w := clampTo(field, paths, roots, ceiling, env)
 		for _, msg := range w {
-			if !strings.Contains(msg, "ceiling entry") { // Compute reported those
-				warnings = append(warnings, prefix+msg)
-			}
+			warnings = append(warnings, prefix+msg)
 		}
 		for _, p := range kept {
 			if !slices.Contains(*list, p) {
@@ -100,10 +97,10 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 		}
 	}
 	opPrefix := fmt.Sprintf("skills.grants.%s: ", name)
-	add("fs_read", &g.FSRead, o.FSRead, d.FSRead, c.FSRead, FromSkill, "")
-	add("fs_read", &g.FSRead, o.FSRead, op.FSRead, c.FSRead, FromOperator, opPrefix)
-	add("fs_write", &g.FSWrite, o.FSWrite, d.FSWrite, c.FSWrite, FromSkill, "")
-	add("fs_write", &g.FSWrite, o.FSWrite, op.FSWrite, c.FSWrite, FromOperator, opPrefix)
+	add("fs_read", &g.FSRead, o.FSRead, d.FSRead, rc.read, c.FSRead, FromSkill, "")
+	add("fs_read", &g.FSRead, o.FSRead, op.FSRead, rc.read, c.FSRead, FromOperator, opPrefix)
+	add("fs_write", &g.FSWrite, o.FSWrite, d.FSWrite, rc.write, c.FSWrite, FromSkill, "")
+	add("fs_write", &g.FSWrite, o.FSWrite, op.FSWrite, rc.write, c.FSWrite, FromOperator, opPrefix)
 	if op.Workspace == WorkspaceRead || op.Workspace == WorkspaceReadWrite {
 		ws, err := Resolve(env.Cwd, env)
 		home, _ := Resolve(env.Home, env)
@@ -117,9 +114,9 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 			warnings = append(warnings, fmt.Sprintf("workspace: the working directory %s is / or holds the home directory; not granted (run from a project directory)", ws))
 		default:
 			root := []string{ws}
-			add("fs_read", &g.FSRead, o.FSRead, root, root, FromWorkspace, "")
+			add("fs_read", &g.FSRead, o.FSRead, root, root, root, FromWorkspace, "")
 			if op.Workspace == WorkspaceReadWrite {
-				add("fs_write", &g.FSWrite, o.FSWrite, root, root, FromWorkspace, "")
+				add("fs_write", &g.FSWrite, o.FSWrite, root, root, root, FromWorkspace, "")
 			}
 		}
 	}

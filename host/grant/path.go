@@ -106,16 +106,13 @@ func realpath(p string) (string, []string, error) {
 	return resolved, links, nil
 }
 
-// clampAll resolves the declared paths of one kind and keeps those under a
-// resolved ceiling root, in declaration order without duplicates.
-//
-// A ceiling root that passes through a symlink inside a writable root is
-// refused: a script with write access there could have made or changed
-// that link in an earlier run, turning the root into any directory it
-// likes for every run after.
-func clampAll(field string, declared, ceiling, writable []string, env Env) ([]string, []string) {
-	var warnings []string
-	var roots []string
+// ceilingRoots resolves the ceiling's roots once, dropping (with a warning)
+// those that cannot be resolved or pass through a symlink in a writable
+// root: a script with write access there could have made or changed that
+// link in an earlier run, turning the root into any directory it likes for
+// every run after.
+func ceilingRoots(field string, ceiling, writable []string, env Env) ([]string, []string) {
+	var warnings, roots []string
 	for _, r := range ceiling {
 		rr, links, err := resolveTracked(r, env)
 		if err != nil {
@@ -128,7 +125,14 @@ func clampAll(field string, declared, ceiling, writable []string, env Env) ([]st
 		}
 		roots = append(roots, rr)
 	}
-	var out []string
+	return roots, warnings
+}
+
+// clampTo resolves the declared paths and keeps those under one of roots,
+// the resolved ceiling, in declaration order without duplicates; ceiling
+// is the ceiling as written, for warnings.
+func clampTo(field string, declared, roots, ceiling []string, env Env) ([]string, []string) {
+	var out, warnings []string
 	for _, p := range declared {
 		rp, err := Resolve(p, env)
 		if err != nil {
