@@ -106,6 +106,20 @@ type Request struct {
 	Skill   Skill
 	Command Command
 	Mounts  []Mount
+	// FileLimit caps the bytes of files a remote backend returns in
+	// Result.Files; 0 means none.
+	FileLimit int64
+}
+
+// File is a file a remote command wrote under a writable mount, returned
+// so the host can write it back.
+type File struct {
+	// Path is the logical path the command wrote ("/workspace/out.csv"),
+	// under one of the request's writable mounts.
+	Path string
+	// Mode holds the permission bits; the host keeps only 0755 or 0644.
+	Mode uint32
+	Data []byte
 }
 
 // Skill identifies a skill's files by the digest of their canonical tar
@@ -153,7 +167,9 @@ type Mount struct {
 // Violation is an access the backend saw denied.
 type Violation struct {
 	// Kind is "fs" (outside the grant), "fs-write" (read-only there),
-	// "network", "signal", "ptrace", "limit" or a backend-specific word.
+	// "network", "signal", "ptrace", "limit", "file" (a remote backend's
+	// returned file the host refused to write back) or a backend-specific
+	// word.
 	Kind string `json:"kind"`
 	// Target is the path or address concerned, if known.
 	Target string `json:"target,omitempty"`
@@ -175,6 +191,11 @@ type Result struct {
 	// NotEnforced lists grant parts the backend could not enforce (best
 	// effort only).
 	NotEnforced []string
+	// Files are what a remote backend's command wrote under the writable
+	// mounts, up to Request.FileLimit bytes; FilesTruncated says more were
+	// left out. The host writes them back and keeps only their paths.
+	Files          []File
+	FilesTruncated bool
 }
 
 // Enforcement says which parts of a grant a backend enforces.

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -291,5 +292,82 @@ func TestRemoteBackendGetsSkillCommandAndMounts(t *testing.T) {
 				t.Errorf("a skill holding a symlink was staged: %v", err)
 			}
 		})
+	}
+}
+
+// Files a remote backend returns are written back under the writable
+// mounts, and nowhere else: not outside a mount, not into a read-only one,
+// not through ".." or a symlink the script left in the workspace.
+func TestRemoteFilesAreWrittenBackOnlyUnderWritableMounts(t *testing.T) {
+	skillDir, work, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(skillDir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(skillDir, "scripts", "go.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(work, "link")); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 200<<10/16) // several chunks
+	files := []shared.File{
+		{Path: "/workspace/out.txt", Mode: 0o600, Data: []byte("hello\n")},
+		{Path: "/workspace/sub/dir/big.bin", Mode: 0o700, Data: big},
+		{Path: "/workspace/../escape.txt", Data: []byte("x")},
+		{Path: "/skill/evil.sh", Data: []byte("x")},
+		{Path: "/workspace/link/pwn", Data: []byte("x")},
+		{Path: "/workspace", Data: []byte("x")},
+		{Path: outside + "/direct", Data: []byte("x")},
+	}
+	list := filepath.Join(t.TempDir(), "files.json")
+	data, err := json.Marshal(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(list, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newFaultRig(t, func(o *Options) { o.Env = append(o.Env, "FAULT_FILES="+list) })
+	r.set(t, "remote-files")
+	req := request("unused")
+	req.Argv = []string{script}
+	req.SkillDir, req.Dir = skillDir, work
+	req.Grant.FSRead = []string{skillDir}
+	req.Grant.FSWrite = []string{work}
+	_, res, err := execute(context.Background(), r.m.Executor("fault"), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for name, want := range map[string][]byte{"out.txt": []byte("hello\n"), "sub/dir/big.bin": big} {
+		got, err := os.ReadFile(filepath.Join(work, name))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes, %v; want %d", name, len(got), err, len(want))
+		}
+	}
+	for name, want := range map[string]os.FileMode{"out.txt": 0o644, "sub/dir/big.bin": 0o755} {
+		if fi, err := os.Stat(filepath.Join(work, name)); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, %v; want %v", name, fi.Mode().Perm(), err, want)
+		}
+	}
+	for _, p := range []string{filepath.Join(filepath.Dir(work), "escape.txt"), filepath.Join(skillDir, "evil.sh"), filepath.Join(outside, "pwn"), filepath.Join(outside, "direct")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+	refused := map[string]bool{}
+	for _, v := range res.Violations {
+		if v.Kind == "file" {
+			refused[v.Target] = true
+		}
+	}
+	for _, f := range files[2:] {
+		if !refused[f.Path] {
+			t.Errorf("%s: no violation says it was refused (%+v)", f.Path, res.Violations)
+		}
+	}
+	if len(res.Files) != len(files) || res.Files[0].Data != nil {
+		t.Errorf("the result should list the %d files without their data: %d files", len(files), len(res.Files))
 	}
 }

@@ -390,7 +390,8 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}
-	if info, _ := e.Info(ctx); info.Remote {
+	info, _ := e.Info(ctx)
+	if info.Remote {
 		if req, err = forRemote(req); err != nil {
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q runs commands elsewhere: %w", e.name, err)
 		}
@@ -424,6 +425,13 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		return shared.Result{}, err
 	}
 	e.m.succeeded(e.name)
+	if info.Remote {
+		res = writeBack(req.Mounts, res)
+	} else if len(res.Files) > 0 {
+		// Only a remote backend's command writes elsewhere; a local one
+		// has written its files in place already.
+		res.Files, res.FilesTruncated = nil, false
+	}
 	return res, nil
 }
 

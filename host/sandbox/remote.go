@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/skillhost/skillhost/shared"
@@ -30,6 +31,7 @@ func forRemote(req shared.Request) (shared.Request, error) {
 		return req, err
 	}
 	req.Mounts = mountsOf(req)
+	req.FileLimit = remoteFileLimit
 	return req, nil
 }
 
@@ -88,4 +90,68 @@ func mountsOf(req shared.Request) []shared.Mount {
 		add(p, false)
 	}
 	return ms
+}
+
+// remoteFileLimit caps the bytes of files a remote backend returns per run.
+const remoteFileLimit = 64 << 20
+
+// writeBack writes the files a remote backend returned into the host
+// counterparts of the request's writable mounts, as it would extract an
+// untrusted archive: each path must lie under a writable mount's logical
+// path, and is written through an os.Root of the mount's host path, so
+// neither ".." nor a symlink in the workspace leads out of it. A file that
+// cannot be written becomes a violation naming it; the others are still
+// written. The returned result keeps the files' paths and modes, not their
+// data.
+func writeBack(mounts []shared.Mount, res shared.Result) shared.Result {
+	for i, f := range res.Files {
+		if err := writeFile(mounts, f); err != nil {
+			res.Violations = append(res.Violations, shared.Violation{Kind: "file", Target: f.Path, Detail: "not written back: " + err.Error()})
+		}
+		res.Files[i].Data = nil
+	}
+	return res
+}
+
+func writeFile(mounts []shared.Mount, f shared.File) error {
+	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
+		return fmt.Errorf("%q is not a clean absolute path", f.Path)
+	}
+	var m *shared.Mount
+	for i := range mounts {
+		if mounts[i].Writable && shared.Under(f.Path, mounts[i].Logical) && f.Path != mounts[i].Logical {
+			m = &mounts[i]
+			break
+		}
+	}
+	if m == nil {
+		return fmt.Errorf("no writable mount holds it")
+	}
+	rel, err := filepath.Rel(m.Logical, f.Path)
+	if err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(m.HostPath)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	mode := os.FileMode(0o644)
+	if f.Mode&0o111 != 0 {
+		mode = 0o755
+	}
+	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := out.Write(f.Data); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

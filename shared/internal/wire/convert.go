@@ -34,6 +34,7 @@ func requestToProto(r Request) *executorv1.ExecuteRequest {
 		Skill:      skillToProto(r.Skill),
 		Command:    commandToProto(r.Command),
 		Mounts:     mountsToProto(r.Mounts),
+		FileLimit:  r.FileLimit,
 	}
 }
 
@@ -65,17 +66,19 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 		Skill:      skillFromProto(p.GetSkill()),
 		Command:    commandFromProto(p.GetCommand()),
 		Mounts:     mountsFromProto(p.GetMounts()),
+		FileLimit:  p.GetFileLimit(),
 	}
 }
 
 func resultToProto(r Result) *executorv1.Result {
 	out := &executorv1.Result{
-		ExitCode:    int32(r.ExitCode),
-		Signal:      r.Signal,
-		TimedOut:    r.TimedOut,
-		Truncated:   r.Truncated,
-		DurationNs:  int64(r.Duration),
-		NotEnforced: r.NotEnforced,
+		ExitCode:       int32(r.ExitCode),
+		Signal:         r.Signal,
+		TimedOut:       r.TimedOut,
+		Truncated:      r.Truncated,
+		DurationNs:     int64(r.Duration),
+		NotEnforced:    r.NotEnforced,
+		FilesTruncated: r.FilesTruncated,
 	}
 	for _, v := range r.Violations {
 		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: []byte(v.Target), Detail: []byte(v.Detail)})
@@ -85,12 +88,13 @@ func resultToProto(r Result) *executorv1.Result {
 
 func resultFromProto(p *executorv1.Result) Result {
 	r := Result{
-		ExitCode:    int(p.GetExitCode()),
-		Signal:      p.GetSignal(),
-		TimedOut:    p.GetTimedOut(),
-		Truncated:   p.GetTruncated(),
-		Duration:    time.Duration(p.GetDurationNs()),
-		NotEnforced: p.GetNotEnforced(),
+		ExitCode:       int(p.GetExitCode()),
+		Signal:         p.GetSignal(),
+		TimedOut:       p.GetTimedOut(),
+		Truncated:      p.GetTruncated(),
+		Duration:       time.Duration(p.GetDurationNs()),
+		NotEnforced:    p.GetNotEnforced(),
+		FilesTruncated: p.GetFilesTruncated(),
 	}
 	for _, v := range p.GetViolations() {
 		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: string(v.GetTarget()), Detail: string(v.GetDetail())})

@@ -93,6 +93,7 @@ func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte)
 	if err != nil {
 		return Result{}, c.callError(ctx, err)
 	}
+	files := fileReceiver{limit: req.FileLimit}
 	for {
 		msg, err := stream.Recv()
 		if err == io.EOF {
@@ -106,8 +107,16 @@ func (c *GRPCClient) Execute(ctx context.Context, req Request, emit func([]byte)
 			if err := emit(ev.Output); err != nil {
 				return Result{}, err
 			}
+		case *executorv1.ExecuteResponse_File:
+			if err := files.add(ev.File); err != nil {
+				return Result{}, err
+			}
 		case *executorv1.ExecuteResponse_Result:
-			return resultFromProto(ev.Result), nil
+			res := resultFromProto(ev.Result)
+			if res.Files, err = files.check(ev.Result.GetFiles()); err != nil {
+				return Result{}, err
+			}
+			return res, nil
 		}
 	}
 }

@@ -112,7 +112,15 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return stream.Send(&executorv1.ExecuteResponse{Event: &executorv1.ExecuteResponse_Result{Result: resultToProto(res)}})
+	infos, truncated, err := sendFiles(res.Files, req.GetFileLimit(), func(f *executorv1.File) error {
+		return stream.Send(&executorv1.ExecuteResponse{Event: &executorv1.ExecuteResponse_File{File: f}})
+	})
+	if err != nil {
+		return err
+	}
+	out := resultToProto(res)
+	out.Files, out.FilesTruncated = infos, res.FilesTruncated || truncated
+	return stream.Send(&executorv1.ExecuteResponse{Event: &executorv1.ExecuteResponse_Result{Result: out}})
 }
 
 func (s *grpcServer) Explain(ctx context.Context, req *executorv1.ExecuteRequest) (*executorv1.ExplainResponse, error) {

@@ -10,7 +10,9 @@
 // contract-99 (completes the handshake but declares only contract version
 // 99 in Info), handshake-v99 (answers the handshake with contract version
 // 99), report (prints the request's remote fields as JSON instead of
-// running it), remote (the same, and Info says Remote).
+// running it), remote (the same, and Info says Remote), remote-files (Info
+// says Remote; Execute returns the files listed in $FAULT_FILES, a JSON list
+// of shared.File).
 package main
 
 import (
@@ -39,7 +41,7 @@ func (executor) Info(context.Context) (shared.Info, error) {
 	if mode() == "contract-99" {
 		versions = []int{99}
 	}
-	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions, Remote: mode() == "remote"}, nil
+	return shared.Info{Name: "fault", Version: "0", ContractVersions: versions, Remote: mode() == "remote" || mode() == "remote-files"}, nil
 }
 
 // settings are the plugin's own (plugins.config.fault): probe
@@ -83,6 +85,16 @@ func (executor) Execute(ctx context.Context, req shared.Request, emit func([]byt
 		os.Exit(3)
 	case "hang-execute":
 		time.Sleep(time.Hour) // ignores ctx on purpose
+	case "remote-files":
+		var files []shared.File
+		data, err := os.ReadFile(os.Getenv("FAULT_FILES"))
+		if err != nil {
+			return shared.Result{}, err
+		}
+		if err := json.Unmarshal(data, &files); err != nil {
+			return shared.Result{}, err
+		}
+		return shared.Result{Files: files}, nil
 	case "report", "remote":
 		out, err := json.Marshal(struct {
 			Skill   shared.Skill

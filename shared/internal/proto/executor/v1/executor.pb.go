@@ -708,9 +708,12 @@ type ExecuteRequest struct {
 	BestEffort bool `protobuf:"varint,11,opt,name=best_effort,json=bestEffort,proto3" json:"best_effort,omitempty"`
 	// The fields below are filled only for a backend whose Info says
 	// remote; they describe the run without host paths (docs/contract.md §11).
-	Skill         *Skill   `protobuf:"bytes,12,opt,name=skill,proto3" json:"skill,omitempty"`
-	Command       *Command `protobuf:"bytes,13,opt,name=command,proto3" json:"command,omitempty"`
-	Mounts        []*Mount `protobuf:"bytes,14,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	Skill   *Skill   `protobuf:"bytes,12,opt,name=skill,proto3" json:"skill,omitempty"`
+	Command *Command `protobuf:"bytes,13,opt,name=command,proto3" json:"command,omitempty"`
+	Mounts  []*Mount `protobuf:"bytes,14,rep,name=mounts,proto3" json:"mounts,omitempty"`
+	// file_limit caps the bytes of files a remote backend returns; 0 means
+	// it returns none.
+	FileLimit     int64 `protobuf:"varint,15,opt,name=file_limit,json=fileLimit,proto3" json:"file_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -841,6 +844,13 @@ func (x *ExecuteRequest) GetMounts() []*Mount {
 		return x.Mounts
 	}
 	return nil
+}
+
+func (x *ExecuteRequest) GetFileLimit() int64 {
+	if x != nil {
+		return x.FileLimit
+	}
+	return 0
 }
 
 // Skill identifies the skill's files: the canonical tar of skill_dir
@@ -1049,6 +1059,7 @@ type ExecuteResponse struct {
 	//
 	//	*ExecuteResponse_Output
 	//	*ExecuteResponse_Result
+	//	*ExecuteResponse_File
 	Event         isExecuteResponse_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1109,6 +1120,15 @@ func (x *ExecuteResponse) GetResult() *Result {
 	return nil
 }
 
+func (x *ExecuteResponse) GetFile() *File {
+	if x != nil {
+		if x, ok := x.Event.(*ExecuteResponse_File); ok {
+			return x.File
+		}
+	}
+	return nil
+}
+
 type isExecuteResponse_Event interface {
 	isExecuteResponse_Event()
 }
@@ -1121,9 +1141,16 @@ type ExecuteResponse_Result struct {
 	Result *Result `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
+type ExecuteResponse_File struct {
+	// file events come after all output and before the result.
+	File *File `protobuf:"bytes,3,opt,name=file,proto3,oneof"`
+}
+
 func (*ExecuteResponse_Output) isExecuteResponse_Event() {}
 
 func (*ExecuteResponse_Result) isExecuteResponse_Event() {}
+
+func (*ExecuteResponse_File) isExecuteResponse_Event() {}
 
 type ExplainResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1260,14 +1287,19 @@ func (x *Violation) GetDetail() []byte {
 }
 
 type Result struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ExitCode      int32                  `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	Signal        string                 `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
-	TimedOut      bool                   `protobuf:"varint,3,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
-	Truncated     bool                   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
-	DurationNs    int64                  `protobuf:"varint,5,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
-	Violations    []*Violation           `protobuf:"bytes,6,rep,name=violations,proto3" json:"violations,omitempty"`
-	NotEnforced   []string               `protobuf:"bytes,7,rep,name=not_enforced,json=notEnforced,proto3" json:"not_enforced,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	ExitCode    int32                  `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal      string                 `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	TimedOut    bool                   `protobuf:"varint,3,opt,name=timed_out,json=timedOut,proto3" json:"timed_out,omitempty"`
+	Truncated   bool                   `protobuf:"varint,4,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	DurationNs  int64                  `protobuf:"varint,5,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	Violations  []*Violation           `protobuf:"bytes,6,rep,name=violations,proto3" json:"violations,omitempty"`
+	NotEnforced []string               `protobuf:"bytes,7,rep,name=not_enforced,json=notEnforced,proto3" json:"not_enforced,omitempty"`
+	// files_truncated: the backend had more files to return than the
+	// request's file_limit allowed.
+	FilesTruncated bool `protobuf:"varint,8,opt,name=files_truncated,json=filesTruncated,proto3" json:"files_truncated,omitempty"`
+	// files lists every file sent before this result, to check them by.
+	Files         []*FileInfo `protobuf:"bytes,9,rep,name=files,proto3" json:"files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1351,6 +1383,155 @@ func (x *Result) GetNotEnforced() []string {
 	return nil
 }
 
+func (x *Result) GetFilesTruncated() bool {
+	if x != nil {
+		return x.FilesTruncated
+	}
+	return false
+}
+
+func (x *Result) GetFiles() []*FileInfo {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+// File is a chunk of a file a remote command wrote under a writable mount.
+// A file's chunks arrive in order, the last one with last set; files do
+// not interleave.
+type File struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is where the command wrote it: a logical path under a writable
+	// mount of the request ("/workspace/out.csv").
+	Path []byte `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// mode holds the permission bits; the host keeps only 0755 or 0644.
+	Mode          uint32 `protobuf:"varint,2,opt,name=mode,proto3" json:"mode,omitempty"`
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	Last          bool   `protobuf:"varint,4,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *File) Reset() {
+	*x = File{}
+	mi := &file_executor_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *File) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*File) ProtoMessage() {}
+
+func (x *File) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use File.ProtoReflect.Descriptor instead.
+func (*File) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *File) GetPath() []byte {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *File) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *File) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *File) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+type FileInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  []byte                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Size  int64                  `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	// sha256 is 64 lowercase hex digits.
+	Sha256        string `protobuf:"bytes,3,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FileInfo) Reset() {
+	*x = FileInfo{}
+	mi := &file_executor_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FileInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FileInfo) ProtoMessage() {}
+
+func (x *FileInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
+func (*FileInfo) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *FileInfo) GetPath() []byte {
+	if x != nil {
+		return x.Path
+	}
+	return nil
+}
+
+func (x *FileInfo) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *FileInfo) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
 var File_executor_proto protoreflect.FileDescriptor
 
 const file_executor_proto_rawDesc = "" +
@@ -1405,7 +1586,7 @@ const file_executor_proto_rawDesc = "" +
 	"open_files\x18\x01 \x01(\x03R\topenFiles\x12\x1b\n" +
 	"\tfile_size\x18\x02 \x01(\x03R\bfileSize\x12\x1c\n" +
 	"\tprocesses\x18\x03 \x01(\x03R\tprocesses\x12\x16\n" +
-	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\x92\x04\n" +
+	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\xb1\x04\n" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\fR\x04argv\x12\x10\n" +
@@ -1423,7 +1604,9 @@ const file_executor_proto_rawDesc = "" +
 	"bestEffort\x122\n" +
 	"\x05skill\x18\f \x01(\v2\x1c.skillhost.executor.v1.SkillR\x05skill\x128\n" +
 	"\acommand\x18\r \x01(\v2\x1e.skillhost.executor.v1.CommandR\acommand\x124\n" +
-	"\x06mounts\x18\x0e \x03(\v2\x1c.skillhost.executor.v1.MountR\x06mounts\"G\n" +
+	"\x06mounts\x18\x0e \x03(\v2\x1c.skillhost.executor.v1.MountR\x06mounts\x12\x1d\n" +
+	"\n" +
+	"file_limit\x18\x0f \x01(\x03R\tfileLimit\"G\n" +
 	"\x05Skill\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x12\n" +
@@ -1436,10 +1619,11 @@ const file_executor_proto_rawDesc = "" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
 	"\alogical\x18\x02 \x01(\fR\alogical\x12\x1b\n" +
 	"\thost_path\x18\x03 \x01(\fR\bhostPath\x12\x1a\n" +
-	"\bwritable\x18\x04 \x01(\bR\bwritable\"m\n" +
+	"\bwritable\x18\x04 \x01(\bR\bwritable\"\xa0\x01\n" +
 	"\x0fExecuteResponse\x12\x18\n" +
 	"\x06output\x18\x01 \x01(\fH\x00R\x06output\x127\n" +
-	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06resultB\a\n" +
+	"\x06result\x18\x02 \x01(\v2\x1d.skillhost.executor.v1.ResultH\x00R\x06result\x121\n" +
+	"\x04file\x18\x03 \x01(\v2\x1b.skillhost.executor.v1.FileH\x00R\x04fileB\a\n" +
 	"\x05event\"m\n" +
 	"\x0fExplainResponse\x12\x16\n" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
@@ -1449,7 +1633,7 @@ const file_executor_proto_rawDesc = "" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\fR\x06target\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\fR\x06detail\"\xfe\x01\n" +
+	"\x06detail\x18\x03 \x01(\fR\x06detail\"\xde\x02\n" +
 	"\x06Result\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\tR\x06signal\x12\x1b\n" +
@@ -1460,7 +1644,18 @@ const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"violations\x18\x06 \x03(\v2 .skillhost.executor.v1.ViolationR\n" +
 	"violations\x12!\n" +
-	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced2\xc5\x03\n" +
+	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced\x12'\n" +
+	"\x0ffiles_truncated\x18\b \x01(\bR\x0efilesTruncated\x125\n" +
+	"\x05files\x18\t \x03(\v2\x1f.skillhost.executor.v1.FileInfoR\x05files\"V\n" +
+	"\x04File\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\fR\x04path\x12\x12\n" +
+	"\x04mode\x18\x02 \x01(\rR\x04mode\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12\x12\n" +
+	"\x04last\x18\x04 \x01(\bR\x04last\"J\n" +
+	"\bFileInfo\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\fR\x04path\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x16\n" +
+	"\x06sha256\x18\x03 \x01(\tR\x06sha2562\xc5\x03\n" +
 	"\bExecutor\x12O\n" +
 	"\x04Info\x12\".skillhost.executor.v1.InfoRequest\x1a#.skillhost.executor.v1.InfoResponse\x12R\n" +
 	"\x05Probe\x12#.skillhost.executor.v1.ProbeRequest\x1a$.skillhost.executor.v1.ProbeResponse\x12Z\n" +
@@ -1481,7 +1676,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_executor_proto_goTypes = []any{
 	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
 	(*SetConfigRequest)(nil),  // 1: skillhost.executor.v1.SetConfigRequest
@@ -1502,35 +1697,39 @@ var file_executor_proto_goTypes = []any{
 	(*ExplainResponse)(nil),   // 16: skillhost.executor.v1.ExplainResponse
 	(*Violation)(nil),         // 17: skillhost.executor.v1.Violation
 	(*Result)(nil),            // 18: skillhost.executor.v1.Result
-	nil,                       // 19: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	(*File)(nil),              // 19: skillhost.executor.v1.File
+	(*FileInfo)(nil),          // 20: skillhost.executor.v1.FileInfo
+	nil,                       // 21: skillhost.executor.v1.ProbeResponse.DetailsEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	3,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
 	6,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
 	0,  // 2: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	19, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	21, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
 	9,  // 4: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
 	10, // 5: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
 	12, // 6: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
 	13, // 7: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
 	14, // 8: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
 	18, // 9: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	17, // 10: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
-	4,  // 11: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
-	7,  // 12: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
-	11, // 13: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	11, // 14: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
-	1,  // 15: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
-	5,  // 16: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	8,  // 17: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	15, // 18: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	16, // 19: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
-	2,  // 20: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	19, // 10: skillhost.executor.v1.ExecuteResponse.file:type_name -> skillhost.executor.v1.File
+	17, // 11: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	20, // 12: skillhost.executor.v1.Result.files:type_name -> skillhost.executor.v1.FileInfo
+	4,  // 13: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
+	7,  // 14: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
+	11, // 15: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
+	11, // 16: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	1,  // 17: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
+	5,  // 18: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	8,  // 19: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	15, // 20: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	16, // 21: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	2,  // 22: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
+	18, // [18:23] is the sub-list for method output_type
+	13, // [13:18] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1541,6 +1740,7 @@ func file_executor_proto_init() {
 	file_executor_proto_msgTypes[14].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
+		(*ExecuteResponse_File)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1548,7 +1748,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
