@@ -2,8 +2,9 @@
 // with Landlock (files, TCP, signal and abstract-socket scopes), a seccomp
 // filter (other socket families, ptrace, namespaces, io_uring and other
 // kernel interfaces), resource limits, and, for root, an empty capability
-// set and a pids cgroup. Restrictions are applied in a short-lived helper
-// process just before it execs the command, never in the plugin itself,
+// set and a pids cgroup. Restrictions are applied in a short-lived process
+// (the run's supervisor, init of the run's own namespaces) to the thread it
+// starts the command from, never in the plugin itself,
 // because Landlock binds a process for good. No extra system package is
 // needed, and it works for unprivileged users without user namespaces.
 package landlock
