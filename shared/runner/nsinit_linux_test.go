@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,34 @@ func init() {
 	}
 	RegisterConfiner("test-iso-fail", func([]byte) error { return errors.New("refusing on purpose") })
 	RegisterIsolation("test-iso-fail")
+	RegisterConfiner("test-iso-prepared", func(payload []byte) error {
+		// The Preparer ran before the command could: its mark is there.
+		if _, err := os.Stat(string(payload)); err != nil {
+			return fmt.Errorf("not prepared: %w", err)
+		}
+		return nil
+	})
+	RegisterIsolation("test-iso-prepared")
+	RegisterPreparer("test-iso-prepared", func(pid int) func() {
+		prepared.mu.Lock()
+		defer prepared.mu.Unlock()
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		prepared.cmdlines = append(prepared.cmdlines, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		_ = os.WriteFile(prepared.mark, nil, 0o600)
+		return func() {
+			prepared.mu.Lock()
+			defer prepared.mu.Unlock()
+			prepared.released = append(prepared.released, pidAlive(pid))
+		}
+	})
+}
+
+// prepared records what the test-iso-prepared Preparer saw.
+var prepared struct {
+	mu       sync.Mutex
+	mark     string
+	cmdlines []string
+	released []bool // whether the supervisor was still alive at release
 }
 
 // requireIsolation skips where the kernel or container refuses namespaces.
@@ -120,5 +149,29 @@ func TestIsolationFallback(t *testing.T) {
 	res, out := run(t, Spec{Argv: bash(`grep NoNewPrivs /proc/self/status; echo $PPID`), Confine: "test-iso-fallback"})
 	if res.ExitCode != 0 || res.Isolated || !strings.HasPrefix(out, "NoNewPrivs:\t1\n") || strings.HasSuffix(out, "\n1\n") {
 		t.Fatalf("result %+v, output %q", res, out)
+	}
+}
+
+// For an isolated confiner the Preparer runs in the caller, on the
+// supervisor, before the command starts; what it returns runs once the
+// supervisor is gone.
+func TestIsolatedPreparer(t *testing.T) {
+	requireIsolation(t)
+	KeepSpares(false)
+	defer KeepSpares(true)
+	prepared.mu.Lock()
+	prepared.mark = filepath.Join(t.TempDir(), "prepared")
+	prepared.mu.Unlock()
+	res, out := run(t, Spec{Argv: bash("echo ran"), Confine: "test-iso-prepared", ConfinePayload: []byte(prepared.mark)})
+	if res.ExitCode != 0 || out != "ran\n" {
+		t.Fatalf("result %+v, output %q", res, out)
+	}
+	prepared.mu.Lock()
+	defer prepared.mu.Unlock()
+	if len(prepared.cmdlines) != 1 || !strings.Contains(prepared.cmdlines[0], superviseArg+" test-iso-prepared "+isoPID) {
+		t.Errorf("prepared %q, want one isolated supervisor", prepared.cmdlines)
+	}
+	if len(prepared.released) != 1 || prepared.released[0] {
+		t.Errorf("released %v, want once, after the supervisor ended", prepared.released)
 	}
 }
