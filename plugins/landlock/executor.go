@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/denials"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // Version is the backend's version.
@@ -94,10 +95,12 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 	}, nil
 }
 
-// Close removes the run cgroups that runs ended too abruptly to remove
-// (a supervisor killed by the backstop), as the plugin exits. The serving
-// code calls it.
+// Close, as the plugin exits, stops the spare supervisor waiting for a next
+// run (the plugin moved it into run cgroups of its own) and removes the run
+// cgroups that runs ended too abruptly to remove (a supervisor killed by the
+// backstop). The serving code calls it.
 func (e *Executor) Close() error {
+	runner.KeepSpares(false)
 	sweepCgroups()
 	return nil
 }

@@ -175,3 +175,34 @@ func TestIsolatedPreparer(t *testing.T) {
 		t.Errorf("released %v, want once, after the supervisor ended", prepared.released)
 	}
 }
+
+// Turning spares off stops the one waiting and releases what was prepared
+// for it, so a plugin that exits leaves no run cgroup behind.
+func TestDroppedSpareIsReleased(t *testing.T) {
+	requireIsolation(t)
+	KeepSpares(true)
+	defer KeepSpares(true)
+	prepared.mu.Lock()
+	prepared.mark = filepath.Join(t.TempDir(), "prepared")
+	prepared.cmdlines, prepared.released = nil, nil
+	prepared.mu.Unlock()
+	if res, _ := run(t, Spec{Argv: bash("true"), Confine: "test-iso-prepared", ConfinePayload: []byte(prepared.mark)}); res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !warmReady("test-iso-prepared") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !warmReady("test-iso-prepared") {
+		t.Fatal("no spare was started")
+	}
+	KeepSpares(false)
+	if warmReady("test-iso-prepared") {
+		t.Error("the spare is still waiting")
+	}
+	prepared.mu.Lock()
+	defer prepared.mu.Unlock()
+	if len(prepared.cmdlines) != 2 || len(prepared.released) != 2 || prepared.released[0] || prepared.released[1] {
+		t.Errorf("prepared %d supervisors, released %v; want 2, each once it was gone", len(prepared.cmdlines), prepared.released)
+	}
+}

@@ -201,11 +201,40 @@ func refill(confine string) {
 	p, err := prestart(confine)
 
 	warm.Lock()
-	defer warm.Unlock()
 	warm.busy[confine] = false
-	if err == nil {
+	if err == nil && keepSpares() {
 		warm.ready[confine] = p
+		p = nil
 	}
+	warm.Unlock()
+	if err == nil && p != nil {
+		p.discard() // spares were turned off meanwhile
+	}
+}
+
+// dropSpares stops the supervisors waiting for a next command.
+func dropSpares() {
+	warm.Lock()
+	spares := warm.ready
+	warm.ready = map[string]*supervisedProcess{}
+	warm.Unlock()
+	for _, p := range spares {
+		p.discard()
+	}
+}
+
+// discard stops a supervisor that never got a command: the cut lifeline
+// ends it and its helper or namespace (a supervisor with a helper releases
+// what it prepared for it first), then what was prepared for an isolated
+// one is released here.
+func (p *supervisedProcess) discard() {
+	p.cutLifeline()
+	p.spec.Close()
+	_, _ = p.proc.Wait()
+	p.out.Close()
+	p.status.Close()
+	p.closeInit()
+	p.releasePrepared()
 }
 
 // prestart starts a supervisor that waits for its spec. For a confiner
