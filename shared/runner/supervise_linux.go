@@ -85,9 +85,10 @@ type supervisedProcess struct {
 	reapMu sync.Mutex
 	reaped bool
 
-	// isolationErr says why a supervisor that asked for namespaces was
-	// started without them; release undoes the confiner's Preparer for a
-	// supervisor that is its namespace's init (nil otherwise).
+	// isolated says the supervisor is the init of its own namespaces;
+	// isolationErr says why one that asked for them was started without;
+	// release undoes the confiner's Preparer for an isolated one (nil
+	// otherwise).
 	isolated     bool
 	isolationErr string
 	release      func()
