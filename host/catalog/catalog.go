@@ -323,7 +323,13 @@ func bundles(root string, ignoreMissing bool, warnings *[]string) []bundle {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		// The entry's type comes with the directory listing; only a
+		// symlink needs a look at what it points to.
+		if e.Type()&os.ModeSymlink != 0 {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				continue
+			}
+		} else if !e.IsDir() {
 			continue
 		}
 		file, err := skill.FileIn(dir)

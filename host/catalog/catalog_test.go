@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -222,5 +223,26 @@ func TestSuggest(t *testing.T) {
 	}
 	if got := Suggest("zzz", names); got != nil {
 		t.Errorf("Suggest(zzz) = %q", got)
+	}
+}
+
+// A root lists skill directories by their listing's type: a symlink to a
+// skill directory counts, files and symlinks to files do not.
+func TestRootEntriesByType(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	writeSkill(t, root, "plain", "name: plain\ndescription: a directory")
+	target := writeSkill(t, elsewhere, "linked", "name: linked\ndescription: through a symlink")
+	if err := os.Symlink(target, filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(root, "not-a-dir")
+	if err := os.WriteFile(file, []byte("---\nname: file\ndescription: x\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(file, filepath.Join(root, "link-to-file")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := New([]string{root}).Names(), []string{"linked", "plain"}; !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
 	}
 }

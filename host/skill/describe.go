@@ -137,6 +137,9 @@ var (
 
 // argparseDescription finds argparse.ArgumentParser(description="...").
 func argparseDescription(head []byte) string {
+	if !bytes.Contains(head, []byte("ArgumentParser(")) {
+		return "" // what the expression needs first; most scripts lack it
+	}
 	m := argparseRe.FindSubmatch(head)
 	if m == nil || string(m[1]) != string(m[3]) {
 		return ""
@@ -147,12 +150,37 @@ func argparseDescription(head []byte) string {
 // usageLine finds the first "usage: ..." text (from a --help message, a
 // print or an echo) and returns it as "Usage: ...".
 func usageLine(head []byte) string {
+	if !mayContainFold(head, "usage:") {
+		return ""
+	}
 	for _, m := range usageRe.FindAllSubmatch(head, 8) {
 		if rest := strings.TrimSpace(string(m[1])); len(rest) > 2 {
 			return clipDescription("Usage: " + rest)
 		}
 	}
 	return ""
+}
+
+// mayContainFold reports whether b may hold word (lower-case ASCII) in any
+// case: a quick test before a case-insensitive expression, which most
+// script headers fail. Text with non-ASCII bytes always may, since Unicode
+// case folding maps some of them onto ASCII letters (ſ onto s).
+func mayContainFold(b []byte, word string) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	for i := 0; i+len(word) <= len(b); i++ {
+		j := 0
+		for j < len(word) && b[i+j]|0x20 == word[j]|0x20 {
+			j++
+		}
+		if j == len(word) {
+			return true
+		}
+	}
+	return false
 }
 
 // setRe matches a shell line that sets options: set -e, set -euo pipefail,

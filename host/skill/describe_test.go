@@ -62,3 +62,26 @@ func FuzzDescribe(f *testing.F) {
 		}
 	})
 }
+
+// The quick test before the usage expression may say yes wrongly, never no.
+func TestMayContainFold(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		want bool
+	}{
+		{"# Usage: x IN OUT", true},
+		{"echo 'USAGE: x'", true},
+		{"print('usage:')", true},
+		{"#!/bin/sh\n# Print a greeting\necho hi\n", false},
+		{"# usage without the colon", false},
+		{"usage", false},
+		{"# uſage: x", true}, // (?i) folds ſ onto s
+	} {
+		if got := mayContainFold([]byte(tt.text), "usage:"); got != tt.want {
+			t.Errorf("mayContainFold(%q) = %v, want %v", tt.text, got, tt.want)
+		}
+		if got := usageRe.Match([]byte(tt.text)); got && !mayContainFold([]byte(tt.text), "usage:") {
+			t.Errorf("%q: the expression matches but the quick test says no", tt.text)
+		}
+	}
+}

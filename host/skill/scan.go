@@ -54,12 +54,13 @@ func (s *Skill) loadScripts(opts Options) {
 		}
 		return
 	}
-	realDir, err := filepath.EvalSymlinks(s.Dir)
-	if err != nil {
-		s.warn("skill directory: %v", err)
-		return
-	}
+	realDir := &resolved{path: s.Dir}
 	if fi.Mode()&os.ModeSymlink != 0 {
+		real, err := realDir.get()
+		if err != nil {
+			s.warn("skill directory: %v", err)
+			return
+		}
 		// The same rule as for each script: nothing the host reads from
 		// a skill may lie outside it.
 		target, err := filepath.EvalSymlinks(dir)
@@ -67,7 +68,7 @@ func (s *Skill) loadScripts(opts Options) {
 			s.warn("scripts/: broken symlink: %v", err)
 			return
 		}
-		if !within(target, realDir) {
+		if !within(target, real) {
 			s.refuse("scripts/ is a symlink that resolves outside the skill directory (%s); refusing it", target)
 			return
 		}
@@ -101,7 +102,7 @@ func (s *Skill) loadScripts(opts Options) {
 }
 
 // addScript decides whether one file under scripts/ is a tool.
-func (s *Skill) addScript(path, rel, realDir string, opts Options, seen map[string]string) {
+func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, seen map[string]string) {
 	base := filepath.Base(path)
 	fi, ok := s.scriptInfo(rel, path, realDir)
 	if !ok {
@@ -240,7 +241,7 @@ func shebang(head []byte) ([]string, bool) {
 
 // scriptInfo stats one file under scripts/, refusing symlinks that leave
 // the skill directory. Other non-regular files are skipped.
-func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
+func (s *Skill) scriptInfo(rel, path string, realDir *resolved) (os.FileInfo, bool) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		s.warn("%s: %v", rel, err)
@@ -252,7 +253,12 @@ func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
 			s.skip("%s: broken symlink, skipping", rel)
 			return nil, false
 		}
-		if !within(target, realDir) {
+		real, err := realDir.get()
+		if err != nil {
+			s.warn("skill directory: %v", err)
+			return nil, false
+		}
+		if !within(target, real) {
 			s.refuse("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}
@@ -265,4 +271,22 @@ func (s *Skill) scriptInfo(rel, path, realDir string) (os.FileInfo, bool) {
 		return nil, false
 	}
 	return fi, true
+}
+
+// resolved is a path with its symlinks resolved on first use: only
+// symlinks in a bundle are checked against its real directory, and most
+// bundles have none, so a catalog load need not resolve every directory.
+type resolved struct {
+	path string
+	done bool
+	real string
+	err  error
+}
+
+func (r *resolved) get() (string, error) {
+	if !r.done {
+		r.real, r.err = filepath.EvalSymlinks(r.path)
+		r.done = true
+	}
+	return r.real, r.err
 }

@@ -21,10 +21,11 @@ import (
 // cgroups: one per run and controller, nested under the plugin's own cgroup
 // so its parents' limits still apply. Moving a process into a cgroup waits
 // for an RCU grace period (milliseconds on an idle machine), so the
-// supervisor moves each confine helper into its cgroups as soon as the
-// helper starts (the runner's Preparer), usually long before a command
-// arrives; the confiner then only writes the limits, and the supervisor
-// removes the cgroups once everything in them is gone.
+// process that will confine the script (the run's supervisor, init of the
+// run's namespaces; or its confine helper where the kernel refused them) is
+// moved into its cgroups as soon as it starts (the runner's Preparer),
+// usually long before a command arrives; the confiner then only writes the
+// limits, and the cgroups are removed once everything in them is gone.
 
 func init() { runner.RegisterPreparer(confinerName, prepareCgroups) }
 

@@ -13,7 +13,8 @@ func init() {
 	runner.RegisterIsolation(confinerName)
 }
 
-// confine runs in the confine helper, on the thread the script is then
+// confine runs in the run's supervisor (or, where the kernel refused
+// namespaces, its confine helper), on the thread the script is then
 // started from, and applies a Policy to it for good: cgroup limits,
 // resource limits, a read-only view of everything but the write grant,
 // capabilities, no_new_privs, Landlock, then seccomp. Every path the host
@@ -92,7 +93,7 @@ func setLimits(p Policy, userNS bool) error {
 	switch {
 	case userNS && l.Processes > 0:
 		// A user namespace counts its own processes from zero; one more
-		// for the helper that waits as its init.
+		// for the supervisor that waits as its init.
 		if err := set("processes", unix.RLIMIT_NPROC, l.Processes+1); err != nil {
 			return err
 		}

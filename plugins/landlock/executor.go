@@ -2,8 +2,9 @@
 // with Landlock (files, TCP, signal and abstract-socket scopes), a seccomp
 // filter (other socket families, ptrace, namespaces, io_uring and other
 // kernel interfaces), resource limits, and, for root, an empty capability
-// set and a pids cgroup. Restrictions are applied in a short-lived helper
-// process just before it execs the command, never in the plugin itself,
+// set and a pids cgroup. Restrictions are applied in a short-lived process
+// (the run's supervisor, init of the run's own namespaces) to the thread it
+// starts the command from, never in the plugin itself,
 // because Landlock binds a process for good. No extra system package is
 // needed, and it works for unprivileged users without user namespaces.
 package landlock
@@ -22,6 +23,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // Version is the backend's version.
@@ -94,10 +96,12 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 	}, nil
 }
 
-// Close removes the run cgroups that runs ended too abruptly to remove
-// (a supervisor killed by the backstop), as the plugin exits. The serving
-// code calls it.
+// Close, as the plugin exits, stops the spare supervisor waiting for a next
+// run (the plugin moved it into run cgroups of its own) and removes the run
+// cgroups that runs ended too abruptly to remove (a supervisor killed by the
+// backstop). The serving code calls it.
 func (e *Executor) Close() error {
+	runner.KeepSpares(false)
 	sweepCgroups()
 	return nil
 }

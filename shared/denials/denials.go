@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/skillhost/skillhost/shared"
 )
@@ -37,18 +38,24 @@ const Max = 50
 // InterpreterHint tells users how to admit an interpreter tree.
 const InterpreterHint = "if scripts need it (an interpreter or its libraries), add its tree to sandbox.interpreters (read and execute only)"
 
+// The expressions compile on first use: every process of a plugin binary
+// imports this package, and the supervisors it re-executes as never use it.
 var (
 	// EROFS is what a write outside the grant meets where the sandbox
 	// makes the rest of the file system a read-only mount.
-	deniedRe = regexp.MustCompile(`Permission denied|Operation not permitted|Read-only file system|\[Errno (1|13|30)\]`)
-	pathRe   = regexp.MustCompile(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
-	libRe    = regexp.MustCompile(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
-	netRe    = regexp.MustCompile(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
-	signalRe = regexp.MustCompile(`kill: \(?(\d+)\)?`)
-	forkRe   = regexp.MustCompile(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
-	fsizeRe  = regexp.MustCompile(`File size limit exceeded|File too large`)
-	ptraceRe = regexp.MustCompile(`(?i)ptrace`)
+	deniedRe = lazyRegexp(`Permission denied|Operation not permitted|Read-only file system|\[Errno (1|13|30)\]`)
+	pathRe   = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
+	libRe    = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
+	netRe    = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
+	signalRe = lazyRegexp(`kill: \(?(\d+)\)?`)
+	forkRe   = lazyRegexp(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
+	fsizeRe  = lazyRegexp(`File size limit exceeded|File too large`)
+	ptraceRe = lazyRegexp(`(?i)ptrace`)
 )
+
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Scan returns the violations the output shows: EACCES and EPERM messages
 // naming a path the grant does not cover ("fs" outside the grant,
@@ -67,34 +74,34 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 	}
 	l := opts.Limits
 	for _, line := range strings.Split(output, "\n") {
-		if m := libRe.FindStringSubmatch(line); m != nil {
+		if m := libRe().FindStringSubmatch(line); m != nil {
 			add(shared.Violation{Kind: "fs-read", Target: m[1], Detail: "a shared library is not readable in the sandbox; " + InterpreterHint})
 			continue
 		}
-		if forkRe.MatchString(line) && l.Processes > 0 {
+		if forkRe().MatchString(line) && l.Processes > 0 {
 			add(shared.Violation{Kind: "limit", Target: "processes", Detail: fmt.Sprintf("process or memory limit reached (sandbox.limits: processes %d, memory %d bytes)", l.Processes, l.Memory)})
 			continue
 		}
-		if fsizeRe.MatchString(line) && l.FileSize > 0 {
+		if fsizeRe().MatchString(line) && l.FileSize > 0 {
 			add(shared.Violation{Kind: "limit", Target: "file_size", Detail: fmt.Sprintf("file size limit reached (sandbox.limits.file_size %d bytes)", l.FileSize)})
 			continue
 		}
-		if !deniedRe.MatchString(line) {
+		if !deniedRe().MatchString(line) {
 			continue
 		}
-		if m := signalRe.FindStringSubmatch(line); m != nil {
+		if m := signalRe().FindStringSubmatch(line); m != nil {
 			add(shared.Violation{Kind: "signal", Target: m[1], Detail: "signals may only reach processes of the same run"})
 			continue
 		}
 		switch {
-		case ptraceRe.MatchString(line):
+		case ptraceRe().MatchString(line):
 			add(shared.Violation{Kind: "ptrace", Detail: "tracing other processes is not allowed"})
 			continue
-		case !opts.Network && (netRe.MatchString(line) || strings.Contains(line, "/dev/tcp/") || strings.Contains(line, "/dev/udp/")):
+		case !opts.Network && (netRe().MatchString(line) || strings.Contains(line, "/dev/tcp/") || strings.Contains(line, "/dev/udp/")):
 			add(shared.Violation{Kind: "network", Detail: "the grant has no network: " + strings.TrimSpace(line)})
 			continue
 		}
-		for _, m := range pathRe.FindAllStringSubmatch(line, -1) {
+		for _, m := range pathRe().FindAllStringSubmatch(line, -1) {
 			path := filepath.Clean(m[2])
 			switch {
 			case slices.Contains(opts.Ignore, path):

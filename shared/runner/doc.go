@@ -35,5 +35,8 @@
 // [Confiner] with [RegisterConfiner] and names it in [Spec.Confine]. The
 // supervisor then starts the command through a short-lived helper: the
 // binary re-executed once more, which calls the confiner and execs the
-// command in its place. The long-lived caller is never restricted.
+// command in its place. A confiner that asks for namespaces
+// ([RegisterIsolation]) needs no helper: its supervisor starts in them as
+// the init of a PID namespace, confines one thread of its own and forks the
+// command from it. The long-lived caller is never restricted.
 package runner

@@ -10,7 +10,14 @@ var noSpares atomic.Bool
 // the next command (the default). A process that will run one command and
 // exit, as a plugin serving a one-shot `skillhost run` does, turns it off:
 // the spare would cost as much as the command's own supervisor and never
-// be used.
-func KeepSpares(keep bool) { noSpares.Store(!keep) }
+// be used. Turning it off also stops the spares already waiting and undoes
+// what their confiner's Preparer did, so a process about to exit calls it
+// to leave nothing behind.
+func KeepSpares(keep bool) {
+	noSpares.Store(!keep)
+	if !keep {
+		dropSpares()
+	}
+}
 
 func keepSpares() bool { return !noSpares.Load() }

@@ -28,15 +28,19 @@ const (
 type Confiner func(payload []byte) error
 
 // Preparer does, ahead of time, the slow part of confining a command that
-// does not depend on it (moving the helper into a cgroup, say). It runs in
-// the supervisor as soon as the confine helper has started, usually long
-// before a command arrives, with the helper's process id, and returns a
-// function the supervisor calls once the helper and everything it started
-// are gone (nil if there is nothing to undo). It must not fail: what it
-// could not do, the Confiner does or reports.
+// does not depend on it (moving the confining process into a cgroup, say).
+// It runs as soon as the process that will call the Confiner has started,
+// usually long before a command arrives, with that process's id: for an
+// isolated confiner, in the caller of Run, with the supervisor's; otherwise
+// in the supervisor, with the confine helper's. It returns a function called
+// once that process and everything it started are gone (nil if there is
+// nothing to undo). It must not fail: what it could not do, the Confiner
+// does or reports.
 type Preparer func(helperPid int) (release func())
 
-// Isolation says which namespaces a confine helper was started in.
+// Isolation says which namespaces the process that confines the command
+// (the supervisor itself, or a confine helper where the supervisor could
+// not get namespaces) was started in.
 type Isolation struct {
 	// PID: the helper is the init process of a new PID namespace. It stays
 	// alive while the command runs, reaps what the command leaves, and when
@@ -78,11 +82,14 @@ func preparer(name string) Preparer {
 	return preparers[name]
 }
 
-// RegisterIsolation asks that the confine helpers of the confiner called
-// name start in new PID and mount namespaces (and a user namespace when the
-// supervisor is not root). Where the kernel refuses, the helper starts
-// without them and [CurrentIsolation] says so, so the confiner can make up
-// for what is missing. Like RegisterConfiner it must be called before Init.
+// RegisterIsolation asks that the commands of the confiner called name
+// start in new PID and mount namespaces (and a user namespace when the
+// caller is not root). The supervisor is then started in them as their
+// init and confines the command itself, with no confine helper. Where the
+// kernel refuses, the supervisor starts without them and its confine
+// helper tries again; [CurrentIsolation] says what the confiner got, so it
+// can make up for what is missing. Like RegisterConfiner it must be called
+// before Init.
 func RegisterIsolation(name string) {
 	confinersMu.Lock()
 	defer confinersMu.Unlock()

@@ -84,6 +84,14 @@ type supervisedProcess struct {
 	// walks the tree of a pid that may have been reused.
 	reapMu sync.Mutex
 	reaped bool
+
+	// isolated says the supervisor is the init of its own namespaces;
+	// isolationErr says why one that asked for them was started without;
+	// release undoes the confiner's Preparer for an isolated one (nil
+	// otherwise).
+	isolated     bool
+	isolationErr string
+	release      func()
 }
 
 // readStatus reads the supervisor's status pipe: an init notice, if any,
@@ -159,6 +167,7 @@ func startSupervised(spec Spec) (process, error) {
 			p.out.Close()
 			p.status.Close()
 			p.closeInit()
+			p.releasePrepared()
 			if attempt == 0 {
 				continue
 			}
@@ -193,15 +202,48 @@ func refill(confine string) {
 	p, err := prestart(confine)
 
 	warm.Lock()
-	defer warm.Unlock()
 	warm.busy[confine] = false
-	if err == nil {
+	if err == nil && keepSpares() {
 		warm.ready[confine] = p
+		p = nil
+	}
+	warm.Unlock()
+	if err == nil && p != nil {
+		p.discard() // spares were turned off meanwhile
 	}
 }
 
-// prestart starts a supervisor that waits for its spec, with a confine
-// helper for confine already started if it is not "".
+// dropSpares stops the supervisors waiting for a next command.
+func dropSpares() {
+	warm.Lock()
+	spares := warm.ready
+	warm.ready = map[string]*supervisedProcess{}
+	warm.Unlock()
+	for _, p := range spares {
+		p.discard()
+	}
+}
+
+// discard stops a supervisor that never got a command: the cut lifeline
+// ends it and its helper or namespace (a supervisor with a helper releases
+// what it prepared for it first), then what was prepared for an isolated
+// one is released here.
+func (p *supervisedProcess) discard() {
+	p.cutLifeline()
+	p.spec.Close()
+	_, _ = p.proc.Wait()
+	p.out.Close()
+	p.status.Close()
+	p.closeInit()
+	p.releasePrepared()
+}
+
+// prestart starts a supervisor that waits for its spec. For a confiner
+// that asked for isolation the supervisor is started in new namespaces as
+// their init and confines and starts the command itself (superviseInit):
+// one process fewer than a supervisor with a confine helper, which is what
+// it falls back to where the kernel refuses namespaces; such a helper is
+// started right away if confine is not "".
 func prestart(confine string) (*supervisedProcess, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -220,12 +262,27 @@ func prestart(confine string) (*supervisedProcess, error) {
 	if confine != "" {
 		argv = append(argv, confine)
 	}
-	proc, err := os.StartProcess(selfExe, argv, &os.ProcAttr{
+	attr := &os.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
 		Files: []*os.File{devnull, outW, outW, lifeR, specR, statusW},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
-	})
+	}
+	var proc *os.Process
+	isolated, isolationErr := false, ""
+	if confine != "" && Isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
+		iso, extra := namespaceAttr(*attr.Sys)
+		a := *attr
+		a.Sys = iso
+		proc, err = os.StartProcess(selfExe, append(argv, extra...), &a)
+		isolated = err == nil
+		if err != nil {
+			isolationErr = err.Error()
+		}
+	}
+	if !isolated {
+		proc, err = os.StartProcess(selfExe, argv, attr)
+	}
 	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
 		f.Close()
 	}
@@ -235,9 +292,30 @@ func prestart(confine string) (*supervisedProcess, error) {
 		}
 		return nil, fmt.Errorf("%w: start supervisor: %w", ErrSetup, err)
 	}
-	p := &supervisedProcess{proc: proc, out: outR, spec: specW, status: statusR, lifeline: lifeW, initFD: -1, final: make(chan wireStatus, 1)}
+	p := &supervisedProcess{proc: proc, out: outR, spec: specW, status: statusR, lifeline: lifeW, initFD: -1, final: make(chan wireStatus, 1), isolated: isolated, isolationErr: isolationErr}
+	if isolated {
+		// The supervisor is the namespace's init: killing it ends every
+		// process in the namespace, in the kernel.
+		if fd, err := unix.PidfdOpen(proc.Pid, 0); err == nil {
+			p.initFD = fd
+		}
+		// It waits for its spec, so the Preparer is done before anything
+		// of the command can run.
+		if prepare := preparer(confine); prepare != nil {
+			p.release = prepare(proc.Pid)
+		}
+	}
 	go p.readStatus()
 	return p, nil
+}
+
+// releasePrepared undoes the Preparer of an isolated supervisor, once it
+// and its namespace are gone.
+func (p *supervisedProcess) releasePrepared() {
+	if p.release != nil {
+		p.release()
+		p.release = nil
+	}
 }
 
 // send hands the command to a waiting supervisor.
@@ -266,13 +344,17 @@ func (p *supervisedProcess) wait() status {
 	ws, ok := <-p.final
 	p.status.Close()
 	p.closeInit()
+	p.releasePrepared()
 	if !ok {
 		// The supervisor ended before reporting: the cut lifeline or the
 		// backstop SIGKILL, each of which kills the command with it.
 		if err != nil {
 			return status{exitCode: -1, setupErr: err.Error()}
 		}
-		return status{exitCode: -1, signal: "SIGKILL"}
+		return status{exitCode: -1, signal: "SIGKILL", isolated: p.isolated}
+	}
+	if ws.IsolationError == "" && !ws.Isolated {
+		ws.IsolationError = p.isolationErr
 	}
 	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError}
 }
@@ -338,6 +420,12 @@ func superviseMain() int {
 	lifeline := os.NewFile(fdLifeline, "lifeline")
 	specF := os.NewFile(fdSpec, "spec")
 	statusF := os.NewFile(fdStatus, "status")
+	if len(os.Args) > 3 {
+		parseIsolation(os.Args[3:])
+	}
+	if isolation.PID {
+		return superviseInit(lifeline, specF, statusF)
+	}
 	report := func(st wireStatus) int {
 		_ = json.NewEncoder(statusF).Encode(st)
 		return 0
@@ -671,15 +759,29 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 	return h.pid, nil
 }
 
-// A confine helper keeps its main goroutine on the main thread, locked from
-// package initialisation (the only time the runtime guarantees that): an
-// isolated helper confines and forks from another thread, so that the main
-// thread, the one a command would signal or trace as pid 1, stays outside
-// the command's Landlock domain; an unisolated one confines and execs from
-// the main thread.
+// A confine helper or supervisor keeps its main goroutine on the main
+// thread, locked from package initialisation (the only time the runtime
+// guarantees that): an isolated one confines and forks from another thread,
+// so that the main thread, the one a command would signal or trace as pid
+// 1, stays outside the command's Landlock domain; an unisolated helper
+// confines and execs from the main thread.
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == confineArg {
+	if len(os.Args) > 1 && (os.Args[1] == confineArg || os.Args[1] == superviseArg) {
 		runtime.LockOSThread()
+	}
+}
+
+// parseIsolation records the namespaces named after the confiner's name.
+func parseIsolation(args []string) {
+	for _, a := range args {
+		switch a {
+		case isoPID:
+			isolation.PID = true
+		case isoMount:
+			isolation.Mount = true
+		case isoUser:
+			isolation.User = true
+		}
 	}
 }
 
@@ -690,16 +792,7 @@ func init() {
 func confineMain() int {
 	syscall.CloseOnExec(fdConfineSpec)
 	syscall.CloseOnExec(fdConfineErr)
-	for _, a := range os.Args[3:] {
-		switch a {
-		case isoPID:
-			isolation.PID = true
-		case isoMount:
-			isolation.Mount = true
-		case isoUser:
-			isolation.User = true
-		}
-	}
+	parseIsolation(os.Args[3:])
 	errF := os.NewFile(fdConfineErr, "confine-error")
 	fail := func(err error) int {
 		if isolation.PID {
@@ -752,24 +845,46 @@ func confineThread(fn Confiner, spec wireSpec) error {
 }
 
 // initMain runs the command as the child of this process, the init of a
-// PID namespace. The command is forked from a thread that is not the main
-// one, after the confiner restricted that thread alone: the main thread,
-// the one the command would signal or trace as pid 1, stays outside the
-// command's Landlock domain, so those attempts fail. When the command ends,
-// everything else in the namespace is killed and reaped, then its status is
-// reported on errF.
+// PID namespace (see forkConfined). When the command ends, everything else
+// in the namespace is killed and reaped, then its status is reported on
+// errF.
 func initMain(fn Confiner, spec wireSpec, errF *os.File) int {
 	report := func(r helperReport) { _ = json.NewEncoder(errF).Encode(r) }
-	// A handler makes SIGTERM from outside reach init at all; it passes it
-	// on to every process in the namespace.
+	forwardTerm(nil)
+	pid, err := forkConfined(fn, spec)
+	if err != nil {
+		report(helperReport{Error: err.Error()})
+		return 126
+	}
+	report(helperReport{Started: true})
+	st := reapNamespace(pid)
+	report(helperReport{Final: true, ExitCode: st.exitCode, Signal: st.signal})
+	return 0
+}
+
+// forwardTerm makes SIGTERM from outside reach the init of a PID namespace
+// at all (init gets only the signals it handles) and passes it on to every
+// process in the namespace; terminating, if not nil, is set first.
+func forwardTerm(terminating *atomic.Bool) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		for range sigs {
+			if terminating != nil {
+				terminating.Store(true)
+			}
 			_ = syscall.Kill(-1, syscall.SIGTERM)
 		}
 	}()
+}
 
+// forkConfined starts the command as a child of this process, the init of
+// a PID namespace, and returns its pid once it has exec'd. The command is
+// forked from a thread that is not the main one, after the confiner
+// restricted that thread alone: the main thread, the one the command would
+// signal or trace as pid 1, stays outside the command's Landlock domain, so
+// those attempts fail.
+func forkConfined(fn Confiner, spec wireSpec) (int, error) {
 	type started struct {
 		pid int
 		err error
@@ -806,13 +921,15 @@ func initMain(fn Confiner, spec wireSpec, errF *os.File) int {
 		ch <- started{pid: pid, err: err}
 	}()
 	st := <-ch
-	if st.err != nil {
-		report(helperReport{Error: st.err.Error()})
-		return 126
-	}
-	report(helperReport{Started: true})
+	return st.pid, st.err
+}
 
-	final := helperReport{Final: true, ExitCode: -1}
+// reapNamespace is the init of a PID namespace waiting for the command
+// (pid): it reaps everything, and when the command ends kills whatever it
+// left behind and waits until the namespace is empty. It returns the
+// command's status (exit -1 if it was never seen to end).
+func reapNamespace(pid int) status {
+	final := status{exitCode: -1}
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -820,17 +937,14 @@ func initMain(fn Confiner, spec wireSpec, errF *os.File) int {
 			continue
 		}
 		if err != nil {
-			break // ECHILD: the namespace is empty
+			return final // ECHILD: the namespace is empty
 		}
-		if wpid == st.pid {
-			s := statusOf(ws)
-			final.ExitCode, final.Signal = s.exitCode, s.signal
+		if wpid == pid {
+			final = statusOf(ws)
 			// Whatever the command left behind goes with it. A process
 			// being killed cannot fork, so one round reaches them all;
 			// later rounds cost nothing.
 			_ = syscall.Kill(-1, syscall.SIGKILL)
 		}
 	}
-	report(final)
-	return 0
 }

@@ -22,3 +22,5 @@ func confineMain() int {
 func startSupervised(Spec) (process, error) {
 	return nil, errors.New("runner: supervision is only available on Linux")
 }
+
+func dropSpares() {}

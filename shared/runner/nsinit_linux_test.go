@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Confiners that ask for isolation: the supervisor then is the init of its
+// own PID namespace and confines the command itself.
+func init() {
+	for _, name := range []string{"test-iso", "test-iso-fallback"} {
+		RegisterConfiner(name, func([]byte) error {
+			// Per thread: only the command's thread, and so the command,
+			// gets it; the supervisor's main thread must not.
+			return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+		})
+		RegisterIsolation(name)
+	}
+	RegisterConfiner("test-iso-fail", func([]byte) error { return errors.New("refusing on purpose") })
+	RegisterIsolation("test-iso-fail")
+	RegisterConfiner("test-iso-prepared", func(payload []byte) error {
+		// The Preparer ran before the command could: its mark is there.
+		if _, err := os.Stat(string(payload)); err != nil {
+			return fmt.Errorf("not prepared: %w", err)
+		}
+		return nil
+	})
+	RegisterIsolation("test-iso-prepared")
+	RegisterPreparer("test-iso-prepared", func(pid int) func() {
+		prepared.mu.Lock()
+		defer prepared.mu.Unlock()
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		prepared.cmdlines = append(prepared.cmdlines, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		_ = os.WriteFile(prepared.mark, nil, 0o600)
+		return func() {
+			prepared.mu.Lock()
+			defer prepared.mu.Unlock()
+			prepared.released = append(prepared.released, pidAlive(pid))
+		}
+	})
+}
+
+// prepared records what the test-iso-prepared Preparer saw.
+var prepared struct {
+	mu       sync.Mutex
+	mark     string
+	cmdlines []string
+	released []bool // whether the supervisor was still alive at release
+}
+
+// requireIsolation skips where the kernel or container refuses namespaces.
+func requireIsolation(t *testing.T) {
+	t.Helper()
+	requireSupervision(t)
+	res, _ := run(t, Spec{Argv: bash("true"), Confine: "test-iso"})
+	if !res.Isolated {
+		t.Skipf("no namespaces here: %s", res.IsolationError)
+	}
+}
+
+// survivors lists live processes whose command line contains marker.
+func survivors(marker string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(marker)) {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pidAlive(pid) {
+			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return out
+}
+
+func TestIsolatedSupervisorIsInit(t *testing.T) {
+	requireIsolation(t)
+	res, out := run(t, Spec{Argv: bash(`echo $PPID; grep NoNewPrivs /proc/self/status`), Confine: "test-iso"})
+	if res.ExitCode != 0 || !res.Isolated {
+		t.Fatalf("result %+v, output %q", res, out)
+	}
+	// The command is a child of its namespace's init, confined on the
+	// thread it was forked from.
+	if want := "1\nNoNewPrivs:\t1\n"; out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	if _, err := Run(context.Background(), Spec{Argv: bash("echo should not run"), Confine: "test-iso-fail"}, nil); !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "refusing on purpose") {
+		t.Errorf("failing confiner: err = %v", err)
+	}
+	if _, err := Run(context.Background(), Spec{Argv: []string{"/nonexistent"}, Confine: "test-iso"}, nil); !errors.Is(err, ErrSetup) || !strings.Contains(err.Error(), "/nonexistent") {
+		t.Errorf("exec failure after confine: err = %v", err)
+	}
+}
+
+func TestIsolatedNothingSurvives(t *testing.T) {
+	requireIsolation(t)
+	tests := []struct {
+		name    string
+		script  string
+		timeout time.Duration
+	}{
+		{name: "setsid child after exit", script: "setsid sleep %s & sleep 0.1"},
+		{name: "double-forked orphan", script: "( ( sleep %s & ) & ); sleep 0.1"},
+		{name: "TERM-proof child at timeout", script: "setsid bash -c 'trap \"\" TERM; sleep %s; sleep 1' & trap '' TERM; sleep %[1]s", timeout: 300 * time.Millisecond},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// A duration no other process on the machine sleeps for.
+			marker := fmt.Sprintf("%d.%d%d", 300+i, os.Getpid(), time.Now().UnixNano()%1000)
+			start := time.Now()
+			res, _ := run(t, Spec{Argv: bash(fmt.Sprintf(tt.script, marker)), Confine: "test-iso",
+				Timeout: tt.timeout, KillGrace: 200 * time.Millisecond})
+			if !res.Isolated {
+				t.Fatalf("not isolated: %+v", res)
+			}
+			if tt.timeout > 0 {
+				if !res.TimedOut {
+					t.Errorf("expected a timeout: %+v", res)
+				}
+				if d := time.Since(start); d > 30*time.Second {
+					t.Errorf("a timed-out run took %v", d)
+				}
+			}
+			// The namespace is gone once Run returns: no waiting here.
+			if s := survivors(marker); len(s) > 0 {
+				t.Errorf("survived the run: %q", s)
+			}
+		})
+	}
+}
+
+// Where namespaces are refused (here: by the environment switch) the
+// supervisor starts a confine helper without them, and says so.
+func TestIsolationFallback(t *testing.T) {
+	requireSupervision(t)
+	t.Setenv(EnvNoNamespaces, "1")
+	res, out := run(t, Spec{Argv: bash(`grep NoNewPrivs /proc/self/status; echo $PPID`), Confine: "test-iso-fallback"})
+	if res.ExitCode != 0 || res.Isolated || !strings.HasPrefix(out, "NoNewPrivs:\t1\n") || strings.HasSuffix(out, "\n1\n") {
+		t.Fatalf("result %+v, output %q", res, out)
+	}
+}
+
+// For an isolated confiner the Preparer runs in the caller, on the
+// supervisor, before the command starts; what it returns runs once the
+// supervisor is gone.
+func TestIsolatedPreparer(t *testing.T) {
+	requireIsolation(t)
+	KeepSpares(false)
+	defer KeepSpares(true)
+	prepared.mu.Lock()
+	prepared.mark = filepath.Join(t.TempDir(), "prepared")
+	prepared.mu.Unlock()
+	res, out := run(t, Spec{Argv: bash("echo ran"), Confine: "test-iso-prepared", ConfinePayload: []byte(prepared.mark)})
+	if res.ExitCode != 0 || out != "ran\n" {
+		t.Fatalf("result %+v, output %q", res, out)
+	}
+	prepared.mu.Lock()
+	defer prepared.mu.Unlock()
+	if len(prepared.cmdlines) != 1 || !strings.Contains(prepared.cmdlines[0], superviseArg+" test-iso-prepared "+isoPID) {
+		t.Errorf("prepared %q, want one isolated supervisor", prepared.cmdlines)
+	}
+	if len(prepared.released) != 1 || prepared.released[0] {
+		t.Errorf("released %v, want once, after the supervisor ended", prepared.released)
+	}
+}
+
+// Turning spares off stops the one waiting and releases what was prepared
+// for it, so a plugin that exits leaves no run cgroup behind.
+func TestDroppedSpareIsReleased(t *testing.T) {
+	requireIsolation(t)
+	KeepSpares(true)
+	defer KeepSpares(true)
+	prepared.mu.Lock()
+	prepared.mark = filepath.Join(t.TempDir(), "prepared")
+	prepared.cmdlines, prepared.released = nil, nil
+	prepared.mu.Unlock()
+	if res, _ := run(t, Spec{Argv: bash("true"), Confine: "test-iso-prepared", ConfinePayload: []byte(prepared.mark)}); res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !warmReady("test-iso-prepared") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !warmReady("test-iso-prepared") {
+		t.Fatal("no spare was started")
+	}
+	KeepSpares(false)
+	if warmReady("test-iso-prepared") {
+		t.Error("the spare is still waiting")
+	}
+	prepared.mu.Lock()
+	defer prepared.mu.Unlock()
+	if len(prepared.cmdlines) != 2 || len(prepared.released) != 2 || prepared.released[0] || prepared.released[1] {
+		t.Errorf("prepared %d supervisors, released %v; want 2, each once it was gone", len(prepared.cmdlines), prepared.released)
+	}
+}
