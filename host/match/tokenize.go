@@ -9,7 +9,10 @@ import (
 )
 
 // stopWords carry no topic: English function words and the filler of
-// requests to an agent ("could you please help me with"). They are
+// requests to an agent ("could you please help me with", "explain how
+// this works", "improve my ..."): a request verb says what to do, not
+// what about, and in a small catalog the one skill whose description
+// happens to use it would win on it alone. They are
 // compared after stemming, so every inflection goes too ("helps",
 // "wanted"); domain words such as "skill" and "tool" are not stop words,
 // since a catalog may well have a skill about skills.
@@ -21,6 +24,7 @@ them themselves then there these they this those through to too under until up v
 which while who whom why will with would you your yours yourself yourselves
 also anything get got give go going help hey hi hello let lets like make may maybe might much must need
 please pls thank thanks want way well yes yeah ok okay one really something thing use
+explain improve work
 im ive id ill youre were theyre whats thats theres heres lets`)
 
 func stemSet(words string) map[string]bool {
