@@ -238,7 +238,9 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	o := l.opts
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
-	var words, unknown float64 // whole words in the message, and those no skill has
+	// Whether each whole word of the message is one some skill has, by
+	// itself or by a part that stands for it (SEV2: sev).
+	wordKnown := map[string]bool{}
 	seen := map[string]bool{}
 	maxIDF := idf(idx.n, 1)
 	for _, t := range analyze(message, nil, true) {
@@ -247,11 +249,12 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		}
 		seen[t.text] = true
 		plist := idx.postings[t.text]
-		if t.whole == "" && t.weight == 1 { // pairs and parts would count a word twice
-			words++
-			if len(plist) == 0 {
-				unknown++
+		if t.weight == 1 { // pairs and lesser parts would count a word twice
+			w := t.text
+			if t.whole != "" {
+				w = t.whole
 			}
+			wordKnown[w] = wordKnown[w] || len(plist) > 0
 		}
 		if len(plist) == 0 {
 			continue
@@ -275,6 +278,13 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	}
 	// Every skill's evidence shrinks alike with the share of unknown words.
 	known := 1.0
+	var words, unknown float64
+	for _, k := range wordKnown {
+		words++
+		if !k {
+			unknown++
+		}
+	}
 	if words > 0 {
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}

@@ -2,6 +2,8 @@ package match
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,31 @@ func TestLexicalUnknownWords(t *testing.T) {
 	hiking := scoreOf(t, docs, "recommend a hiking trail near Boulder")[0]
 	if hiking <= 0 || hiking >= DefaultLexicalThreshold || known < DefaultLexicalThreshold {
 		t.Fatalf("on-topic %.3f, hiking trail %.3f; threshold %.3f", known, hiking, DefaultLexicalThreshold)
+	}
+}
+
+// A word with a number (SEV2, python3) is the word at a level or version:
+// it scores as the word does, and is not an unknown word when the catalog
+// has the word without the number. A case-change compound still gives its
+// parts at reduced weight.
+func TestLexicalWordWithNumber(t *testing.T) {
+	var vocab strings.Builder
+	for i := 0; i < 700; i++ { // enough vocabulary for unknown words to count
+		fmt.Fprintf(&vocab, "v%c%c%cz ", 'a'+i%26, 'a'+i/26%26, 'a'+i/676)
+	}
+	docs := []Doc{
+		{Name: "incident-review", Description: "Write the review after a SEV or an outage."},
+		{Name: "glossary", Description: "Words.", Body: vocab.String()},
+	}
+	plain := scoreOf(t, docs, "the review of the SEV outage")[0]
+	numbered := scoreOf(t, docs, "the review of the SEV2 outage")[0]
+	if plain < DefaultLexicalThreshold || numbered != plain {
+		t.Fatalf("SEV2 scored %.3f, SEV %.3f: want the same, at or above %.3f", numbered, plain, DefaultLexicalThreshold)
+	}
+	got := analyze("SEV2 TypeScript", nil, false)
+	want := []term{{text: "sev2", weight: 1}, {text: "sev", weight: 1, whole: "sev2"},
+		{text: "typescript", weight: 1}, {text: "type", weight: partWeight, whole: "typescript"}, {text: "script", weight: partWeight, whole: "typescript"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("analyze = %+v, want %+v", got, want)
 	}
 }

@@ -58,7 +58,8 @@ const (
 // anything but letters, digits and an apostrophe inside a word; kebab-case,
 // snake_case and file names (report.pdf) split too. A word that changes
 // case inside (TypeScript, GitHub, XMLParser) gives the whole word and
-// its parts. Stop words go after stemming; contractions lose their
+// its parts, at reduced weight except for a word and a number (SEV2,
+// python3), whose word counts in full. Stop words go after stemming; contractions lose their
 // suffix ("user's" is "user", "what's" is "what" and so a stop word) and
 // negations ("don't") go. Stemming is Porter2, so "summaries" and
 // "summarize" meet at "summari".
@@ -144,9 +145,15 @@ func analyze(text string, m *memo, pairs bool) []term {
 		out = append(out, term{text: st, weight: 1})
 		if compound {
 			if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
+				// A word and a number (SEV2, python3, node18) is the word
+				// with a version or a level: the word counts in full.
+				weight := partWeight
+				if len(parts) == 2 && !strings.ContainsFunc(parts[0], unicode.IsDigit) && isNumber(parts[1]) {
+					weight = 1
+				}
 				for _, p := range parts {
 					if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
-						out = append(out, term{text: ps, weight: partWeight, whole: st})
+						out = append(out, term{text: ps, weight: weight, whole: st})
 					}
 				}
 			}
