@@ -123,3 +123,30 @@ func TestLexicalWordWithNumber(t *testing.T) {
 		t.Errorf("analyze = %+v, want %+v", got, want)
 	}
 }
+
+// A lesser part of a compound word in a description does not anchor the
+// skill: "TypeScript" says nothing of a message about a Python "script".
+// The whole word does.
+func TestLexicalCompoundPartDoesNotAnchor(t *testing.T) {
+	docs := []Doc{
+		{Name: "react-components", Description: "Build React components in TypeScript.", Body: "Run the script in a loop."},
+		{Name: "other", Description: "Something else entirely."},
+	}
+	score := func(unanchored float64, message string) float64 {
+		l := NewLexical(LexicalOptions{Unanchored: unanchored})
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		s, err := l.Score(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s[0]
+	}
+	if a, b := score(0, "my script"), score(1, "my script"); a <= 0 || a >= b {
+		t.Errorf("a part of TypeScript anchored the skill: %.3f with the discount, %.3f without", a, b)
+	}
+	if a, b := score(0, "my TypeScript types"), score(1, "my TypeScript types"); a != b {
+		t.Errorf("the whole word did not anchor the skill: %.3f with the discount, %.3f without", a, b)
+	}
+}
