@@ -27,6 +27,16 @@ please pls thank thanks want way well yes yeah ok okay one really something thin
 explain improve work
 im ive id ill youre were theyre whats thats theres heres lets`)
 
+// irregularPlurals are Latin and Greek plurals of technical English that
+// Porter2 stems apart from their singular ("matrices" is matric, "matrix"
+// matrix) or into a stop word ("theses" is these).
+var irregularPlurals = map[string]string{
+	"analyses": "analysis", "appendices": "appendix", "axes": "axis", "criteria": "criterion",
+	"crises": "crisis", "diagnoses": "diagnosis", "ellipses": "ellipsis", "hypotheses": "hypothesis",
+	"indices": "index", "matrices": "matrix", "parentheses": "parenthesis", "schemata": "schema",
+	"synopses": "synopsis", "theses": "thesis", "vertices": "vertex",
+}
+
 func stemSet(words string) map[string]bool {
 	set := map[string]bool{}
 	for _, w := range strings.Fields(words) {
@@ -106,6 +116,9 @@ func analyze(text string, m *memo, pairs bool) []term {
 		}
 		// Short words are not stemmed: most are acronyms or names (AWS,
 		// CSS, ios) that Porter2 would cut.
+		if sg, ok := irregularPlurals[w]; ok {
+			w = sg
+		}
 		st := w
 		if len(w) > 3 {
 			st = stem(w)
