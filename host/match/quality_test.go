@@ -233,7 +233,7 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 // test fails if a change makes matching worse than this on either half.
 var longFloors = map[string]Metrics{
 	longTune: {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
-	longTest: {Hit1: 0.91, MRR: 0.92, Abstain: 0.88},
+	longTest: {Hit1: 0.92, MRR: 0.93, Abstain: 0.88},
 }
 
 func TestQualityLong(t *testing.T) {
