@@ -129,7 +129,8 @@ type posting struct {
 	doc   int32
 	other float32
 	body  float32
-	// inName and inDescription anchor the skill (see Unanchored).
+	// inName and inDescription anchor the skill (see Unanchored); a
+	// lesser part of a compound word does not.
 	inName, inDescription bool
 }
 
@@ -177,10 +178,15 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	m := newMemo()
 	slot := map[string]int{}    // term to its row in tf, per skill
 	var tf [][numFields]float64 // weighted frequency of each term by field
+	// inName and inDescription of each term: the term occurs there as a
+	// word or a pair, not only as a lesser part of a compound word, so
+	// "TypeScript" in a description does not anchor a message about a
+	// "script".
+	var named [][2]bool
 	var terms []string
 	for i, d := range docs {
 		clear(slot)
-		tf, terms = tf[:0], terms[:0]
+		tf, terms, named = tf[:0], terms[:0], named[:0]
 		var norm [numFields]float64 // BM25's length divisor of each field
 		for f, text := range fields(d) {
 			var length float64
@@ -192,9 +198,13 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 					k = len(tf)
 					slot[t.text] = k
 					tf = append(tf, [numFields]float64{})
+					named = append(named, [2]bool{})
 					terms = append(terms, t.text)
 				}
 				tf[k][f] += t.weight
+				if (f == fieldName || f == fieldDescription) && (t.whole == "" || t.weight == 1) {
+					named[k][f] = true
+				}
 				length += t.weight
 			}
 			fo := o.field(f)
@@ -206,7 +216,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 			if len(plist) == 0 && !strings.Contains(t, " ") {
 				idx.words++
 			}
-			p := posting{doc: int32(i), inName: v[fieldName] != 0, inDescription: v[fieldDescription] != 0,
+			p := posting{doc: int32(i), inName: named[k][fieldName], inDescription: named[k][fieldDescription],
 				body: float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])}
 			var other float64
 			for f := range fieldBody {
@@ -238,7 +248,9 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	o := l.opts
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
-	var words, unknown float64 // whole words in the message, and those no skill has
+	// Whether each whole word of the message is one some skill has, by
+	// itself or by a part that stands for it (SEV2: sev).
+	wordKnown := map[string]bool{}
 	seen := map[string]bool{}
 	maxIDF := idf(idx.n, 1)
 	for _, t := range analyze(message, nil, true) {
@@ -247,11 +259,12 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		}
 		seen[t.text] = true
 		plist := idx.postings[t.text]
-		if t.whole == "" && t.weight == 1 { // pairs and parts would count a word twice
-			words++
-			if len(plist) == 0 {
-				unknown++
+		if t.weight == 1 { // pairs and lesser parts would count a word twice
+			w := t.text
+			if t.whole != "" {
+				w = t.whole
 			}
+			wordKnown[w] = wordKnown[w] || len(plist) > 0
 		}
 		if len(plist) == 0 {
 			continue
@@ -275,6 +288,13 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	}
 	// Every skill's evidence shrinks alike with the share of unknown words.
 	known := 1.0
+	var words, unknown float64
+	for _, k := range wordKnown {
+		words++
+		if !k {
+			unknown++
+		}
+	}
 	if words > 0 {
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}

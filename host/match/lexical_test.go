@@ -2,6 +2,8 @@ package match
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,58 @@ func TestLexicalUnknownWords(t *testing.T) {
 	hiking := scoreOf(t, docs, "recommend a hiking trail near Boulder")[0]
 	if hiking <= 0 || hiking >= DefaultLexicalThreshold || known < DefaultLexicalThreshold {
 		t.Fatalf("on-topic %.3f, hiking trail %.3f; threshold %.3f", known, hiking, DefaultLexicalThreshold)
+	}
+}
+
+// A word with a number (SEV2, python3) is the word at a level or version:
+// it scores as the word does, and is not an unknown word when the catalog
+// has the word without the number. A case-change compound still gives its
+// parts at reduced weight.
+func TestLexicalWordWithNumber(t *testing.T) {
+	var vocab strings.Builder
+	for i := 0; i < 700; i++ { // enough vocabulary for unknown words to count
+		fmt.Fprintf(&vocab, "v%c%c%cz ", 'a'+i%26, 'a'+i/26%26, 'a'+i/676)
+	}
+	docs := []Doc{
+		{Name: "incident-review", Description: "Write the review after a SEV or an outage."},
+		{Name: "glossary", Description: "Words.", Body: vocab.String()},
+	}
+	plain := scoreOf(t, docs, "the review of the SEV outage")[0]
+	numbered := scoreOf(t, docs, "the review of the SEV2 outage")[0]
+	if plain < DefaultLexicalThreshold || numbered != plain {
+		t.Fatalf("SEV2 scored %.3f, SEV %.3f: want the same, at or above %.3f", numbered, plain, DefaultLexicalThreshold)
+	}
+	got := analyze("SEV2 TypeScript", nil, false)
+	want := []term{{text: "sev2", weight: 1}, {text: "sev", weight: 1, whole: "sev2"},
+		{text: "typescript", weight: 1}, {text: "type", weight: partWeight, whole: "typescript"}, {text: "script", weight: partWeight, whole: "typescript"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("analyze = %+v, want %+v", got, want)
+	}
+}
+
+// A lesser part of a compound word in a description does not anchor the
+// skill: "TypeScript" says nothing of a message about a Python "script".
+// The whole word does.
+func TestLexicalCompoundPartDoesNotAnchor(t *testing.T) {
+	docs := []Doc{
+		{Name: "react-components", Description: "Build React components in TypeScript.", Body: "Run the script in a loop."},
+		{Name: "other", Description: "Something else entirely."},
+	}
+	score := func(unanchored float64, message string) float64 {
+		l := NewLexical(LexicalOptions{Unanchored: unanchored})
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		s, err := l.Score(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s[0]
+	}
+	if a, b := score(0, "my script"), score(1, "my script"); a <= 0 || a >= b {
+		t.Errorf("a part of TypeScript anchored the skill: %.3f with the discount, %.3f without", a, b)
+	}
+	if a, b := score(0, "my TypeScript types"), score(1, "my TypeScript types"); a != b {
+		t.Errorf("the whole word did not anchor the skill: %.3f with the discount, %.3f without", a, b)
 	}
 }

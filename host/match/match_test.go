@@ -32,6 +32,11 @@ func TestTokens(t *testing.T) {
 		// stemmed (AWS is not "aw").
 		"TypeScript on GitHub, AWS, XMLParser, SEV2": {"typescript", "type", "script", "github", "git", "hub", "aws", "xmlparser", "xml", "parser", "sev2", "sev"},
 		"for_each": {"for_each"},
+		// Latin and Greek plurals meet their singular; "theses" is not
+		// the stop word "these".
+		"job matrices, a matrix, theses and a thesis": {"job", "matrix", "matrix", "thesi", "thesi"},
+		// Request verbs say what to do, not what about.
+		"explain how this works, then improve my workflow": {"workflow"},
 	}
 	for in, want := range tests {
 		if got := Tokens(in); !reflect.DeepEqual(got, want) {

@@ -190,14 +190,15 @@ func TestTune(t *testing.T) {
 		for _, th := range thresholds {
 			m, s := evLong.At(th), evShort.At(th)
 			// Keep what holds the short-fixture floors and abstains on 90 %
-			// of the off-topic messages; rank by Hit@1 and MRR.
+			// of the off-topic messages; rank by Hit@1 + MRR + abstain, the
+			// three measures issue 13 sets targets for.
 			if s.Hit1 < floorHit1 || s.Hit3 < floorHit3 || s.MRR < floorMRR || 1-s.Abstain > ceilFalseMatch || m.Abstain < 0.9 {
 				continue
 			}
 			o := opts.withDefaults()
 			rows = append(rows, row{fmt.Sprintf("body=%.2f/b%.2f bodyidf=%.0f namebonus=%.1f unanchored=%.1f unknown=%.0f th=%.3f: tune hit1 %.3f mrr %.3f abstain %.3f | short hit1 %.3f mrr %.3f abstain %.3f",
 				o.Body.Weight, o.Body.B, o.BodyIDF, o.NameBonus, o.Unanchored, o.Unknown, th, m.Hit1, m.MRR, m.Abstain, s.Hit1, s.MRR, s.Abstain),
-				m.Hit1 + m.MRR + 0.25*(s.Hit1+s.Abstain)})
+				m.Hit1 + m.MRR + m.Abstain + 0.25*(s.Hit1+s.Abstain)})
 		}
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].score > rows[j].score })
@@ -231,8 +232,8 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on either half.
 var longFloors = map[string]Metrics{
-	longTune: {Hit1: 0.90, MRR: 0.90, Abstain: 0.90},
-	longTest: {Hit1: 0.83, MRR: 0.85, Abstain: 0.85},
+	longTune: {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
+	longTest: {Hit1: 0.92, MRR: 0.93, Abstain: 0.88},
 }
 
 func TestQualityLong(t *testing.T) {

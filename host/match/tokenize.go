@@ -9,7 +9,10 @@ import (
 )
 
 // stopWords carry no topic: English function words and the filler of
-// requests to an agent ("could you please help me with"). They are
+// requests to an agent ("could you please help me with", "explain how
+// this works", "improve my ..."): a request verb says what to do, not
+// what about, and in a small catalog the one skill whose description
+// happens to use it would win on it alone. They are
 // compared after stemming, so every inflection goes too ("helps",
 // "wanted"); domain words such as "skill" and "tool" are not stop words,
 // since a catalog may well have a skill about skills.
@@ -21,7 +24,18 @@ them themselves then there these they this those through to too under until up v
 which while who whom why will with would you your yours yourself yourselves
 also anything get got give go going help hey hi hello let lets like make may maybe might much must need
 please pls thank thanks want way well yes yeah ok okay one really something thing use
+explain improve work
 im ive id ill youre were theyre whats thats theres heres lets`)
+
+// irregularPlurals are Latin and Greek plurals of technical English that
+// Porter2 stems apart from their singular ("matrices" is matric, "matrix"
+// matrix) or into a stop word ("theses" is these).
+var irregularPlurals = map[string]string{
+	"analyses": "analysis", "appendices": "appendix", "axes": "axis", "criteria": "criterion",
+	"crises": "crisis", "diagnoses": "diagnosis", "ellipses": "ellipsis", "hypotheses": "hypothesis",
+	"indices": "index", "matrices": "matrix", "parentheses": "parenthesis", "schemata": "schema",
+	"synopses": "synopsis", "theses": "thesis", "vertices": "vertex",
+}
 
 func stemSet(words string) map[string]bool {
 	set := map[string]bool{}
@@ -54,7 +68,8 @@ const (
 // anything but letters, digits and an apostrophe inside a word; kebab-case,
 // snake_case and file names (report.pdf) split too. A word that changes
 // case inside (TypeScript, GitHub, XMLParser) gives the whole word and
-// its parts. Stop words go after stemming; contractions lose their
+// its parts, at reduced weight except for a word and a number (SEV2,
+// python3), whose word counts in full. Stop words go after stemming; contractions lose their
 // suffix ("user's" is "user", "what's" is "what" and so a stop word) and
 // negations ("don't") go. Stemming is Porter2, so "summaries" and
 // "summarize" meet at "summari".
@@ -101,6 +116,9 @@ func analyze(text string, m *memo, pairs bool) []term {
 		}
 		// Short words are not stemmed: most are acronyms or names (AWS,
 		// CSS, ios) that Porter2 would cut.
+		if sg, ok := irregularPlurals[w]; ok {
+			w = sg
+		}
 		st := w
 		if len(w) > 3 {
 			st = stem(w)
@@ -140,9 +158,15 @@ func analyze(text string, m *memo, pairs bool) []term {
 		out = append(out, term{text: st, weight: 1})
 		if compound {
 			if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
+				// A word and a number (SEV2, python3, node18) is the word
+				// with a version or a level: the word counts in full.
+				weight := partWeight
+				if len(parts) == 2 && !strings.ContainsFunc(parts[0], unicode.IsDigit) && isNumber(parts[1]) {
+					weight = 1
+				}
 				for _, p := range parts {
 					if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
-						out = append(out, term{text: ps, weight: partWeight, whole: st})
+						out = append(out, term{text: ps, weight: weight, whole: st})
 					}
 				}
 			}
