@@ -65,6 +65,9 @@ type attack struct {
 	// rootOnly: the control needs root's permissions (for example to read
 	// /etc/shadow), so the attack is skipped for other users.
 	rootOnly bool
+	// notRoot: run as root, the control would reach every root process on
+	// the machine, not just the test's; the attack runs as the other user.
+	notRoot bool
 	// claim is what the backend must claim (Info.Enforces) for the attack
 	// to apply.
 	claim claim
@@ -228,7 +231,7 @@ while True:
 		},
 		control: viaDirect, escaped: outlivedOrLate, cleanup: killEscapees},
 	{name: "starve the supervisor, then outlast the timeout", claim: claimLifetime, script: `
-for p in "$PPID" 1 $(ls /proc | grep -E '^[0-9]+$'); do chrt -i -p 0 "$p" 2>/dev/null; renice -n 19 -p "$p" >/dev/null 2>&1; done
+for t in /proc/$PPID/task/*; do t=${t##*/}; chrt -i -p 0 "$t" 2>/dev/null; renice -n 19 -p "$t" >/dev/null 2>&1; done
 for i in 1 2 3 4; do (trap '' TERM; exec -a "escapee-$RUN" bash -c "trap '' TERM; while :; do :; done") & done
 trap '' TERM; while :; do :; done`,
 		prepare: func(_ *world, r *shared.Request) {
@@ -267,7 +270,7 @@ ionice -c 3 -p "$VICTIM_PID" && echo ESCAPED-ioprio
 chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
 		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.victimTouched() }, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
 	{name: "renice every process of the user", claim: claimProcess, script: `renice -n 19 -u "$(id -u)" >/dev/null && echo ESCAPED`,
-		cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+		notRoot: true, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
 	{name: "a granted directory swapped for a symlink to a secret", claim: claimFSRead, script: `cat "$BASE/swap/data.txt" && echo ESCAPED`,
 		prepare:   func(w *world, r *shared.Request) { r.Grant.FSRead = []string{filepath.Join(w.base, "swap")} },
 		mayRefuse: true},
@@ -556,7 +559,10 @@ func (w *world) execute(conn Backend, req shared.Request) outcome {
 // or after a few seconds, whichever comes first, leaving anything else
 // running for the check to find.
 func (w *world) direct(req shared.Request, cred *syscall.Credential) outcome {
-	cmd := exec.Command(req.Argv[0], req.Argv[1:]...)
+	// The script runs under a shell of its own, which plays the part of the
+	// supervisor it would have (its $PPID): an attack on its parent must
+	// hit that, never the test binary.
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `"$@"; exit $?`, "sh"}, req.Argv...)...)
 	cmd.Dir, cmd.Env = req.Dir, req.Env
 	// A group of its own, so that what the control leaves behind (other
 	// than the setsid escapee the attack is about, which cleanup kills)
@@ -836,6 +842,9 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 					}
 					if a.rootOnly && (u.cred != nil || os.Geteuid() != 0) {
 						t.Skip("the control needs root")
+					}
+					if a.notRoot && u.cred == nil && os.Geteuid() == 0 {
+						t.Skip("as root, the control would reach every root process on the machine")
 					}
 					if a.needsSecret && secret == "" {
 						t.Skipf("needs %s in the test's environment from its start", EnvHostSecret)
