@@ -203,6 +203,33 @@ while :; do sleep 1; done`)
 	t.Logf("returned after %v", took)
 }
 
+// TestSupervisorKilled: a command that kills its own supervisor (it may:
+// same user) must not be left running on its own. The plugin recognises it
+// by pid and start time and kills it with its group.
+func TestSupervisorKilled(t *testing.T) {
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true})
+	req := request(t, "/bin/bash", "-c", `sleep 300 & echo "$$ $!"; kill -KILL "$PPID"; wait`)
+	start := time.Now()
+	out, res, err := execute(conn, req)
+	took := time.Since(start)
+	var pids [2]int
+	if _, serr := fmt.Sscanf(out, "%d %d", &pids[0], &pids[1]); err != nil || serr != nil {
+		t.Fatalf("%v %v, output %q", err, serr, out)
+	}
+	if res.Signal != "SIGKILL" || res.TimedOut {
+		t.Errorf("got %+v; want a run killed before its timeout", res)
+	}
+	if took > 10*time.Second {
+		t.Errorf("returned after %v; the 30 s timeout should not be what ended it", took)
+	}
+	for i, what := range []string{"command", "command's child"} {
+		if alive(pids[i]) {
+			_ = syscall.Kill(pids[i], syscall.SIGKILL)
+			t.Errorf("the %s (pid %d) outlived its supervisor", what, pids[i])
+		}
+	}
+}
+
 // TestPlaintext: without SKILLHOST_TLS_FD the plugin serves without TLS.
 func TestPlaintext(t *testing.T) {
 	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: false})
@@ -297,8 +324,8 @@ func TestRequestDetails(t *testing.T) {
 
 	t.Run("SetupError", func(t *testing.T) {
 		_, _, err := execute(conn, request(t, "/nonexistent/program"))
-		if err == nil || errors.Is(err, pluginclient.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") {
-			t.Fatalf("err = %v; want a setup error, not a crash", err)
+		if err == nil || errors.Is(err, pluginclient.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") || !strings.Contains(err.Error(), "/nonexistent/program") {
+			t.Fatalf("err = %v; want a setup error naming the program, not a crash", err)
 		}
 		if _, err := conn.Info(context.Background()); err != nil {
 			t.Fatalf("plugin unusable after a setup error: %v", err)

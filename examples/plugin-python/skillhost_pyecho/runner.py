@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 
-from .supervisor import kill_tree
+from .supervisor import kill_tree, start_time
 
 READ_CHUNK = 32 << 10  # well under the contract's 64 KiB chunk limit
 DEFAULT_OUTPUT_LIMIT = 1 << 20
@@ -123,6 +123,7 @@ class Run:
         self._status = None
         self.proc = None  # the supervisor
         self.pid = 0  # the command
+        self._pid_start = None  # and when it started, which pins the pid
 
     def _spec(self):
         return json.dumps(
@@ -160,7 +161,8 @@ class Run:
         finally:
             _close(out_w, spec_r, life_r, stat_w)
         self._out, self._lifeline = out_r, life_w
-        self._status = os.fdopen(stat_r, "rb")
+        # Unbuffered, so that select() on it sees every line still unread.
+        self._status = os.fdopen(stat_r, "rb", buffering=0)
         try:
             view = memoryview(spec)
             while view:
@@ -169,24 +171,41 @@ class Run:
             pass  # the supervisor died; its status says why, or nothing
         finally:
             os.close(spec_w)
+        # The supervisor names the command (pid and start time) before it
+        # lets it exec, then says whether the exec worked.
+        deadline = time.monotonic() + START_WAIT
         first = None
-        if select.select([self._status], [], [], START_WAIT)[0]:
-            try:
-                first = json.loads(self._status.readline() or b"null")
-            except ValueError:
-                pass
-        if not isinstance(first, dict) or not first.get("started"):
+        while True:
+            line = self._status_line(deadline)
+            if not isinstance(line, dict) or "pid" not in line:
+                first = line
+                break
+            self.pid, self._pid_start = line["pid"], line.get("start_time")
+        # A named command counts as started even when nothing more came (its
+        # supervisor died, perhaps killed by the command as it began): the
+        # run then ends as any run whose supervisor is gone.
+        if not (isinstance(first, dict) and first.get("started") or first is None and self.pid):
             self.kill()
             self._reap()
+            self._kill_orphaned_command()
             self._status.close()
             _close(self._out)
             if isinstance(first, dict) and first.get("setup_error"):
                 raise SetupError(first["setup_error"])
             raise SetupError("the supervisor did not start the command: %r" % (first,))
-        self.pid = first["started"]
         self._start = time.monotonic()
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._wait, daemon=True).start()
+
+    def _status_line(self, deadline):
+        """The supervisor's next status line, or None at EOF or once the
+        deadline has passed."""
+        if not select.select([self._status], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            return None
+        try:
+            return json.loads(self._status.readline() or b"null")
+        except ValueError:
+            return None
 
     def cancel(self):
         self._events.put(("cancel",))
@@ -242,6 +261,21 @@ class Run:
             self._reaped = True
             self.proc.wait()
 
+    def _kill_orphaned_command(self):
+        """A supervisor that died without a status may have been killed by
+        its command (same user), leaving the command to init. If the
+        command still runs (the same pid with the same start time: not a
+        reused pid) it is killed with its group and what is still below it.
+        A process it had moved out of its group and tree is out of reach."""
+        if not self.pid or self._pid_start is None or start_time(self.pid) != self._pid_start:
+            return
+        kill_tree(self.pid)
+        for kill, sig in ((os.killpg, signal.SIGKILL), (os.kill, signal.SIGKILL)):
+            try:
+                kill(self.pid, sig)
+            except OSError:
+                pass
+
     def _read(self):
         fd = self._out
         total = 0
@@ -289,6 +323,8 @@ class Run:
             self._status.close()
         self._reap()
         self._cut_lifeline()
+        if final is None:
+            self._kill_orphaned_command()
         self._exited.set()
         self._events.put(("exit", final))
 

@@ -19,9 +19,9 @@ Its descriptors, from the plugin:
   argv[1]    the lifeline's read end: EOF means kill everything and exit,
              without a status (the grace after SIGTERM is over, or the
              plugin died)
-  argv[2]    the status pipe: JSON lines, {"started": pid} or
-             {"setup_error": msg} first, then {"exit_code": n, "signal": s}
-             or {"error": msg}
+  argv[2]    the status pipe: JSON lines, {"pid": pid, "start_time": t} of the
+             command, then {"started": true} or {"setup_error": msg}, then
+             {"exit_code": n, "signal": s} or {"error": msg}
 
 The spec carries bytes as latin-1 text, which maps each byte to one code
 point and back: {"argv": [...], "env": [[name, value], ...], "cwd": "..."}.
@@ -62,6 +62,21 @@ def _stat(pid):
     if len(fields) < 2:
         raise OSError("/proc/%d/stat: malformed" % pid)
     return int(fields[1]), fields[0][:1]
+
+
+def start_time(pid):
+    """When pid started, in clock ticks since boot (/proc/<pid>/stat field
+    22), or None once it is gone. With the pid it names one process for
+    good: a reused pid has a later start."""
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    if len(fields) < 20 or fields[0][:1] in (b"Z", b"X"):
+        return None
+    return int(fields[19])
 
 
 def gone(pid):
@@ -193,6 +208,65 @@ def _spec():
     )
 
 
+_gate = None  # (write end of the command's gate, read end of its error pipe)
+
+
+def _fork_command(argv, env, cwd):
+    """Forks the command, which waits at a gate before it execs: in a
+    process group of its own (a kill or renice of "my group" by the command
+    never reaches the supervisor), stdin on /dev/null, stdout and stderr on
+    the output pipe, default signal dispositions, nothing else open."""
+    global _gate
+    gate_r, gate_w = os.pipe()
+    err_r, err_w = os.pipe()  # close-on-exec: EOF without data means exec'd
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for s in _TERMINATING + (signal.SIGPIPE, signal.SIGXFSZ):
+                signal.signal(s, signal.SIG_DFL)
+            os.setpgid(0, 0)
+            os.close(gate_w)
+            if os.read(gate_r, 1) != b"x":
+                os._exit(127)  # the supervisor is gone: do not run at all
+            if cwd:
+                os.chdir(cwd)
+            null = os.open("/dev/null", os.O_RDONLY)
+            os.dup2(null, 0)
+            os.dup2(1, 2)
+            os.closerange(3, err_w)
+            os.closerange(err_w + 1, 1 << 20)
+            os.execvpe(argv[0], argv, env)
+        except BaseException as e:  # noqa: BLE001 - reported, then exit
+            try:
+                os.write(err_w, str(e).encode("utf-8", "replace"))
+            finally:
+                os._exit(127)
+    os.close(gate_r)
+    os.close(err_w)
+    _gate = (gate_w, err_r)
+    return pid
+
+
+def _open_gate(pid):
+    """Lets the command exec; returns why it could not, or None."""
+    gate_w, err_r = _gate
+    try:
+        os.write(gate_w, b"x")
+    finally:
+        os.close(gate_w)
+    msg = b""
+    while True:
+        b = os.read(err_r, 4096)
+        if not b:
+            break
+        msg += b
+    os.close(err_r)
+    if not msg:
+        return None
+    os.waitpid(pid, 0)
+    return msg.decode("utf-8", "replace")
+
+
 def main():
     life_fd, status_fd = int(sys.argv[1]), int(sys.argv[2])
     for fd in (life_fd, status_fd):
@@ -250,37 +324,26 @@ def main():
         report(setup_error="supervisor: %s" % e)
         return
 
-    import subprocess
-
-    try:
-        # restore_signals (the default) gives the command the default
-        # SIGPIPE and SIGXFSZ that the interpreter changed; the command's
-        # process group is its own, so a kill or renice of "my group" by the
-        # command never reaches the supervisor.
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=1,
-            stderr=1,
-            close_fds=True,
-            process_group=0,
-        )
-    except (OSError, ValueError, subprocess.SubprocessError) as e:
+    pid = _fork_command(argv, env, cwd)
+    cmd.append(pid)
+    # The command waits at its gate until the plugin knows it by pid and
+    # start time (read now, while it is an unreaped child): should it kill
+    # this supervisor the moment it runs, the plugin can still find it.
+    report(pid=pid, start_time=start_time(pid))
+    error = _open_gate(pid)
+    if error is not None:
         kill_tree(self_pid, reap_children=True)
-        report(setup_error=str(e))
+        report(setup_error=error)
         return
-    cmd.append(proc.pid)
-    report(started=proc.pid)
+    report(started=True)
 
     status = {"exit_code": -1, "signal": "SIGKILL"}
     while True:
         try:
-            pid, ws = os.waitpid(-1, 0)
+            wpid, ws = os.waitpid(-1, 0)
         except ChildProcessError:
             break  # nothing left to wait for
-        if pid == proc.pid:
+        if wpid == pid:
             if os.WIFSIGNALED(ws):
                 status = {"exit_code": -1, "signal": signal_name(os.WTERMSIG(ws))}
             else:
