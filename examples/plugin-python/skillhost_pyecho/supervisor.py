@@ -208,15 +208,13 @@ def _spec():
     )
 
 
-_gate = None  # (write end of the command's gate, read end of its error pipe)
-
-
 def _fork_command(argv, env, cwd):
     """Forks the command, which waits at a gate before it execs: in a
     process group of its own (a kill or renice of "my group" by the command
     never reaches the supervisor), stdin on /dev/null, stdout and stderr on
-    the output pipe, default signal dispositions, nothing else open."""
-    global _gate
+    the output pipe, default signal dispositions, nothing else open.
+    Returns its pid, the write end of its gate and the read end of its
+    error pipe."""
     gate_r, gate_w = os.pipe()
     err_r, err_w = os.pipe()  # close-on-exec: EOF without data means exec'd
     pid = os.fork()
@@ -243,13 +241,11 @@ def _fork_command(argv, env, cwd):
                 os._exit(127)
     os.close(gate_r)
     os.close(err_w)
-    _gate = (gate_w, err_r)
-    return pid
+    return pid, gate_w, err_r
 
 
-def _open_gate(pid):
+def _open_gate(pid, gate_w, err_r):
     """Lets the command exec; returns why it could not, or None."""
-    gate_w, err_r = _gate
     try:
         os.write(gate_w, b"x")
     finally:
@@ -324,13 +320,13 @@ def main():
         report(setup_error="supervisor: %s" % e)
         return
 
-    pid = _fork_command(argv, env, cwd)
+    pid, gate_w, err_r = _fork_command(argv, env, cwd)
     cmd.append(pid)
     # The command waits at its gate until the plugin knows it by pid and
     # start time (read now, while it is an unreaped child): should it kill
     # this supervisor the moment it runs, the plugin can still find it.
     report(pid=pid, start_time=start_time(pid))
-    error = _open_gate(pid)
+    error = _open_gate(pid, gate_w, err_r)
     if error is not None:
         kill_tree(self_pid, reap_children=True)
         report(setup_error=error)
