@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/conformance"
 	"github.com/skillhost/skillhost/shared/pluginclient"
@@ -37,11 +38,20 @@ const python = "/usr/bin/python3"
 // starts a long command in it, reports both pids and waits to be killed.
 const envHelperHost = "PYECHO_TEST_HELPER_HOST"
 
+// nullPkg is the unconfined control of the escape suite.
+const nullPkg = "./cmd/skillhost-sandbox-null"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(envHelperHost) == "1" {
 		os.Exit(helperHost())
 	}
-	os.Exit(m.Run())
+	if _, err := testbin.Build(nullPkg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
 }
 
 // pluginPath returns the plugin's absolute path, or skips the test when
@@ -90,6 +100,134 @@ func TestConformance(t *testing.T) {
 		t.Errorf("negotiated contract version %d, want %d", conn.ContractVersion, shared.ContractVersion)
 	}
 	conformance.Conformance(t, conn, conformance.Options{})
+}
+
+// TestEscapes runs the portable escape suite. The plugin claims only
+// timeouts, so the attacks on a run's lifetime are the ones that apply
+// (setsid'd escapees, SIGTERM ignored, stdout closed, a fork bomb, a
+// starved supervisor); each must also work under a plain exec to count.
+// As root the suite repeats them as nobody.
+func TestEscapes(t *testing.T) {
+	path := pluginPath(t)
+	conformance.Escapes(t, conformance.EscapeConfig{Launch: launchAs(path, true), Control: launchAs(testbin.Path(nullPkg), false)})
+}
+
+// launchAs starts the plugin at path as the escape suite's user (nil: the
+// test's own); interpreted marks the Python plugin, which runs from the
+// checkout.
+func launchAs(path string, interpreted bool) func(*testing.T, *syscall.Credential) conformance.Backend {
+	return func(t *testing.T, cred *syscall.Credential) conformance.Backend {
+		var attr *syscall.SysProcAttr
+		if cred != nil {
+			if interpreted {
+				runnableBy(t, path, cred)
+			}
+			attr = &syscall.SysProcAttr{Credential: cred}
+		}
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: path, AutoMTLS: true, SysProcAttr: attr,
+			Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}})
+		if err != nil {
+			t.Fatalf("launch %s: %v", path, err)
+		}
+		t.Cleanup(conn.Close)
+		return conn
+	}
+}
+
+// runnableBy skips the suite's run as cred's user when that user cannot
+// run the plugin at all: unlike a Go binary, which testbin puts where anyone
+// can read it, the Python plugin is interpreted from the checkout, and a
+// checkout in a private directory (a CI runner's home, say) is closed to
+// nobody. Run without the magic cookie, a plugin that could import all its
+// modules says that skillhost starts it and exits.
+func runnableBy(t *testing.T, path string, cred *syscall.Credential) {
+	t.Helper()
+	cmd := exec.Command(path)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "skillhost starts it") {
+		t.Skipf("uid %d cannot run the plugin from this checkout (%s is not readable by it): %s", cred.Uid, filepath.Dir(path), out)
+	}
+}
+
+// TestBackstop stops the supervisor (SIGSTOP: a starved supervisor at its
+// worst, not even its lifeline thread runs) under a command that ignores
+// SIGTERM and has a setsid'd child. The plugin itself must then kill the
+// supervisor's tree and the supervisor, return within timeout + grace +
+// 1 s (plus headroom for a busy machine) and leave nothing running.
+func TestBackstop(t *testing.T) {
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true})
+	req := request(t, "/bin/bash", "-c", `trap '' TERM
+setsid bash -c "trap '' TERM; exec sleep 300" </dev/null >/dev/null 2>&1 &
+echo "$PPID $$ $!"
+while :; do sleep 1; done`)
+	req.Grant.Timeout, req.KillGrace = time.Second, 200*time.Millisecond
+	var pids []int
+	start := time.Now()
+	res, err := conn.Execute(context.Background(), req, func(b []byte) error {
+		if pids != nil {
+			return nil
+		}
+		for _, f := range strings.Fields(string(b)) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return fmt.Errorf("the command said %q", b)
+			}
+			pids = append(pids, n)
+		}
+		if len(pids) != 3 {
+			return fmt.Errorf("the command said %q", b)
+		}
+		// Without a working backstop the call would never return: the
+		// supervisor resumes after a while, so the test fails as late.
+		time.AfterFunc(20*time.Second, func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) })
+		return syscall.Kill(pids[0], syscall.SIGSTOP)
+	})
+	took := time.Since(start)
+	if err != nil || len(pids) != 3 {
+		t.Fatalf("%v, pids %v", err, pids)
+	}
+	if !res.TimedOut || res.Signal != "SIGKILL" {
+		t.Errorf("got %+v; want a timeout ended by SIGKILL", res)
+	}
+	if limit := req.Grant.Timeout + req.KillGrace + time.Second + 4*time.Second; took > limit {
+		t.Errorf("returned after %v, past %v", took, limit)
+	}
+	for i, what := range []string{"supervisor", "command", "setsid'd child"} {
+		if alive(pids[i]) {
+			_ = syscall.Kill(pids[i], syscall.SIGKILL)
+			t.Errorf("the %s (pid %d) outlived the run", what, pids[i])
+		}
+	}
+	t.Logf("returned after %v", took)
+}
+
+// TestSupervisorKilled: a command that kills its own supervisor (it may:
+// same user) must not be left running on its own. The plugin recognises it
+// by pid and start time and kills it with its group.
+func TestSupervisorKilled(t *testing.T) {
+	conn := launch(t, pluginclient.LaunchConfig{AutoMTLS: true})
+	req := request(t, "/bin/bash", "-c", `sleep 300 & echo "$$ $!"; kill -KILL "$PPID"; wait`)
+	start := time.Now()
+	out, res, err := execute(conn, req)
+	took := time.Since(start)
+	var pids [2]int
+	if _, serr := fmt.Sscanf(out, "%d %d", &pids[0], &pids[1]); err != nil || serr != nil {
+		t.Fatalf("%v %v, output %q", err, serr, out)
+	}
+	if res.Signal != "SIGKILL" || res.TimedOut {
+		t.Errorf("got %+v; want a run killed before its timeout", res)
+	}
+	if took > 10*time.Second {
+		t.Errorf("returned after %v; the 30 s timeout should not be what ended it", took)
+	}
+	for i, what := range []string{"command", "command's child"} {
+		if alive(pids[i]) {
+			_ = syscall.Kill(pids[i], syscall.SIGKILL)
+			t.Errorf("the %s (pid %d) outlived its supervisor", what, pids[i])
+		}
+	}
 }
 
 // TestPlaintext: without SKILLHOST_TLS_FD the plugin serves without TLS.
@@ -186,8 +324,8 @@ func TestRequestDetails(t *testing.T) {
 
 	t.Run("SetupError", func(t *testing.T) {
 		_, _, err := execute(conn, request(t, "/nonexistent/program"))
-		if err == nil || errors.Is(err, pluginclient.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") {
-			t.Fatalf("err = %v; want a setup error, not a crash", err)
+		if err == nil || errors.Is(err, pluginclient.ErrCrashed) || !strings.Contains(err.Error(), "setup failed") || !strings.Contains(err.Error(), "/nonexistent/program") {
+			t.Fatalf("err = %v; want a setup error naming the program, not a crash", err)
 		}
 		if _, err := conn.Info(context.Background()); err != nil {
 			t.Fatalf("plugin unusable after a setup error: %v", err)

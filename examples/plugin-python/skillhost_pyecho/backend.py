@@ -85,6 +85,9 @@ class Executor(executor_pb2_grpc.ExecutorServicer):
             o = run.outcome
             if o.canceled:
                 return  # nobody is listening for a result
+            if o.error:
+                contract.log.error("supervisor failed", run_id=request.run_id, error=o.error)
+                context.abort(grpc.StatusCode.INTERNAL, o.error)
             yield executor_pb2.ExecuteResponse(
                 result=executor_pb2.Result(
                     exit_code=o.exit_code,

@@ -97,7 +97,7 @@ class Calls:
 
     def stop_all(self, timeout):
         """Cancels every call, waits up to timeout for them to end, then
-        kills the process group of any that has not."""
+        kills the command tree and supervisor of any that has not."""
         with self._cond:
             runs = list(self._runs)
         for r in runs:
@@ -106,7 +106,7 @@ class Calls:
             self._cond.wait_for(lambda: not self._runs, timeout)
             runs = list(self._runs)
         for r in runs:
-            r.signal_group(signal.SIGKILL)
+            r.kill()
 
 
 calls = Calls()
