@@ -36,7 +36,7 @@ type LaunchConfig struct {
 	Env []string
 	// AutoMTLS makes host and plugin authenticate each other with
 	// throwaway Ed25519 certificates, so no other process can use the
-	// plugin's socket (see mtls.go for why it is worth keeping and why it
+	// plugin's socket (see internal/wire/mtls.go for why it is worth keeping and why it
 	// is not go-plugin's own AutoMTLS). It costs well under a millisecond.
 	AutoMTLS bool
 	// StartTimeout bounds the handshake; zero means 10 s.

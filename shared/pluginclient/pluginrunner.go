@@ -117,7 +117,7 @@ func filtered(src *os.File, fix func([]byte) []byte) io.ReadCloser {
 
 // handshakeFilter blanks the sixth field of the first stdout line, the
 // server certificate of go-plugin's own AutoMTLS, which skillhost does not
-// use: its TLS identities come from the host (see mtls.go).
+// use: its TLS identities come from the host (see internal/wire/mtls.go).
 func handshakeFilter() func([]byte) []byte {
 	first := true
 	return func(line []byte) []byte {
