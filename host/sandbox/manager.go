@@ -365,13 +365,19 @@ func (e *managed) Info(ctx context.Context) (shared.Info, error) {
 	if _, _, err := e.m.conn(ctx, e.name); err != nil {
 		return shared.Info{}, err
 	}
-	inst, err := e.m.instance(e.name)
+	return e.m.info(e.name), nil
+}
+
+// info is what the running plugin name said of itself when it started;
+// call it after conn succeeded.
+func (m *Manager) info(name string) shared.Info {
+	inst, err := m.instance(name)
 	if err != nil {
-		return shared.Info{}, err
+		return shared.Info{}
 	}
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
-	return inst.info, nil
+	return inst.info
 }
 
 // Probe returns what the plugin said when it started: the answer Execute
@@ -390,7 +396,8 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
 	}
-	info, _ := e.Info(ctx)
+	// conn has just checked the process; Info would check it again.
+	info := e.m.info(e.name)
 	if info.Remote {
 		if req, err = forRemote(req); err != nil {
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q runs commands elsewhere: %w", e.name, err)

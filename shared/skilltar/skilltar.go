@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -114,15 +115,7 @@ func list(dir string) ([]entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dir, err)
 	}
-	slices.SortFunc(out, func(a, b entry) int {
-		switch {
-		case a.path < b.path:
-			return -1
-		case a.path > b.path:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b entry) int { return strings.Compare(a.path, b.path) })
 	return out, nil
 }
 
