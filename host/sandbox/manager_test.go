@@ -225,7 +225,9 @@ func TestNotAPlugin(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `sandbox plugin "fake" at `+fake) {
 		t.Fatalf("err = %v", err)
 	}
-	if time.Since(start) > 8*time.Second {
+	// Generous for a busy machine: the point is that a bad handshake fails
+	// rather than hangs.
+	if time.Since(start) > 30*time.Second {
 		t.Errorf("took %v", time.Since(start))
 	}
 }

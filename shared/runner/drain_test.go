@@ -24,8 +24,10 @@ func TestLateReaderKeepsOutput(t *testing.T) {
 	})
 }
 
-// A process that escaped and holds the pipe open delays the result by at
-// most about drainWait, and what was written before is kept.
+// A process that escaped and holds the pipe open does not hold the result
+// until it ends (two minutes), and what was written before is
+// kept. The bound is loose because a busy machine is slow; the point is
+// "seconds, not the escaped process's lifetime".
 func TestEscapedWriterDoesNotHoldTheResult(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		pidFile := filepath.Join(t.TempDir(), "pid")
@@ -37,8 +39,8 @@ func TestEscapedWriterDoesNotHoldTheResult(t *testing.T) {
 			}
 		})
 		start := time.Now()
-		res, out := run(t, Spec{Argv: bash("setsid sleep 30 & echo $! > " + pidFile + "; sleep 0.2; echo before")})
-		if took := time.Since(start); took > 3*time.Second {
+		res, out := run(t, Spec{Argv: bash("setsid sleep 120 & echo $! > " + pidFile + "; sleep 0.2; echo before")})
+		if took := time.Since(start); took > 60*time.Second {
 			t.Errorf("took %v; the escaped sleep held the result", took)
 		}
 		if out != "before\n" || res.ExitCode != 0 {
