@@ -140,13 +140,22 @@ func TestTune(t *testing.T) {
 		t.Skip("set SKILLHOST_TUNE=1 to search parameters")
 	}
 	// SKILLHOST_TUNE=swap searches on the test half instead, to see how
-	// much the choice depends on the half (two-fold cross-validation); the
-	// defaults come from the tune half.
+	// much the choice depends on the half (two-fold cross-validation);
+	// SKILLHOST_TUNE=both on both halves. The defaults come from the tune
+	// half; the blind holdout set is never looked at here.
 	tunePath := longTune
-	if os.Getenv("SKILLHOST_TUNE") == "swap" {
+	switch os.Getenv("SKILLHOST_TUNE") {
+	case "swap":
 		tunePath = longTest
+	case "both":
+		tunePath = longTune + "+test"
 	}
-	tune := readLabelsFile(t, tunePath)
+	var tune []Label
+	if tunePath == longTune+"+test" {
+		tune = append(readLabelsFile(t, longTune), readLabelsFile(t, longTest)...)
+	} else {
+		tune = readLabelsFile(t, tunePath)
+	}
 	short := asLabels(loadLabelled(t))
 	longCat := catalog.New([]string{longRoot})
 	shortCat := catalog.New(corpusRoots)
@@ -217,6 +226,11 @@ const (
 	longRoot = "../../testdata/match-long/skills"
 	longTune = "../../testdata/match-long/tune.jsonl"
 	longTest = "../../testdata/match-long/test.jsonl"
+	// longHoldout was written blind, by someone who saw only the skills,
+	// and committed before it was scored: the two halves above have been
+	// read for errors while the matcher was changed, so their numbers are
+	// no longer held out.
+	longHoldout = "../../testdata/match-long/holdout.jsonl"
 )
 
 func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold float64) (*Evaluation, Metrics) {
@@ -232,12 +246,13 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on either half.
 var longFloors = map[string]Metrics{
-	longTune: {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
-	longTest: {Hit1: 0.92, MRR: 0.93, Abstain: 0.88},
+	longTune:    {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
+	longTest:    {Hit1: 0.92, MRR: 0.93, Abstain: 0.88},
+	longHoldout: {Hit1: 0.78, MRR: 0.81, Abstain: 0.70},
 }
 
 func TestQualityLong(t *testing.T) {
-	for _, path := range []string{longTune, longTest} {
+	for _, path := range []string{longTune, longTest, longHoldout} {
 		ev, m := evaluateLong(t, path, LexicalOptions{}, DefaultLexicalThreshold)
 		t.Logf("%s: %d skills, %d on-topic, %d off-topic, threshold %.3f: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f",
 			path, ev.Skills, m.OnTopic, m.OffTopic, DefaultLexicalThreshold, m.Hit1, m.Hit3, m.MRR, m.Abstain)
