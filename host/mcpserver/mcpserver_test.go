@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -17,47 +18,47 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
-func TestToolNames(t *testing.T) {
-	long := strings.Repeat("a", 70)
-	pairs := [][2]string{
-		{"pdf", "extract"},
-		{"my skill", "run.v2"},
-		{"données", "grön"},
-		{"", "x"},
-		{"dup", "a_b"},
-		{"dup", "a b"}, // sanitises to the same name as the one before
-		{long, "one"},
-		{long, "two"},
-		{"skills", "search"},
+// The offered script tools carry skill.NameTools' names (so '.' is
+// replaced, as LLM APIs require) and skill.Tool.Parameters as their input
+// schema, the same description of the arguments that host.Functions gives.
+func TestScriptTools(t *testing.T) {
+	h := openHost(t)
+	dir := filepath.Join(h.Catalog().Roots()[0], "my.notes")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: my.notes\ndescription: Dotted\n---\nx\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "add.sh"), []byte("#!/bin/sh\necho dotted\n"), 0o755)
+	h.Catalog().Reload()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := New(h, Options{}).mcp.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
 	}
-	got := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true})
-	want := []string{"pdf__extract", "my_skill__run.v2", "donn_es__gr_n", "___x", "dup__a_b", "dup__a_b_2"}
-	if !slices.Equal(got[:6], want) {
-		t.Errorf("names %q\nwant  %q", got[:6], want)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got[8] != "skills__search" {
-		t.Errorf("skills/search: %q", got[8])
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	seen := map[string]bool{"skills_search": true, "skill_activate": true}
-	for i, n := range got {
-		if len(n) > MaxToolName || seen[n] {
-			t.Errorf("name %d %q: %d chars, duplicate %v", i, n, len(n), seen[n])
+	want, _ := json.Marshal(skill.Tool{}.Parameters())
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == SearchTool || tool.Name == ActivateTool {
+			continue
 		}
-		seen[n] = true
-		for _, r := range n {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-				t.Errorf("name %q has %q", n, r)
-			}
+		if got, _ := json.Marshal(tool.InputSchema); string(got) != string(want) {
+			t.Errorf("%s: input schema %s\nwant %s", tool.Name, got, want)
 		}
 	}
-	if !strings.HasPrefix(got[6], "aaaa") || got[6] == got[7] || len(got[6]) != MaxToolName {
-		t.Errorf("long names %q %q", got[6], got[7])
-	}
-	// The same input always gives the same names.
-	if again := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true}); !slices.Equal(again, got) {
-		t.Error("names are not stable")
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"my_notes__add", "notes__add", "skill_activate", "skills_search"}) {
+		t.Errorf("tools %v", names)
 	}
 }
 

@@ -98,6 +98,9 @@ type Server struct {
 // replaces the tool.
 type toolSpec struct {
 	skill, tool, description string
+	// schema is the JSON of the tool's skill.Tool.Parameters, the schema
+	// every agent-facing form of a tool shares.
+	schema string
 }
 
 // New builds the server and offers the catalog's current skills.
@@ -137,16 +140,8 @@ func (s *Server) Sync() {
 
 	tools := map[string]toolSpec{}
 	if !s.opts.DisclosureOnly {
-		var pairs [][2]string
-		var specs []toolSpec
-		for _, sk := range skills {
-			for _, t := range sk.Tools {
-				pairs = append(pairs, [2]string{sk.Name, t.Name})
-				specs = append(specs, toolSpec{skill: sk.Name, tool: t.Name, description: toolDescription(sk, t)})
-			}
-		}
-		for i, name := range toolNames(pairs, map[string]bool{SearchTool: true, ActivateTool: true}) {
-			tools[name] = specs[i]
+		for _, n := range skill.NameTools(skills, map[string]bool{SearchTool: true, ActivateTool: true}) {
+			tools[n.Name] = newToolSpec(n.Skill, n.Tool)
 		}
 	}
 	var gone []string
