@@ -32,15 +32,7 @@ func TestScriptTools(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "scripts", "add.sh"), []byte("#!/bin/sh\necho dotted\n"), 0o755)
 	h.Catalog().Reload()
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	if _, err := New(h, Options{}).mcp.Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, New(h, Options{}))
 	list, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +51,62 @@ func TestScriptTools(t *testing.T) {
 	slices.Sort(names)
 	if !slices.Equal(names, []string{"my_notes__add", "notes__add", "skill_activate", "skills_search"}) {
 		t.Errorf("tools %v", names)
+	}
+}
+
+// connect returns a client session with s over in-memory transports.
+func connect(t *testing.T, s *Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.mcp.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// skill_activate gives the catalog's instructions and lists exactly the
+// resources the server offers: SKILL.md first, none for a skill whose
+// files cannot be offered.
+func TestActivate(t *testing.T) {
+	h := openHost(t)
+	root := h.Catalog().Roots()[0]
+	os.MkdirAll(filepath.Join(root, "notes", "references"), 0o755)
+	os.WriteFile(filepath.Join(root, "notes", "references", "b.md"), []byte("b"), 0o644)
+	os.MkdirAll(filepath.Join(root, "notes", "assets"), 0o755)
+	os.WriteFile(filepath.Join(root, "notes", "assets", "a.txt"), []byte("a"), 0o644)
+	odd := filepath.Join(root, "odd")
+	os.MkdirAll(filepath.Join(odd, "references"), 0o755)
+	os.WriteFile(filepath.Join(odd, "SKILL.md"), []byte("---\nname: \"a:b\"\ndescription: odd\n---\nodd\n"), 0o644)
+	os.WriteFile(filepath.Join(odd, "references", "r.md"), []byte("r"), 0o644)
+	h.Catalog().Reload()
+	cs := connect(t, New(h, Options{}))
+	activate := func(name string) Activation {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ActivateTool, Arguments: map[string]any{"name": name}})
+		if err != nil || res.IsError {
+			t.Fatalf("activate %s: %v %+v", name, err, res)
+		}
+		var a Activation
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := activate("notes")
+	wantRes := []string{"skill://notes/SKILL.md", "skill://notes/assets/a.txt", "skill://notes/references/b.md"}
+	if a.Instructions != "Write notes." || !slices.Equal(a.Resources, wantRes) ||
+		len(a.Tools) != 1 || a.Tools[0].Name != "notes__add" || !slices.Contains(a.Files, "scripts/add.sh") {
+		t.Errorf("activation %+v", a)
+	}
+	if a := activate("a:b"); len(a.Resources) != 0 || len(a.Tools) != 0 || a.Instructions == "" {
+		t.Errorf("odd activation %+v", a)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -216,13 +217,42 @@ func (s *Server) toolNamesOf(sk *skill.Skill) map[string]string {
 	return out
 }
 
+// resourcesOf returns the URIs of the resources offered for sk: its
+// SKILL.md first, then the rest in order. They come from the last Sync, so
+// every one listed is one a client can read.
+func (s *Server) resourcesOf(sk *skill.Skill) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var files []resourceFile
+	for _, f := range s.resources {
+		if f.skill == sk.Name && f.dir == sk.Dir {
+			files = append(files, f)
+		}
+	}
+	main := filepath.ToSlash(filepath.Base(sk.File))
+	sort.Slice(files, func(i, j int) bool {
+		if (files[i].rel == main) != (files[j].rel == main) {
+			return files[i].rel == main
+		}
+		return files[i].rel < files[j].rel
+	})
+	uris := make([]string, 0, len(files))
+	for _, f := range files {
+		uris = append(uris, f.uri())
+	}
+	return uris
+}
+
 // Watch reloads the catalog and calls Sync whenever the files under the
 // skill roots change, checking every interval, until ctx ends. Polling,
 // rather than file-system notifications, sees every kind of change (edits,
 // renames, whole skills copied in, network file systems) with one code
 // path, at the cost of up to one interval of delay.
 func (s *Server) Watch(ctx context.Context, interval time.Duration) {
-	// Start from what is on disk now, in case it changed since New.
+	// Start from what is on disk now. The catalog was loaded before this
+	// first look (by New, or earlier by the caller), so it is reloaded
+	// once: a skill written in between would otherwise go unseen until the
+	// next change. The extra load is about a millisecond for a dozen skills.
 	last := fingerprint(s.h.Catalog().Roots())
 	s.h.Catalog().Reload()
 	s.Sync()

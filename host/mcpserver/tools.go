@@ -179,12 +179,11 @@ func (s *Server) addDisclosureTools() {
 		if err != nil {
 			return nil, Activation{}, err
 		}
+		// The instructions are the catalog's; the resources are those
+		// offered, rather than a second walk of the skill's files.
 		a := Activation{
 			Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions, Directory: sk.Dir,
-			Files: listFiles(sk.Dir), Resources: []string{}, Tools: []ActivatedTool{},
-		}
-		for _, f := range skillFiles(sk) {
-			a.Resources = append(a.Resources, f.uri())
+			Files: listFiles(sk.Dir), Resources: s.resourcesOf(sk), Tools: []ActivatedTool{},
 		}
 		names := s.toolNamesOf(sk)
 		for _, t := range sk.Tools {
