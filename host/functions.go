@@ -1,31 +1,23 @@
 package host
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"regexp"
 
 	"github.com/skillhost/skillhost/host/skill"
 )
 
 // MaxFunctionName is the longest function name the common LLM APIs accept
 // (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$).
-const MaxFunctionName = 64
-
-var notFunctionChar = regexp.MustCompile(`[^a-zA-Z0-9_-]+`)
+const MaxFunctionName = skill.MaxFunctionName
 
 // FunctionName names a skill's tool for an LLM API: skill__tool, with any
 // character the APIs refuse replaced by _, and, when longer than 64
 // characters, cut with a short hash of the full name so that it stays
-// unique.
+// unique. It is the name before collisions are resolved; Functions gives
+// names unique across a set of tools (skill.FunctionName, which the MCP
+// server uses too).
 func FunctionName(skillName, toolName string) string {
-	full := notFunctionChar.ReplaceAllString(skillName, "_") + "__" + notFunctionChar.ReplaceAllString(toolName, "_")
-	if len(full) <= MaxFunctionName {
-		return full
-	}
-	sum := sha256.Sum256([]byte(skillName + "\x00" + toolName))
-	return full[:MaxFunctionName-9] + "_" + hex.EncodeToString(sum[:4])
+	return skill.FunctionName(skillName, toolName)
 }
 
 // Function is a tool as an agent calls it.
@@ -38,25 +30,14 @@ type Function struct {
 }
 
 // Functions returns the tools of skills as functions, with names unique
-// across them (a rare collision after sanitising gets a numbered suffix).
+// across them (a rare collision after sanitising gets a numbered suffix;
+// see skill.NameTools).
 func Functions(skills []*skill.Skill) []Function {
 	var out []Function
-	seen := map[string]bool{}
-	for _, s := range skills {
-		for _, t := range s.Tools {
-			name := FunctionName(s.Name, t.Name)
-			for i := 2; seen[name]; i++ {
-				suffix := fmt.Sprintf("_%d", i)
-				name = FunctionName(s.Name, t.Name)
-				if len(name)+len(suffix) > MaxFunctionName {
-					name = name[:MaxFunctionName-len(suffix)]
-				}
-				name += suffix
-			}
-			seen[name] = true
-			out = append(out, Function{Name: name, Skill: s.Name, Tool: t.Name,
-				Description: fmt.Sprintf("%s (tool %s of skill %s)", t.Description, t.Name, s.Name), Parameters: t.Parameters()})
-		}
+	for _, n := range skill.NameTools(skills, nil) {
+		out = append(out, Function{Name: n.Name, Skill: n.Skill.Name, Tool: n.Tool.Name,
+			Description: fmt.Sprintf("%s (tool %s of skill %s)", n.Tool.Description, n.Tool.Name, n.Skill.Name),
+			Parameters:  n.Tool.Parameters()})
 	}
 	return out
 }

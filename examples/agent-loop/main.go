@@ -1,6 +1,7 @@
 // Command agent-loop embeds skillhost in a small agent: it activates the
-// skills that fit the user's message, offers their tools to a chat model,
-// runs the tools the model calls (output streams to stderr while they run)
+// skills that fit the user's message, offers their tools to a chat model
+// (host.Functions, in the request format host.FunctionDefs renders), runs
+// the tools the model calls (output streams to stderr while they run)
 // and feeds the results back until the model answers.
 //
 // With OPENAI_BASE_URL set it talks to that OpenAI-compatible endpoint
@@ -64,17 +65,10 @@ type toolCall struct {
 	} `json:"function"`
 }
 
-// toolDef is a tool offered to the model.
-type toolDef struct {
-	Name        string
-	Description string
-	Parameters  map[string]any
-	skill, tool string
-}
-
-// model produces the next assistant message: text, or tool calls.
+// model produces the next assistant message: text, or tool calls of the
+// functions offered.
 type model interface {
-	Next(ctx context.Context, conversation []message, tools []toolDef) (message, error)
+	Next(ctx context.Context, conversation []message, tools []host.Function) (message, error)
 }
 
 type agentConfig struct {
@@ -98,14 +92,16 @@ func runAgent(ctx context.Context, cfg agentConfig, userMessage string) (string,
 	if err != nil {
 		return "", err
 	}
-	var tools []toolDef
-	for _, t := range act.Tools {
-		tools = append(tools, toolDef{
-			Name: t.Skill + "__" + t.Name, Description: t.Description, Parameters: t.Parameters,
-			skill: t.Skill, tool: t.Name,
-		})
+	// The matched skills' tools as functions: names unique and valid for
+	// LLM APIs (the names act.Tools and skillhost mcp use), and each
+	// one's parameter schema.
+	var skills []*host.Skill
+	for _, m := range act.Skills {
+		skills = append(skills, m.Skill)
 	}
-	system := "You are a helpful assistant. Call a tool when it helps; tool arguments go in \"args\" as a shell-style string."
+	tools := host.Functions(skills)
+	system := "You are a helpful assistant. Call a tool when it helps; tool arguments go in \"args\" as a shell-style string, " +
+		"or in \"argv\" as exact arguments."
 	if act.Instructions != "" {
 		system += "\n\nSkill instructions:\n\n" + act.Instructions
 	}
@@ -130,8 +126,8 @@ func runAgent(ctx context.Context, cfg agentConfig, userMessage string) (string,
 
 // runTool runs one tool call and returns what the model sees: the result
 // text, or the reason it could not run.
-func runTool(ctx context.Context, h *host.Host, cfg agentConfig, tools []toolDef, call toolCall) string {
-	var def *toolDef
+func runTool(ctx context.Context, h *host.Host, cfg agentConfig, tools []host.Function, call toolCall) string {
+	var def *host.Function
 	for i := range tools {
 		if tools[i].Name == call.Function.Name {
 			def = &tools[i]
@@ -140,12 +136,17 @@ func runTool(ctx context.Context, h *host.Host, cfg agentConfig, tools []toolDef
 	if def == nil {
 		return fmt.Sprintf("Error: no tool named %q", call.Function.Name)
 	}
-	args, err := parseArgs(call.Function.Arguments)
+	req, err := parseArgs(call.Function.Arguments)
 	if err != nil {
 		return "Error: " + err.Error()
 	}
-	fmt.Fprintf(cfg.Live, "[%s %s]\n", call.Function.Name, args)
-	res, err := h.Run(ctx, host.RunRequest{Skill: def.skill, Tool: def.tool, ArgString: &args, Strategy: cfg.Strategy},
+	req.Skill, req.Tool, req.Strategy = def.Skill, def.Tool, cfg.Strategy
+	shown := strings.Join(req.Args, " ")
+	if req.ArgString != nil {
+		shown = *req.ArgString
+	}
+	fmt.Fprintf(cfg.Live, "[%s %s]\n", call.Function.Name, shown)
+	res, err := h.Run(ctx, req,
 		func(e events.Event) error {
 			if e.Event == events.ToolCallOutputDelta {
 				_, err := io.WriteString(cfg.Live, e.Data["delta"].(string))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,7 @@ func TestOpenAICompatible(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		if n == 1 {
 			w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",` +
-				`"function":{"name":"text-stats__count","arguments":"{\"args\":\"../data/article.txt\"}"}}]}}]}`))
+				`"function":{"name":"text-stats__count","arguments":"{\"argv\":[\"../data/article.txt\"]}"}}]}}]}`))
 			return
 		}
 		w.Write([]byte(`{"choices":[{"message":{"role":"assistant","content":"It has 60 words."}}]}`))
@@ -68,7 +69,7 @@ func TestOpenAICompatible(t *testing.T) {
 		t.Fatalf("answer %q after %d requests", answer, len(requests))
 	}
 	first, _ := json.Marshal(requests[0])
-	for _, want := range []string{`"model":"test-model"`, `"name":"text-stats__count"`, `"role":"system"`, `Text statistics`} {
+	for _, want := range []string{`"model":"test-model"`, `"type":"function"`, `"name":"text-stats__count"`, `"argv":{`, `"role":"system"`, `Text statistics`} {
 		if !strings.Contains(string(first), want) {
 			t.Errorf("first request lacks %s: %s", want, first)
 		}
@@ -78,7 +79,7 @@ func TestOpenAICompatible(t *testing.T) {
 	if last["role"] != "tool" || last["tool_call_id"] != "c1" || !strings.Contains(last["content"].(string), "5 lines, 60 words") {
 		t.Errorf("tool result sent back: %v", last)
 	}
-	if !strings.Contains(live.String(), "60 words") {
+	if !strings.HasPrefix(live.String(), "[text-stats__count ../data/article.txt]\n") || !strings.Contains(live.String(), "60 words") {
 		t.Errorf("streamed %q", live.String())
 	}
 }
@@ -91,5 +92,42 @@ func TestEndpointErrors(t *testing.T) {
 	_, err := newOpenAI(ts.URL, "", "").Next(context.Background(), []message{{Role: "user", Content: "hi"}}, nil)
 	if err == nil || !strings.Contains(err.Error(), "429") || !strings.Contains(err.Error(), "quota") {
 		t.Errorf("error %v", err)
+	}
+}
+
+func TestParseArgs(t *testing.T) {
+	tests := []struct {
+		raw       string
+		argString string // "-" for none
+		argv      []string
+		err       string
+	}{
+		{"", "-", nil, ""},
+		{"{}", "-", nil, ""},
+		{`{"args":"a 'b c'"}`, "a 'b c'", nil, ""},
+		{`{"args":""}`, "", nil, ""},
+		{`{"argv":["a b","$HOME"]}`, "-", []string{"a b", "$HOME"}, ""},
+		{`{"args":"a","argv":["b"]}`, "", nil, "either args or argv"},
+		{`{"args":`, "", nil, "tool arguments"},
+	}
+	for _, tt := range tests {
+		req, err := parseArgs(tt.raw)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("parseArgs(%q) error %v, want %q", tt.raw, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseArgs(%q): %v", tt.raw, err)
+			continue
+		}
+		got := "-"
+		if req.ArgString != nil {
+			got = *req.ArgString
+		}
+		if got != tt.argString || !slices.Equal(req.Args, tt.argv) {
+			t.Errorf("parseArgs(%q) = %q %q, want %q %q", tt.raw, got, req.Args, tt.argString, tt.argv)
+		}
 	}
 }

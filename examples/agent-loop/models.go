@@ -10,20 +10,30 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/skillhost/skillhost/host"
 )
 
-// parseArgs reads the "args" string of a tool call's JSON arguments.
-func parseArgs(raw string) (string, error) {
+// parseArgs reads a tool call's JSON arguments, as host.Function's
+// Parameters describe them: "args", one string split like a shell, or
+// "argv", the exact arguments.
+func parseArgs(raw string) (host.RunRequest, error) {
+	var req host.RunRequest
 	if strings.TrimSpace(raw) == "" {
-		return "", nil
+		return req, nil
 	}
 	var in struct {
-		Args string `json:"args"`
+		Args *string  `json:"args"`
+		Argv []string `json:"argv"`
 	}
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
-		return "", fmt.Errorf("tool arguments %q: %w", raw, err)
+		return req, fmt.Errorf("tool arguments %q: %w", raw, err)
 	}
-	return in.Args, nil
+	if in.Args != nil && len(in.Argv) > 0 {
+		return req, fmt.Errorf("tool arguments %q: pass either args or argv, not both", raw)
+	}
+	req.ArgString, req.Args = in.Args, in.Argv
+	return req, nil
 }
 
 // scripted is a fake model for running offline: it calls the first tool
@@ -31,7 +41,7 @@ func parseArgs(raw string) (string, error) {
 // answers with what the tool returned.
 type scripted struct{}
 
-func (scripted) Next(_ context.Context, conv []message, tools []toolDef) (message, error) {
+func (scripted) Next(_ context.Context, conv []message, tools []host.Function) (message, error) {
 	last := conv[len(conv)-1]
 	if last.Role == "tool" {
 		return message{Role: "assistant", Content: "Here is what the tool found:\n" + last.Content}, nil
@@ -55,12 +65,12 @@ func (scripted) Next(_ context.Context, conv []message, tools []toolDef) (messag
 }
 
 // pick prefers the tool whose name shares the most words with the request.
-func pick(tools []toolDef, request string) toolDef {
+func pick(tools []host.Function, request string) host.Function {
 	best, bestScore := tools[0], -1
 	words := strings.Fields(strings.ToLower(request))
 	for _, t := range tools {
 		score := 0
-		for _, part := range strings.FieldsFunc(strings.ToLower(t.tool), func(r rune) bool { return r == '_' || r == '-' }) {
+		for _, part := range strings.FieldsFunc(strings.ToLower(t.Tool), func(r rune) bool { return r == '_' || r == '-' }) {
 			for _, w := range words {
 				if strings.HasPrefix(w, part) || strings.HasPrefix(part, strings.TrimRight(w, "s")) {
 					score++
@@ -87,23 +97,14 @@ func newOpenAI(base, key, model string) *openAI {
 	return &openAI{base: strings.TrimRight(base, "/"), key: key, model: model, client: &http.Client{Timeout: 2 * time.Minute}}
 }
 
-func (o *openAI) Next(ctx context.Context, conv []message, tools []toolDef) (message, error) {
-	type function struct {
-		Name        string         `json:"name"`
-		Description string         `json:"description"`
-		Parameters  map[string]any `json:"parameters"`
-	}
-	type tool struct {
-		Type     string   `json:"type"`
-		Function function `json:"function"`
-	}
+func (o *openAI) Next(ctx context.Context, conv []message, tools []host.Function) (message, error) {
 	req := map[string]any{"model": o.model, "messages": conv}
 	if len(tools) > 0 {
-		var ts []tool
-		for _, t := range tools {
-			ts = append(ts, tool{Type: "function", Function: function{Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+		defs, err := host.FunctionDefs(tools, host.FormatOpenAI)
+		if err != nil {
+			return message{}, err
 		}
-		req["tools"] = ts
+		req["tools"] = defs
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -17,47 +18,95 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
-func TestToolNames(t *testing.T) {
-	long := strings.Repeat("a", 70)
-	pairs := [][2]string{
-		{"pdf", "extract"},
-		{"my skill", "run.v2"},
-		{"données", "grön"},
-		{"", "x"},
-		{"dup", "a_b"},
-		{"dup", "a b"}, // sanitises to the same name as the one before
-		{long, "one"},
-		{long, "two"},
-		{"skills", "search"},
+// The offered script tools carry skill.NameTools' names (so '.' is
+// replaced, as LLM APIs require) and skill.Tool.Parameters as their input
+// schema, the same description of the arguments that host.Functions gives.
+func TestScriptTools(t *testing.T) {
+	h := openHost(t)
+	dir := filepath.Join(h.Catalog().Roots()[0], "my.notes")
+	os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: my.notes\ndescription: Dotted\n---\nx\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "scripts", "add.sh"), []byte("#!/bin/sh\necho dotted\n"), 0o755)
+	h.Catalog().Reload()
+	ctx := context.Background()
+	cs := connect(t, New(h, Options{}))
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true})
-	want := []string{"pdf__extract", "my_skill__run.v2", "donn_es__gr_n", "___x", "dup__a_b", "dup__a_b_2"}
-	if !slices.Equal(got[:6], want) {
-		t.Errorf("names %q\nwant  %q", got[:6], want)
-	}
-	if got[8] != "skills__search" {
-		t.Errorf("skills/search: %q", got[8])
-	}
-	seen := map[string]bool{"skills_search": true, "skill_activate": true}
-	for i, n := range got {
-		if len(n) > MaxToolName || seen[n] {
-			t.Errorf("name %d %q: %d chars, duplicate %v", i, n, len(n), seen[n])
+	want, _ := json.Marshal(skill.Tool{}.Parameters())
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == SearchTool || tool.Name == ActivateTool {
+			continue
 		}
-		seen[n] = true
-		for _, r := range n {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-				t.Errorf("name %q has %q", n, r)
-			}
+		if got, _ := json.Marshal(tool.InputSchema); string(got) != string(want) {
+			t.Errorf("%s: input schema %s\nwant %s", tool.Name, got, want)
 		}
 	}
-	if !strings.HasPrefix(got[6], "aaaa") || got[6] == got[7] || len(got[6]) != MaxToolName {
-		t.Errorf("long names %q %q", got[6], got[7])
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"my_notes__add", "notes__add", "skill_activate", "skills_search"}) {
+		t.Errorf("tools %v", names)
 	}
-	// The same input always gives the same names.
-	if again := toolNames(pairs, map[string]bool{"skills_search": true, "skill_activate": true}); !slices.Equal(again, got) {
-		t.Error("names are not stable")
+}
+
+// connect returns a client session with s over in-memory transports.
+func connect(t *testing.T, s *Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := s.mcp.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// skill_activate gives the catalog's instructions and lists exactly the
+// resources the server offers: SKILL.md first, none for a skill whose
+// files cannot be offered.
+func TestActivate(t *testing.T) {
+	h := openHost(t)
+	root := h.Catalog().Roots()[0]
+	os.MkdirAll(filepath.Join(root, "notes", "references"), 0o755)
+	os.WriteFile(filepath.Join(root, "notes", "references", "b.md"), []byte("b"), 0o644)
+	os.MkdirAll(filepath.Join(root, "notes", "assets"), 0o755)
+	os.WriteFile(filepath.Join(root, "notes", "assets", "a.txt"), []byte("a"), 0o644)
+	odd := filepath.Join(root, "odd")
+	os.MkdirAll(filepath.Join(odd, "references"), 0o755)
+	os.WriteFile(filepath.Join(odd, "SKILL.md"), []byte("---\nname: \"a:b\"\ndescription: odd\n---\nodd\n"), 0o644)
+	os.WriteFile(filepath.Join(odd, "references", "r.md"), []byte("r"), 0o644)
+	h.Catalog().Reload()
+	cs := connect(t, New(h, Options{}))
+	activate := func(name string) Activation {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: ActivateTool, Arguments: map[string]any{"name": name}})
+		if err != nil || res.IsError {
+			t.Fatalf("activate %s: %v %+v", name, err, res)
+		}
+		var a Activation
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	a := activate("notes")
+	wantRes := []string{"skill://notes/SKILL.md", "skill://notes/assets/a.txt", "skill://notes/references/b.md"}
+	if a.Instructions != "Write notes." || !slices.Equal(a.Resources, wantRes) ||
+		len(a.Tools) != 1 || a.Tools[0].Name != "notes__add" || !slices.Contains(a.Files, "scripts/add.sh") {
+		t.Errorf("activation %+v", a)
+	}
+	if a := activate("a:b"); len(a.Resources) != 0 || len(a.Tools) != 0 || a.Instructions == "" {
+		t.Errorf("odd activation %+v", a)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -98,6 +99,9 @@ type Server struct {
 // replaces the tool.
 type toolSpec struct {
 	skill, tool, description string
+	// schema is the JSON of the tool's skill.Tool.Parameters, the schema
+	// every agent-facing form of a tool shares.
+	schema string
 }
 
 // New builds the server and offers the catalog's current skills.
@@ -137,16 +141,8 @@ func (s *Server) Sync() {
 
 	tools := map[string]toolSpec{}
 	if !s.opts.DisclosureOnly {
-		var pairs [][2]string
-		var specs []toolSpec
-		for _, sk := range skills {
-			for _, t := range sk.Tools {
-				pairs = append(pairs, [2]string{sk.Name, t.Name})
-				specs = append(specs, toolSpec{skill: sk.Name, tool: t.Name, description: toolDescription(sk, t)})
-			}
-		}
-		for i, name := range toolNames(pairs, map[string]bool{SearchTool: true, ActivateTool: true}) {
-			tools[name] = specs[i]
+		for _, n := range skill.NameTools(skills, map[string]bool{SearchTool: true, ActivateTool: true}) {
+			tools[n.Name] = newToolSpec(n.Skill, n.Tool)
 		}
 	}
 	var gone []string
@@ -221,13 +217,42 @@ func (s *Server) toolNamesOf(sk *skill.Skill) map[string]string {
 	return out
 }
 
+// resourcesOf returns the URIs of the resources offered for sk: its
+// SKILL.md first, then the rest in order. They come from the last Sync, so
+// every one listed is one a client can read.
+func (s *Server) resourcesOf(sk *skill.Skill) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var files []resourceFile
+	for _, f := range s.resources {
+		if f.skill == sk.Name && f.dir == sk.Dir {
+			files = append(files, f)
+		}
+	}
+	main := filepath.ToSlash(filepath.Base(sk.File))
+	sort.Slice(files, func(i, j int) bool {
+		if (files[i].rel == main) != (files[j].rel == main) {
+			return files[i].rel == main
+		}
+		return files[i].rel < files[j].rel
+	})
+	uris := make([]string, 0, len(files))
+	for _, f := range files {
+		uris = append(uris, f.uri())
+	}
+	return uris
+}
+
 // Watch reloads the catalog and calls Sync whenever the files under the
 // skill roots change, checking every interval, until ctx ends. Polling,
 // rather than file-system notifications, sees every kind of change (edits,
 // renames, whole skills copied in, network file systems) with one code
 // path, at the cost of up to one interval of delay.
 func (s *Server) Watch(ctx context.Context, interval time.Duration) {
-	// Start from what is on disk now, in case it changed since New.
+	// Start from what is on disk now. The catalog was loaded before this
+	// first look (by New, or earlier by the caller), so it is reloaded
+	// once: a skill written in between would otherwise go unseen until the
+	// next change. The extra load is about a millisecond for a dozen skills.
 	last := fingerprint(s.h.Catalog().Roots())
 	s.h.Catalog().Reload()
 	s.Sync()

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
@@ -28,27 +27,28 @@ func toolDescription(sk *skill.Skill, t skill.Tool) string {
 	return desc + "\nRuns sandboxed under the skill's grant; the result is the script's output (isError when it fails or times out)."
 }
 
-// scriptArgs are a script tool's arguments: either args, split like a
-// POSIX shell, or argv, passed exactly.
+// scriptArgs decodes a script tool's arguments, as skill.Tool.Parameters
+// describes them: either args, split like a POSIX shell, or argv, passed
+// exactly.
 type scriptArgs struct {
-	Args *string  `json:"args,omitempty" jsonschema:"command-line arguments as one string, split like a POSIX shell (quotes honoured, no expansion)"`
-	Argv []string `json:"argv,omitempty" jsonschema:"command-line arguments passed exactly as given; use instead of args"`
+	Args *string  `json:"args,omitempty"`
+	Argv []string `json:"argv,omitempty"`
 }
 
-var scriptSchema = func() *jsonschema.Schema {
-	s, err := jsonschema.For[scriptArgs](nil)
+func newToolSpec(sk *skill.Skill, t skill.Tool) toolSpec {
+	schema, err := json.Marshal(t.Parameters())
 	if err != nil {
-		panic(err)
+		panic(fmt.Sprintf("tool %s of skill %s: parameters: %v", t.Name, sk.Name, err)) // a map of plain values always marshals
 	}
-	return s
-}()
+	return toolSpec{skill: sk.Name, tool: t.Name, description: toolDescription(sk, t), schema: string(schema)}
+}
 
 func scriptTool(name string, spec toolSpec) *mcp.Tool {
 	return &mcp.Tool{
 		Name:        name,
 		Title:       spec.skill + " / " + spec.tool,
 		Description: spec.description,
-		InputSchema: scriptSchema,
+		InputSchema: json.RawMessage(spec.schema),
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: new(false)},
 	}
 }
@@ -179,12 +179,11 @@ func (s *Server) addDisclosureTools() {
 		if err != nil {
 			return nil, Activation{}, err
 		}
+		// The instructions are the catalog's; the resources are those
+		// offered, rather than a second walk of the skill's files.
 		a := Activation{
 			Name: sk.Name, Description: sk.Description, Instructions: sk.Instructions, Directory: sk.Dir,
-			Files: listFiles(sk.Dir), Resources: []string{}, Tools: []ActivatedTool{},
-		}
-		for _, f := range skillFiles(sk) {
-			a.Resources = append(a.Resources, f.uri())
+			Files: listFiles(sk.Dir), Resources: s.resourcesOf(sk), Tools: []ActivatedTool{},
 		}
 		names := s.toolNamesOf(sk)
 		for _, t := range sk.Tools {
