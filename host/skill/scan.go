@@ -68,7 +68,7 @@ func (s *Skill) loadScripts(opts Options) {
 			s.warn("scripts/: broken symlink: %v", err)
 			return
 		}
-		if !within(target, real) {
+		if !inSkill(target, real) {
 			s.refuse("scripts/ is a symlink that resolves outside the skill directory (%s); refusing it", target)
 			return
 		}
@@ -258,7 +258,7 @@ func (s *Skill) scriptInfo(rel, path string, realDir *resolved) (os.FileInfo, bo
 			s.warn("skill directory: %v", err)
 			return nil, false
 		}
-		if !within(target, real) {
+		if !inSkill(target, real) {
 			s.refuse("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}
