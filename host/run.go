@@ -18,7 +18,6 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
@@ -132,8 +131,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
-	exec, strategy := h.executor(g, req.Strategy)
-	confined := strategy != InProcessName && strategy != sandbox.Null
+	exec, strategy, confined := h.executor(g, req.Strategy)
 	skillDir := h.resolved(s.Dir) // once: the checks and the request see the same directory
 	argv, env, trees, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
 	if err != nil {
