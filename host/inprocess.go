@@ -37,15 +37,15 @@ func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]by
 	return backend.Run(ctx, backend.SpecFor(req), emit)
 }
 
-// executor picks the executor for a run and names its strategy (see
-// strategy).
-func (h *Host) executor(g grant.Grant, override string) (shared.Executor, string) {
+// executor picks the executor for a run, names its strategy and reports
+// whether that confines the script (see strategy).
+func (h *Host) executor(g grant.Grant, override string) (ex shared.Executor, name string, confine bool) {
 	name, confine, auto := h.strategy(override, g.Core())
 	if name == InProcessName {
-		return inProcess{}, InProcessName
+		return inProcess{}, InProcessName, false
 	}
 	if auto && !confine {
 		h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
 	}
-	return h.Sandbox().Executor(name), name
+	return h.Sandbox().Executor(name), name, confine
 }

@@ -76,14 +76,15 @@ func programIndex(argv []string) int {
 // bin directory leads the scripts' PATH so that a script calling python3
 // again finds the same one. Python scripts get the skill directory on
 // PYTHONPATH, so that "python -m scripts.x" style imports (from
-// scripts.utils import ...) work.
+// scripts.utils import ...) work. skillDir is s.Dir resolved once for the
+// run (see Host.resolved), so that every use of it agrees.
 //
 // Only an interpreter the user's PATH names is resolved: a path a skill
 // writes in its shebang, a program inside the skill or anywhere the grant
 // lets scripts write, or a program that is not a known interpreter is
 // never asked anything (the question runs unconfined) nor granted; doctor
 // reports such a run with the line that would fix it.
-func (h *Host) command(s *skill.Skill, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) ([]string, []string, []string, error) {
+func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) ([]string, []string, []string, error) {
 	argv := t.Command(args)
 	i := programIndex(t.Interpreter)
 	name := argv[i]
@@ -97,7 +98,7 @@ func (h *Host) command(s *skill.Skill, t *skill.Tool, g grant.Grant, args, env [
 	var trees []string
 	python := isPython(prog)
 	if confined && h.autoInterpreters() && !strings.Contains(name, "/") && knownInterpreter(prog) &&
-		!underSystem(prog) && !h.writableByScripts(prog, s, g) {
+		!underSystem(prog) && !h.writableByScripts(prog, skillDir, g) {
 		inst := h.install(prog, env, dir)
 		trees, python = inst.Trees, inst.Python
 		if inst.Real != prog && inst.Real != "" {
@@ -106,20 +107,21 @@ func (h *Host) command(s *skill.Skill, t *skill.Tool, g grant.Grant, args, env [
 		}
 	}
 	if python {
-		env = setEnv(env, "PYTHONPATH", joinList(h.resolved(s.Dir), getEnv(env, "PYTHONPATH")))
+		env = setEnv(env, "PYTHONPATH", joinList(skillDir, getEnv(env, "PYTHONPATH")))
 		env = setEnv(env, "PYTHONDONTWRITEBYTECODE", "1") // the skill directory is read-only inside the sandbox
 	}
 	return argv, env, trees, nil
 }
 
 // writableByScripts reports whether a program lives where a skill could
-// have put it: its own directory, or a path its grant lets it write.
-func (h *Host) writableByScripts(prog string, s *skill.Skill, g grant.Grant) bool {
+// have put it: its own (resolved) directory skillDir, or a path its grant
+// lets it write.
+func (h *Host) writableByScripts(prog, skillDir string, g grant.Grant) bool {
 	real := prog
 	if r, err := filepath.EvalSymlinks(prog); err == nil {
 		real = r
 	}
-	roots := append([]string{h.resolved(s.Dir)}, g.FSWrite...)
+	roots := append([]string{skillDir}, g.FSWrite...)
 	return shared.UnderAny(real, roots) || shared.UnderAny(prog, roots)
 }
 

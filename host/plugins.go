@@ -84,8 +84,13 @@ func (h *Host) strategy(override string, core bool) (name string, confine, auto 
 		name, confine = sandbox.AutoFor(runtime.GOOS)
 		return name, confine, true
 	}
-	return name, name != sandbox.Null && name != InProcessName, false
+	return name, confines(name), false
 }
+
+// confines reports whether the strategy name confines scripts: every
+// plugin does but null, and the in-process runner never does. It is the
+// one definition strategy selection and a run's preparation share.
+func confines(name string) bool { return name != sandbox.Null && name != InProcessName }
 
 // PinAll returns the current SHA-256 of every discovered plugin.
 func (h *Host) PinAll() (map[string]string, []string, error) {

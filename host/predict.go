@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -97,7 +99,10 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 }
 
 // shebangProgram returns the program a script's #! line runs (through
-// env, looked up on the PATH of env), or "" for a binary.
+// env, looked up on the PATH of env), or "" for a binary. The line is
+// split by skill.Shebang; unlike a skill's script, which the host runs
+// through its interpreter, this file is exec'd by the kernel, which honours
+// #! only at its first byte.
 func shebangProgram(path string, env []string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -106,21 +111,24 @@ func shebangProgram(path string, env []string) string {
 	defer f.Close()
 	buf := make([]byte, 256)
 	n, _ := f.Read(buf)
-	line, _, _ := strings.Cut(string(buf[:n]), "\n")
-	if !strings.HasPrefix(line, "#!") {
+	head := buf[:n]
+	if !bytes.HasPrefix(head, []byte("#!")) {
 		return ""
 	}
-	fields := strings.Fields(line[2:])
-	if len(fields) == 0 {
+	interp, _ := skill.Shebang(head)
+	if len(interp) == 0 {
 		return ""
 	}
-	if filepath.Base(fields[0]) == "env" && len(fields) > 1 && !strings.HasPrefix(fields[1], "-") {
-		if p, err := lookPath(fields[1], env); err == nil {
+	if filepath.Base(interp[0]) == "env" && len(interp) > 1 && !strings.HasPrefix(interp[1], "-") {
+		// "env NAME": NAME is the argument's first word (macOS splits the
+		// rest into more arguments; Linux hands env all of it as one).
+		name := strings.Fields(interp[1])[0]
+		if p, err := lookPath(name, env); err == nil {
 			return p
 		}
 		return ""
 	}
-	return fields[0]
+	return interp[0]
 }
 
 // MissingRoots lists the configured skill roots that do not exist (the

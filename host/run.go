@@ -18,7 +18,6 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
@@ -132,13 +131,13 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
-	exec, strategy := h.executor(g, req.Strategy)
-	confined := strategy != InProcessName && strategy != sandbox.Null
-	argv, env, trees, err := h.command(s, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
+	exec, strategy, confined := h.executor(g, req.Strategy)
+	skillDir := h.resolved(s.Dir) // once: the checks and the request see the same directory
+	argv, env, trees, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
 	if err != nil {
 		return nil, err
 	}
-	request := h.request(s, g, argv, dir, env)
+	request := h.request(skillDir, g, argv, dir, env)
 	request.ExecPaths = append(request.ExecPaths, trees...)
 	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy}, nil
 }
@@ -199,7 +198,7 @@ func (h *Host) Explain(ctx context.Context, req RunRequest) (shared.Explanation,
 	return e, p.strategy, nil
 }
 
-func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string, env []string) shared.Request {
+func (h *Host) request(skillDir string, g grant.Grant, argv []string, dir string, env []string) shared.Request {
 	sb := h.Config.Sandbox
 	return shared.Request{
 		RunID:       newRunID(),
@@ -207,7 +206,7 @@ func (h *Host) request(s *skill.Skill, g grant.Grant, argv []string, dir string,
 		Dir:         dir,
 		Env:         env,
 		Grant:       shared.Grant(g),
-		SkillDir:    h.resolved(s.Dir),
+		SkillDir:    skillDir,
 		OutputLimit: int64(sb.OutputLimit),
 		KillGrace:   time.Duration(sb.KillGrace),
 		Limits: shared.Limits{

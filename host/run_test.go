@@ -103,3 +103,74 @@ func TestWriteTextMatchesText(t *testing.T) {
 		}
 	}
 }
+
+// A skill reached through a symlink is known by its real directory to
+// everything a run derives from it: the request's SkillDir (what the
+// sandbox lets scripts read), PYTHONPATH, and the check that refuses to
+// resolve an interpreter a skill could have planted in its own directory.
+func TestPrepareResolvesTheSkillDirectory(t *testing.T) {
+	t.Setenv("SKILLHOST_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "python3"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	base := t.TempDir()
+	real := filepath.Join(base, "real", "py-skill")
+	for path, content := range map[string]string{
+		filepath.Join(real, "SKILL.md"):            "---\nname: py-skill\ndescription: says hello\n---\n",
+		filepath.Join(real, "scripts", "hello.py"): "print('hello')\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roots := filepath.Join(base, "roots")
+	if err := os.MkdirAll(roots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(roots, "py-skill")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	want, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(Options{SkillRoots: []string{roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	p, err := h.prepare(RunRequest{Skill: "py-skill", Tool: "hello", Strategy: InProcessName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.skill.Dir == want {
+		t.Fatalf("skill.Dir = %q is already resolved; the test needs it reached through %s", p.skill.Dir, link)
+	}
+	if p.request.SkillDir != want {
+		t.Errorf("SkillDir = %q, want %q", p.request.SkillDir, want)
+	}
+	if first, _, _ := strings.Cut(getEnv(p.request.Env, "PYTHONPATH"), string(os.PathListSeparator)); first != want {
+		t.Errorf("PYTHONPATH starts with %q, want %q", first, want)
+	}
+	planted := filepath.Join(real, "bin", "python3")
+	if err := os.MkdirAll(filepath.Dir(planted), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(planted, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	onPath := filepath.Join(t.TempDir(), "python3") // a PATH entry leading into the skill
+	if err := os.Symlink(filepath.Join(link, "bin", "python3"), onPath); err != nil {
+		t.Fatal(err)
+	}
+	if !h.writableByScripts(onPath, p.request.SkillDir, p.grant) {
+		t.Errorf("%s leads into the skill, but is not seen as the skill's own", onPath)
+	}
+}

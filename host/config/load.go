@@ -172,15 +172,21 @@ func lookup(n *yaml.Node, keys ...string) *yaml.Node {
 		if n == nil || n.Kind != yaml.MappingNode {
 			return nil
 		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
-		n = next
+		n = valueOf(n, k)
 	}
 	return n
+}
+
+// valueOf returns the value of key in mapping m, or nil. Of repeated keys
+// (which decoding refuses later) the last counts.
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	var v *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v = m.Content[i+1]
+		}
+	}
+	return v
 }
 
 // keyAt returns the dotted key whose value starts on line, or "".

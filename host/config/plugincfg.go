@@ -118,12 +118,7 @@ func (p *PluginConfig) set(keys []string, value string) error {
 		if n.Kind != yaml.MappingNode {
 			return errors.New(strings.Join(keys[:i], ".") + " is not a mapping")
 		}
-		var next *yaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == k {
-				next = n.Content[j+1]
-			}
-		}
+		next := valueOf(n, k)
 		if i == len(keys)-1 {
 			if next != nil {
 				*next = *leaf
@@ -181,12 +176,7 @@ func moveDeprecated(root *yaml.Node) []string {
 func ensure(root *yaml.Node, keys ...string) *yaml.Node {
 	n := root
 	for _, k := range keys {
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == k {
-				next = n.Content[i+1]
-			}
-		}
+		next := valueOf(n, k)
 		if next == nil || yamlnode.IsNull(next) {
 			fresh := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 			if next != nil {

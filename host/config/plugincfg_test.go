@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func pluginJSON(t *testing.T, c *Config, name string) string {
@@ -112,5 +114,28 @@ func TestPluginConfigEnv(t *testing.T) {
 	t.Setenv("SKILLHOST_PLUGINS__CONFIG__NOMAD", "x")
 	if _, err := Load(""); err == nil || !strings.Contains(err.Error(), "set one setting at a time") {
 		t.Errorf("a whole plugin document from one variable: %v", err)
+	}
+}
+
+func TestValueOf(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("a: 1\nb: {c: 2}\na: 3\n"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc.Content[0]
+	if v := valueOf(m, "a"); v == nil || v.Value != "3" {
+		t.Errorf("a repeated key: %+v, want the last value, 3", v)
+	}
+	if v := valueOf(m, "nope"); v != nil {
+		t.Errorf("a missing key: %+v, want nil", v)
+	}
+	if v := lookup(&doc, "b", "c"); v != nil {
+		t.Errorf("lookup on the document node: %+v, want nil (it is not a mapping)", v)
+	}
+	if v := lookup(m, "b", "c"); v == nil || v.Value != "2" {
+		t.Errorf("lookup b.c: %+v, want 2", v)
+	}
+	if v := lookup(m, "a", "c"); v != nil {
+		t.Errorf("lookup through a scalar: %+v, want nil", v)
 	}
 }

@@ -99,13 +99,17 @@ const remoteFileLimit = 64 << 20
 // counterparts of the request's writable mounts, as it would extract an
 // untrusted archive: each path must lie under a writable mount's logical
 // path, and is written through an os.Root of the mount's host path, so
-// neither ".." nor a symlink in the workspace leads out of it. A file that
-// cannot be written becomes a violation naming it; the others are still
-// written. The returned result keeps the files' paths and modes, not their
-// data.
+// neither ".." nor a symlink in the workspace leads out of it. Each
+// mount's root is opened once per run, on its first file, so every file
+// goes into the same directory even if its path is replaced meanwhile. A
+// file that cannot be written becomes a violation naming it; the others
+// are still written. The returned result keeps the files' paths and
+// modes, not their data.
 func writeBack(mounts []shared.Mount, res shared.Result) shared.Result {
+	roots := newMountRoots(mounts)
+	defer roots.close()
 	for i, f := range res.Files {
-		if err := writeFile(mounts, f); err != nil {
+		if err := roots.writeFile(f); err != nil {
 			res.Violations = append(res.Violations, shared.Violation{Kind: "file", Target: f.Path, Detail: "not written back: " + err.Error()})
 		}
 		res.Files[i].Data = nil
@@ -113,29 +117,55 @@ func writeBack(mounts []shared.Mount, res shared.Result) shared.Result {
 	return res
 }
 
-func writeFile(mounts []shared.Mount, f shared.File) error {
+// mountRoots are the os.Roots of a run's mounts, each opened on first
+// use; an opening that failed fails every file of that mount alike.
+type mountRoots struct {
+	mounts []shared.Mount
+	roots  []*os.Root
+	errs   []error
+}
+
+func newMountRoots(mounts []shared.Mount) *mountRoots {
+	return &mountRoots{mounts: mounts, roots: make([]*os.Root, len(mounts)), errs: make([]error, len(mounts))}
+}
+
+func (r *mountRoots) open(i int) (*os.Root, error) {
+	if r.roots[i] == nil && r.errs[i] == nil {
+		r.roots[i], r.errs[i] = os.OpenRoot(r.mounts[i].HostPath)
+	}
+	return r.roots[i], r.errs[i]
+}
+
+func (r *mountRoots) close() {
+	for _, root := range r.roots {
+		if root != nil {
+			root.Close()
+		}
+	}
+}
+
+func (r *mountRoots) writeFile(f shared.File) error {
 	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 		return fmt.Errorf("%q is not a clean absolute path", f.Path)
 	}
-	var m *shared.Mount
-	for i := range mounts {
-		if mounts[i].Writable && shared.Under(f.Path, mounts[i].Logical) && f.Path != mounts[i].Logical {
-			m = &mounts[i]
+	m := -1
+	for i, mount := range r.mounts {
+		if mount.Writable && shared.Under(f.Path, mount.Logical) && f.Path != mount.Logical {
+			m = i
 			break
 		}
 	}
-	if m == nil {
+	if m < 0 {
 		return fmt.Errorf("no writable mount holds it")
 	}
-	rel, err := filepath.Rel(m.Logical, f.Path)
+	rel, err := filepath.Rel(r.mounts[m].Logical, f.Path)
 	if err != nil {
 		return err
 	}
-	root, err := os.OpenRoot(m.HostPath)
+	root, err := r.open(m)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
 	if dir := filepath.Dir(rel); dir != "." {
 		if err := root.MkdirAll(dir, 0o755); err != nil {
 			return err

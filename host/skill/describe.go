@@ -65,7 +65,7 @@ func banner(head []byte) string {
 }
 
 func pythonShebang(head []byte) bool {
-	interp, _ := shebang(head)
+	interp, _ := Shebang(head)
 	return len(interp) > 0 && strings.Contains(strings.Join(interp, " "), "python")
 }
 

@@ -68,7 +68,7 @@ func (s *Skill) loadScripts(opts Options) {
 			s.warn("scripts/: broken symlink: %v", err)
 			return
 		}
-		if !within(target, real) {
+		if !inSkill(target, real) {
 			s.refuse("scripts/ is a symlink that resolves outside the skill directory (%s); refusing it", target)
 			return
 		}
@@ -111,7 +111,7 @@ func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, see
 	s.Scripts = append(s.Scripts, path)
 	exec := fi.Mode().Perm()&0o111 != 0
 	head := readHead(path)
-	interp, _ := shebang(head)
+	interp, _ := Shebang(head)
 	_, known := interpreters[strings.ToLower(filepath.Ext(base))]
 	switch {
 	case opts.RequireExec && !exec:
@@ -218,25 +218,27 @@ func readHead(path string) []byte {
 	return b
 }
 
-// shebang returns the interpreter of a #! line as the kernel splits it: the
-// program and at most one argument.
-func shebang(head []byte) ([]string, bool) {
+// Shebang returns the interpreter a script's #! line names, split as the
+// Linux kernel splits it: the program, then at most one argument, the rest
+// of the line (inner spaces kept), separated by spaces or tabs; surrounding
+// white space is dropped. A leading UTF-8 byte-order mark is skipped (the
+// host runs the interpreter itself, so the script need not be exec'able by
+// the kernel). ok reports a #! line; interp is nil when it names nothing.
+func Shebang(head []byte) (interp []string, ok bool) {
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	line = bytes.TrimPrefix(line, []byte("\ufeff"))
 	if !bytes.HasPrefix(line, []byte("#!")) {
 		return nil, false
 	}
-	interp := strings.SplitN(strings.TrimSpace(string(line[2:])), " ", 2)
-	if len(interp) == 2 {
-		interp[1] = strings.TrimSpace(interp[1])
-		if interp[1] == "" {
-			interp = interp[:1]
-		}
-	}
-	if interp[0] == "" {
+	rest := strings.TrimSpace(string(line[2:]))
+	if rest == "" {
 		return nil, true
 	}
-	return interp, true
+	i := strings.IndexAny(rest, " \t")
+	if i < 0 {
+		return []string{rest}, true
+	}
+	return []string{rest[:i], strings.TrimSpace(rest[i:])}, true
 }
 
 // scriptInfo stats one file under scripts/, refusing symlinks that leave
@@ -258,7 +260,7 @@ func (s *Skill) scriptInfo(rel, path string, realDir *resolved) (os.FileInfo, bo
 			s.warn("skill directory: %v", err)
 			return nil, false
 		}
-		if !within(target, real) {
+		if !inSkill(target, real) {
 			s.refuse("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}

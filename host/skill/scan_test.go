@@ -117,3 +117,30 @@ func TestScriptWithoutMainOutsideAPackage(t *testing.T) {
 		t.Errorf("tools = %+v", s.Tools)
 	}
 }
+
+func TestShebang(t *testing.T) {
+	for _, tt := range []struct {
+		head   string
+		interp []string
+		ok     bool
+	}{
+		{"#!/bin/sh\necho\n", []string{"/bin/sh"}, true},
+		{"#! /usr/bin/env python3\n", []string{"/usr/bin/env", "python3"}, true},
+		{"#!/usr/bin/env python3 -u -W error\n", []string{"/usr/bin/env", "python3 -u -W error"}, true},
+		{"#!/bin/sh\t-e\n", []string{"/bin/sh", "-e"}, true},
+		{"#!/bin/sh \t -e \t\n", []string{"/bin/sh", "-e"}, true},
+		{"#!/bin/sh\r\n", []string{"/bin/sh"}, true},
+		{"\ufeff#!/usr/bin/python3\n", []string{"/usr/bin/python3"}, true},
+		{"#!\n", nil, true},
+		{"#! \t\n", nil, true},
+		{"#!/bin/sh", []string{"/bin/sh"}, true},
+		{"# comment\n#!/bin/sh\n", nil, false},
+		{"", nil, false},
+		{"\x7fELF", nil, false},
+	} {
+		interp, ok := Shebang([]byte(tt.head))
+		if !reflect.DeepEqual(interp, tt.interp) || ok != tt.ok {
+			t.Errorf("Shebang(%q) = %q, %v; want %q, %v", tt.head, interp, ok, tt.interp, tt.ok)
+		}
+	}
+}

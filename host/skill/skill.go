@@ -166,7 +166,7 @@ func ParseWith(path string, opts Options) (*Skill, error) {
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 		target, terr := filepath.EvalSymlinks(abs)
 		dir, derr := filepath.EvalSymlinks(s.Dir)
-		if terr != nil || derr != nil || !within(target, dir) {
+		if terr != nil || derr != nil || !inSkill(target, dir) {
 			return nil, fmt.Errorf("%s at %s is a symlink that resolves outside the skill directory (%s); refusing it", FileName, abs, target)
 		}
 	}

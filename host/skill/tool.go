@@ -3,6 +3,8 @@ package skill
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Tool is one executable script of a skill, offered to an agent as a tool
@@ -66,8 +68,14 @@ var interpreters = map[string]string{
 // description.
 const headerLimit = 16 << 10
 
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+// inSkill reports whether target, a path with its symlinks resolved, lies
+// in dir, the skill's resolved directory, on a component boundary. Both are
+// clean absolute paths (EvalSymlinks of absolute ones), as shared.Under
+// wants. A skill whose directory is the filesystem root holds nothing a
+// symlink may point to: every path is under /, and a check that passes
+// everything checks nothing.
+func inSkill(target, dir string) bool {
+	return dir != "/" && shared.Under(target, dir)
 }
 
 // ToolName derives a tool name from a script file name: the last extension

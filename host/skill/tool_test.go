@@ -177,3 +177,71 @@ func TestScriptSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// A sibling whose name extends the skill directory's (s-evil next to s)
+// shares its prefix but is outside it: the containment check works on
+// whole path components, for a script, for scripts/ itself and for
+// SKILL.md.
+func TestSymlinksIntoPrefixSibling(t *testing.T) {
+	dir := newSkill(t, map[string]string{"real.sh": "# Real\necho real\n"}, nil)
+	sibling := dir + "-evil"
+	writeFile(t, filepath.Join(sibling, "evil.sh"), "#!/bin/sh\necho evil\n", 0o755)
+	writeFile(t, filepath.Join(sibling, FileName), "---\nname: s\ndescription: evil\n---\n", 0o644)
+	if err := os.Symlink(filepath.Join(sibling, "evil.sh"), filepath.Join(dir, "scripts", "evil.sh")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tools) != 1 || s.Tools[0].Name != "real" {
+		t.Errorf("tools = %+v, want only real", s.Tools)
+	}
+	if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, "scripts/evil.sh: symlink resolves outside the skill directory") {
+		t.Errorf("warnings lack the refusal of scripts/evil.sh:\n%s", w)
+	}
+
+	scriptsLink := newSkill(t, nil, nil)
+	writeFile(t, filepath.Join(scriptsLink+"-evil", "evil.sh"), "#!/bin/sh\necho evil\n", 0o755)
+	if err := os.Symlink(scriptsLink+"-evil", filepath.Join(scriptsLink, "scripts")); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Parse(scriptsLink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tools) != 0 || !strings.Contains(strings.Join(s.Warnings, "\n"), "scripts/ is a symlink that resolves outside the skill directory") {
+		t.Errorf("scripts/ into a prefix sibling: tools %+v, warnings %q", s.Tools, s.Warnings)
+	}
+
+	mdLink := filepath.Join(t.TempDir(), "m")
+	writeFile(t, filepath.Join(mdLink+"-evil", FileName), "---\nname: m\ndescription: evil\n---\n", 0o644)
+	if err := os.MkdirAll(mdLink, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(mdLink+"-evil", FileName), filepath.Join(mdLink, FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(mdLink); err == nil || !strings.Contains(err.Error(), "resolves outside the skill directory") {
+		t.Errorf("SKILL.md into a prefix sibling: err = %v, want a refusal", err)
+	}
+}
+
+func TestInSkill(t *testing.T) {
+	for _, tt := range []struct {
+		target, dir string
+		want        bool
+	}{
+		{"/a/s", "/a/s", true},
+		{"/a/s/scripts/x.sh", "/a/s", true},
+		{"/a/s-evil/x.sh", "/a/s", false},
+		{"/a/sx", "/a/s", false},
+		{"/a", "/a/s", false},
+		{"/etc/passwd", "/", false}, // a skill at / holds nothing a link may reach
+		{"/", "/", false},
+	} {
+		if got := inSkill(tt.target, tt.dir); got != tt.want {
+			t.Errorf("inSkill(%q, %q) = %v, want %v", tt.target, tt.dir, got, tt.want)
+		}
+	}
+}

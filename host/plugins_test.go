@@ -1,0 +1,53 @@
+package host
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
+)
+
+// The confinement a run prepares for (interpreter resolution, grants) and
+// the confinement the strategy selection reports come from one answer.
+func TestExecutorReportsConfinement(t *testing.T) {
+	t.Setenv("SKILLHOST_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	h, err := Open(Options{SkillRoots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	auto, autoConfines := sandbox.AutoFor(runtime.GOOS)
+	for _, tt := range []struct {
+		name, override string
+		trust          string
+		wantName       string
+		wantConfine    bool
+	}{
+		{"configured auto", "", "", auto, autoConfines},
+		{"auto", sandbox.Auto, "", auto, autoConfines},
+		{"in-process", InProcessName, "", InProcessName, false},
+		{"null plugin", sandbox.Null, "", sandbox.Null, false},
+		{"landlock", sandbox.Landlock, "", sandbox.Landlock, true},
+		{"seatbelt", sandbox.Seatbelt, "", sandbox.Seatbelt, true},
+		{"a third-party plugin", "firecracker", "", "firecracker", true},
+		{"trust: core runs under null", "", grant.TrustCore, sandbox.Null, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, name, confine := h.executor(grant.Grant{Trust: tt.trust}, tt.override)
+			if ex == nil || name != tt.wantName || confine != tt.wantConfine {
+				t.Errorf("executor = %T, %q, %v; want %q, %v", ex, name, confine, tt.wantName, tt.wantConfine)
+			}
+			if _, isInProcess := ex.(inProcess); isInProcess != (name == InProcessName) {
+				t.Errorf("executor %T for strategy %q", ex, name)
+			}
+		})
+	}
+	// AutoFor answers for itself; it must agree with the host's definition.
+	for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
+		if name, confine := sandbox.AutoFor(goos); confine != confines(name) {
+			t.Errorf("AutoFor(%s) = %s, %v; confines(%s) = %v", goos, name, confine, name, confines(name))
+		}
+	}
+}
