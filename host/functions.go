@@ -23,10 +23,12 @@ func FunctionName(skillName, toolName string) string {
 // Function is a tool as an agent calls it.
 type Function struct {
 	// Name is FunctionName: unique, valid in the common LLM APIs.
-	Name        string
-	Skill, Tool string
-	Description string
-	Parameters  map[string]any
+	Name string `json:"name"`
+	// Skill and Tool say what to run.
+	Skill       string         `json:"skill"`
+	Tool        string         `json:"tool"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
 }
 
 // Functions returns the tools of skills as functions, with names unique

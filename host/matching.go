@@ -83,24 +83,13 @@ func (h *Host) Match(ctx context.Context, message string, limit int) ([]match.Ma
 	return ms, nil
 }
 
-// ToolRef is a tool offered to an agent for one turn. In JSON its name is
-// the function name (skill__tool, unique and valid in the common LLM
-// APIs); skill and tool say what to run.
-type ToolRef struct {
-	Function    string         `json:"name"`
-	Skill       string         `json:"skill"`
-	Name        string         `json:"tool"`
-	Description string         `json:"description"`
-	Parameters  map[string]any `json:"parameters"`
-}
-
 // Activation is what an agent needs for one turn: the matched skills, their
 // instructions (best first, each under a heading that names the skill and
 // its base directory, separated by a rule) and their tools.
 type Activation struct {
 	Skills       []match.Match
 	Instructions string
-	Tools        []ToolRef
+	Tools        []Function
 }
 
 // Activate matches message and gathers the matched skills' instructions and
@@ -120,9 +109,7 @@ func (h *Host) Activate(ctx context.Context, message string) (Activation, error)
 			parts = append(parts, InstructionsBlock(m.Skill))
 		}
 	}
-	for _, f := range Functions(skills) {
-		a.Tools = append(a.Tools, ToolRef{Function: f.Name, Skill: f.Skill, Name: f.Tool, Description: f.Description, Parameters: f.Parameters})
-	}
+	a.Tools = Functions(skills)
 	a.Instructions = strings.Join(parts, "\n\n---\n\n")
 	return a, nil
 }

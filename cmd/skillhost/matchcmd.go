@@ -118,11 +118,7 @@ func (a *app) activateCmd() *cobra.Command {
 					out["tools"] = []any{}
 				}
 				if tools != "" {
-					var fns []host.Function
-					for _, t := range act.Tools {
-						fns = append(fns, host.Function{Name: t.Function, Skill: t.Skill, Tool: t.Name, Description: t.Description, Parameters: t.Parameters})
-					}
-					defs, err := host.FunctionDefs(fns, tools)
+					defs, err := host.FunctionDefs(act.Tools, tools)
 					if err != nil {
 						return usage(err)
 					}
@@ -142,7 +138,7 @@ func (a *app) activateCmd() *cobra.Command {
 			if len(act.Tools) > 0 {
 				fmt.Fprintln(a.stdout, "\n# Tools")
 				for _, t := range act.Tools {
-					fmt.Fprintf(a.stdout, "- %s: %s\n", t.Function, oneLine(t.Description, 500))
+					fmt.Fprintf(a.stdout, "- %s: %s\n", t.Name, oneLine(t.Description, 500))
 				}
 			}
 			return nil

@@ -28,10 +28,19 @@ type skillJSON struct {
 	Tools       []toolJSON `json:"tools"`
 }
 
-func toolsJSON(s *host.Skill) []toolJSON {
+// toolsJSON describes s's tools, each with its function name among fns
+// (host.Functions of the skills listed with it), so that the names match
+// those of list --tools even where two names collide after sanitising.
+func toolsJSON(s *host.Skill, fns []host.Function) []toolJSON {
+	name := map[string]string{}
+	for _, f := range fns {
+		if f.Skill == s.Name {
+			name[f.Tool] = f.Name
+		}
+	}
 	out := []toolJSON{}
 	for _, t := range s.Tools {
-		out = append(out, toolJSON{Name: t.Name, Function: host.FunctionName(s.Name, t.Name), Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
+		out = append(out, toolJSON{Name: t.Name, Function: name[t.Name], Description: t.Description, Path: t.Script, Parameters: t.Parameters()})
 	}
 	return out
 }
@@ -60,8 +69,9 @@ func (a *app) listCmd() *cobra.Command {
 			}
 			if a.jsonOut {
 				out := []skillJSON{}
+				fns := host.Functions(skills)
 				for _, s := range skills {
-					out = append(out, skillJSON{Name: s.Name, Description: s.Description, Path: s.Dir, Tools: toolsJSON(s)})
+					out = append(out, skillJSON{Name: s.Name, Description: s.Description, Path: s.Dir, Tools: toolsJSON(s, fns)})
 				}
 				return a.printJSON(out)
 			}
@@ -153,7 +163,7 @@ func (a *app) showCmd() *cobra.Command {
 					"instructions": s.Instructions,
 					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network,
 						Timeout: d.Timeout.Seconds(), Trust: d.Trust},
-					"grant": g, "tools": toolsJSON(s), "warnings": nonNil(s.Warnings),
+					"grant": g, "tools": toolsJSON(s, host.Functions([]*host.Skill{s})), "warnings": nonNil(s.Warnings),
 				})
 			}
 			w := a.stdout
