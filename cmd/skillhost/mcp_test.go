@@ -215,10 +215,21 @@ func TestMCPProgress(t *testing.T) {
 	if res.IsError || text(res) != "first\nsecond after gate\n" {
 		t.Fatalf("result %q (isError %v): the first output did not arrive while the script ran", text(res), res.IsError)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if got := strings.Join(c.progress["tok-stream"], ""); got != "first\nsecond after gate\n" {
-		t.Errorf("progress messages %q", c.progress["tok-stream"])
+	// The server sends every notification before the result, but the
+	// client SDK queues notifications for a handler goroutine while it hands
+	// a result over at once, so the last
+	// may be handled after the call returns.
+	var got []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		got = append([]string(nil), c.progress["tok-stream"]...)
+		c.mu.Unlock()
+		if strings.Join(got, "") == "first\nsecond after gate\n" || time.Now().After(deadline) {
+			break
+		}
+	}
+	if strings.Join(got, "") != "first\nsecond after gate\n" {
+		t.Errorf("progress messages %q", got)
 	}
 }
 
