@@ -98,7 +98,7 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 	var trees []string
 	python := isPython(prog)
 	if confined && h.autoInterpreters() && !strings.Contains(name, "/") && knownInterpreter(prog) &&
-		!underSystem(prog) && !h.writableByScripts(prog, skillDir, g) {
+		!underSystem(prog) && !h.writableByScripts(prog, g, skillDir, s.Dir) {
 		inst := h.install(prog, env, dir)
 		trees, python = inst.Trees, inst.Python
 		if inst.Real != prog && inst.Real != "" {
@@ -114,14 +114,15 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 }
 
 // writableByScripts reports whether a program lives where a skill could
-// have put it: its own (resolved) directory skillDir, or a path its grant
-// lets it write.
-func (h *Host) writableByScripts(prog, skillDir string, g grant.Grant) bool {
+// have put it: its own directory (skillDirs: as found and resolved, so that
+// a program that cannot be resolved is still caught by its written path),
+// or a path its grant lets it write.
+func (h *Host) writableByScripts(prog string, g grant.Grant, skillDirs ...string) bool {
 	real := prog
 	if r, err := filepath.EvalSymlinks(prog); err == nil {
 		real = r
 	}
-	roots := append([]string{skillDir}, g.FSWrite...)
+	roots := append(skillDirs, g.FSWrite...)
 	return shared.UnderAny(real, roots) || shared.UnderAny(prog, roots)
 }
 

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -159,18 +160,38 @@ func TestPrepareResolvesTheSkillDirectory(t *testing.T) {
 	if first, _, _ := strings.Cut(getEnv(p.request.Env, "PYTHONPATH"), string(os.PathListSeparator)); first != want {
 		t.Errorf("PYTHONPATH starts with %q, want %q", first, want)
 	}
+	// An interpreter the skill planted, answering as Python would, and
+	// leaving a mark when it is run (that would be outside any sandbox).
 	planted := filepath.Join(real, "bin", "python3")
 	if err := os.MkdirAll(filepath.Dir(planted), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(planted, []byte("#!/bin/sh\n"), 0o755); err != nil {
+	mark := filepath.Join(t.TempDir(), "asked")
+	answer := fmt.Sprintf("#!/bin/sh\n: >%s\necho %s; echo %s; echo %s\n", mark, planted, real, real)
+	if err := os.WriteFile(planted, []byte(answer), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	onPath := filepath.Join(t.TempDir(), "python3") // a PATH entry leading into the skill
-	if err := os.Symlink(filepath.Join(link, "bin", "python3"), onPath); err != nil {
+	pathDir := t.TempDir() // a PATH entry leading into the skill through its link
+	if err := os.Symlink(filepath.Join(link, "bin", "python3"), filepath.Join(pathDir, "python3")); err != nil {
 		t.Fatal(err)
 	}
-	if !h.writableByScripts(onPath, p.request.SkillDir, p.grant) {
-		t.Errorf("%s leads into the skill, but is not seen as the skill's own", onPath)
+	t.Setenv("PATH", pathDir)
+	h2, err := Open(Options{SkillRoots: []string{roots}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h2.Close()
+	// Preparing a confined run starts no plugin.
+	pc, err := h2.prepare(RunRequest{Skill: "py-skill", Tool: "hello", Strategy: "landlock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Errorf("the skill's own python3 was run to ask where it lives")
+	}
+	for _, tree := range pc.request.ExecPaths {
+		if shared.Under(tree, want) {
+			t.Errorf("ExecPaths grants %s, inside the skill", tree)
+		}
 	}
 }
