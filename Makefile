@@ -40,7 +40,8 @@ cross:
 ## package's testdata/fuzz/ and also run as plain tests
 FUZZTIME ?= 20s
 FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
-	./host/grant:FuzzGrant ./host/config:FuzzConfig ./host/match:FuzzTokens ./host/match:FuzzReadLabels
+	./host/grant:FuzzGrant ./host/config:FuzzConfig ./host/match:FuzzTokens ./host/match:FuzzReadLabels \
+	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t##*:} for $(FUZZTIME)"; \

@@ -48,3 +48,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzShebang: any first line gives at most a program and one argument,
+// neither empty nor padded with spaces or tabs, the program free of them
+// (another control character, such as a CR before a space, stays in it,
+// as the kernel would keep it).
+func FuzzShebang(f *testing.F) {
+	for _, seed := range []string{"#!/bin/sh\n", "#!/usr/bin/env python3 -u\n", "#!\t/bin/sh\t-e \r\n", "\ufeff#!/bin/bash", "#!", "#! \n", "echo hi"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		interp, ok := Shebang(head)
+		if !ok && interp != nil {
+			t.Fatalf("no #! line, but interp %q", interp)
+		}
+		if len(interp) > 2 {
+			t.Fatalf("%d parts: %q", len(interp), interp)
+		}
+		for i, part := range interp {
+			if part == "" || strings.Trim(part, " \t") != part || strings.Contains(part, "\n") {
+				t.Fatalf("part %d is %q", i, part)
+			}
+		}
+		if len(interp) > 0 && strings.ContainsAny(interp[0], " \t") {
+			t.Fatalf("program %q has white space", interp[0])
+		}
+	})
+}

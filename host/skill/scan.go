@@ -220,10 +220,11 @@ func readHead(path string) []byte {
 
 // Shebang returns the interpreter a script's #! line names, split as the
 // Linux kernel splits it: the program, then at most one argument, the rest
-// of the line (inner spaces kept), separated by spaces or tabs; surrounding
-// white space is dropped. A leading UTF-8 byte-order mark is skipped (the
-// host runs the interpreter itself, so the script need not be exec'able by
-// the kernel). ok reports a #! line; interp is nil when it names nothing.
+// of the line (inner spaces kept), separated by spaces or tabs. Unlike the
+// kernel, it drops any surrounding white space (a CR of a CRLF line too) and
+// skips a leading UTF-8 byte-order mark: the host runs the interpreter
+// itself, so such a script runs although the kernel would refuse it. ok
+// reports a #! line; interp is nil when it names nothing.
 func Shebang(head []byte) (interp []string, ok bool) {
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	line = bytes.TrimPrefix(line, []byte("\ufeff"))
