@@ -22,7 +22,9 @@ func FunctionName(skillName, toolName string) string {
 
 // Function is a tool as an agent calls it.
 type Function struct {
-	// Name is FunctionName: unique, valid in the common LLM APIs.
+	// Name is FunctionName, with a numbered suffix where two tools of the
+	// set would otherwise share it (skill.NameTools): unique among the
+	// set's functions, valid in the common LLM APIs.
 	Name string `json:"name"`
 	// Skill and Tool say what to run.
 	Skill       string         `json:"skill"`

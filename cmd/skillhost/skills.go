@@ -29,8 +29,8 @@ type skillJSON struct {
 }
 
 // toolsJSON describes s's tools, each with its function name among fns
-// (host.Functions of the skills listed with it), so that the names match
-// those of list --tools even where two names collide after sanitising.
+// (host.Functions of the whole catalog), so that the names match those of
+// list --tools and the MCP server even where two collide after sanitising.
 func toolsJSON(s *host.Skill, fns []host.Function) []toolJSON {
 	name := map[string]string{}
 	for _, f := range fns {
@@ -163,7 +163,7 @@ func (a *app) showCmd() *cobra.Command {
 					"instructions": s.Instructions,
 					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network,
 						Timeout: d.Timeout.Seconds(), Trust: d.Trust},
-					"grant": g, "tools": toolsJSON(s, host.Functions([]*host.Skill{s})), "warnings": nonNil(s.Warnings),
+					"grant": g, "tools": toolsJSON(s, host.Functions(h.Catalog.All())), "warnings": nonNil(s.Warnings),
 				})
 			}
 			w := a.stdout

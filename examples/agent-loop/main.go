@@ -92,14 +92,9 @@ func runAgent(ctx context.Context, cfg agentConfig, userMessage string) (string,
 	if err != nil {
 		return "", err
 	}
-	// The matched skills' tools as functions: names unique and valid for
-	// LLM APIs (the names act.Tools and skillhost mcp use), and each
-	// one's parameter schema.
-	var skills []*host.Skill
-	for _, m := range act.Skills {
-		skills = append(skills, m.Skill)
-	}
-	tools := host.Functions(skills)
+	// The matched skills' tools as functions: names unique among them and
+	// valid for LLM APIs, and each one's parameter schema.
+	tools := act.Tools
 	system := "You are a helpful assistant. Call a tool when it helps; tool arguments go in \"args\" as a shell-style string, " +
 		"or in \"argv\" as exact arguments."
 	if act.Instructions != "" {
