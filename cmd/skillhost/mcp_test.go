@@ -216,9 +216,9 @@ func TestMCPProgress(t *testing.T) {
 		t.Fatalf("result %q (isError %v): the first output did not arrive while the script ran", text(res), res.IsError)
 	}
 	// The server sends every notification before the result, but the
-	// client SDK queues notifications for a handler goroutine while it hands
-	// a result over at once, so the last
-	// may be handled after the call returns.
+	// client SDK queues notifications for a handler goroutine while it
+	// hands a result over at once, so the last may be handled after the
+	// call returns.
 	var got []string
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		c.mu.Lock()
