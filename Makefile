@@ -42,10 +42,21 @@ FUZZTIME ?= 20s
 FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
 	./host/grant:FuzzGrant ./host/config:FuzzConfig ./host/match:FuzzTokens ./host/match:FuzzReadLabels \
 	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName
+## A run that fails with only "context deadline exceeded" and writes no
+## failing input is Go 1.26's fuzz-coordinator race at the end of -fuzztime
+## (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits: it
+## is reported, not counted as a finding.
 fuzz-smoke:
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t##*:} for $(FUZZTIME)"; \
-	  $(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) $${t%%:*} || exit 1; \
+	  out=$$($(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) $${t%%:*} 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -v '^fuzz: elapsed'; \
+	  if [ $$rc -ne 0 ]; then \
+	    if printf '%s\n' "$$out" | grep -q '^    context deadline exceeded$$' && \
+	       ! printf '%s\n' "$$out" | grep -q -e 'Failing input written' -e 'failure while testing seed corpus'; then \
+	      echo "warning: $${t##*:} ended in Go's fuzztime race (go.dev/issue/75804) with no failing input; not a finding"; \
+	    else exit 1; fi; \
+	  fi; \
 	done
 
 ## fuzz: longer runs of every fuzz target (FUZZTIME=5m by default)
