@@ -79,12 +79,11 @@ func (c *checker) request(t *testing.T, script string) shared.Request {
 }
 
 type run struct {
-	res        shared.Result
-	out        string
-	chunks     []int
-	firstAfter time.Duration // when the first output arrived
-	err        error
-	took       time.Duration
+	res    shared.Result
+	out    string
+	chunks []int
+	err    error
+	took   time.Duration
 }
 
 func (c *checker) exec(ctx context.Context, req shared.Request) run {
@@ -95,9 +94,6 @@ func (c *checker) exec(ctx context.Context, req shared.Request) run {
 	r.res, r.err = c.ex.Execute(ctx, req, func(b []byte) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if r.chunks == nil {
-			r.firstAfter = time.Since(start)
-		}
 		r.chunks = append(r.chunks, len(b))
 		buf.Write(b)
 		return nil
@@ -224,13 +220,29 @@ func (c *checker) streamingOrder(t *testing.T) {
 	}
 }
 
+// streamsBeforeExit: the script prints, then waits (up to 20 s) for a
+// gate that the test opens when that output reaches it, so a backend that
+// holds output until the exit fails however fast or slow the machine is.
 func (c *checker) streamsBeforeExit(t *testing.T) {
-	r := c.mustRun(t, c.request(t, "echo first; sleep 2; echo second"))
-	if r.out != "first\nsecond\n" {
-		t.Fatalf("output %q", r.out)
+	req := c.request(t, `echo first; i=0; while [ ! -e gate ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; `+
+		`if [ -e gate ]; then echo second; else echo "gate never opened"; fi`)
+	gate := filepath.Join(req.Dir, "gate")
+	var out bytes.Buffer
+	var mu sync.Mutex
+	res, err := c.ex.Execute(context.Background(), req, func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(b)
+		if strings.HasPrefix(out.String(), "first\n") {
+			return os.WriteFile(gate, nil, 0o644)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.firstAfter > 1500*time.Millisecond {
-		t.Errorf("first output arrived %v after the start; output must stream, not wait for the exit", r.firstAfter)
+	if out.String() != "first\nsecond\n" || res.ExitCode != 0 {
+		t.Errorf("output %q, %+v: output must stream to the host while the script runs, not wait for its exit", out.String(), res)
 	}
 }
 
