@@ -147,7 +147,7 @@ func TestTimeout(t *testing.T) {
 				}
 				// Grace + backstop, with generous slack for a loaded CI
 				// machine; the point is "seconds, not 30 s".
-				if el > 5*time.Second {
+				if el > 15*time.Second {
 					t.Errorf("took %v past the deadline, so it was not enforced", el)
 				}
 				if res.Signal == "" {
