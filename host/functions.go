@@ -6,25 +6,11 @@ import (
 	"github.com/skillhost/skillhost/host/skill"
 )
 
-// MaxFunctionName is the longest function name the common LLM APIs accept
-// (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$).
-const MaxFunctionName = skill.MaxFunctionName
-
-// FunctionName names a skill's tool for an LLM API: skill__tool, with any
-// character the APIs refuse replaced by _, and, when longer than 64
-// characters, cut with a short hash of the full name so that it stays
-// unique. It is the name before collisions are resolved; Functions gives
-// names unique across a set of tools (skill.FunctionName, which the MCP
-// server uses too).
-func FunctionName(skillName, toolName string) string {
-	return skill.FunctionName(skillName, toolName)
-}
-
 // Function is a tool as an agent calls it.
 type Function struct {
-	// Name is FunctionName, with a numbered suffix where two tools of the
-	// set would otherwise share it (skill.NameTools): unique among the
-	// set's functions, valid in the common LLM APIs.
+	// Name is skill.FunctionName, with a numbered suffix where two tools
+	// of the set would otherwise share it (skill.NameTools): unique among
+	// the set's functions, valid in the common LLM APIs.
 	Name string `json:"name"`
 	// Skill and Tool say what to run.
 	Skill       string         `json:"skill"`

@@ -87,6 +87,12 @@ type run struct {
 }
 
 func (c *checker) exec(ctx context.Context, req shared.Request) run {
+	return c.execWatching(ctx, req, nil)
+}
+
+// execWatching is exec that also shows watch the output received so far,
+// each time more arrives while the command runs.
+func (c *checker) execWatching(ctx context.Context, req shared.Request, watch func(sofar string) error) run {
 	var r run
 	var mu sync.Mutex
 	var buf bytes.Buffer
@@ -96,6 +102,9 @@ func (c *checker) exec(ctx context.Context, req shared.Request) run {
 		defer mu.Unlock()
 		r.chunks = append(r.chunks, len(b))
 		buf.Write(b)
+		if watch != nil {
+			return watch(buf.String())
+		}
 		return nil
 	})
 	r.took = time.Since(start)
@@ -227,22 +236,19 @@ func (c *checker) streamsBeforeExit(t *testing.T) {
 	req := c.request(t, `echo first; i=0; while [ ! -e gate ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; `+
 		`if [ -e gate ]; then echo second; else echo "gate never opened"; fi`)
 	gate := filepath.Join(req.Dir, "gate")
-	var out bytes.Buffer
-	var mu sync.Mutex
-	res, err := c.ex.Execute(context.Background(), req, func(b []byte) error {
-		mu.Lock()
-		defer mu.Unlock()
-		out.Write(b)
-		if strings.HasPrefix(out.String(), "first\n") {
+	opened := false
+	r := c.execWatching(context.Background(), req, func(sofar string) error {
+		if !opened && strings.HasPrefix(sofar, "first\n") {
+			opened = true
 			return os.WriteFile(gate, nil, 0o644)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
+	if r.err != nil {
+		t.Fatal(r.err)
 	}
-	if out.String() != "first\nsecond\n" || res.ExitCode != 0 {
-		t.Errorf("output %q, %+v: output must stream to the host while the script runs, not wait for its exit", out.String(), res)
+	if r.out != "first\nsecond\n" || r.res.ExitCode != 0 {
+		t.Errorf("output %q, %+v: output must stream to the host while the script runs, not wait for its exit", r.out, r.res)
 	}
 }
 
