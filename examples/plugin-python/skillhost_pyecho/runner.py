@@ -46,6 +46,9 @@ BACKSTOP = 1.0
 # How long a supervisor may take to start the command (a fresh interpreter
 # on a busy machine) before the run counts as failed to start.
 START_WAIT = 30.0
+# How long a killed orphaned command may take to die before the run ends
+# anyway (SIGKILL cannot be refused; only a starved machine delays it).
+ORPHAN_WAIT = 5.0
 SUPERVISOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "supervisor.py")
 # The supervisor runs under the plugin's own interpreter, isolated (-I: no
 # PYTHON* variables, no user site, no script directory on sys.path) and
@@ -275,6 +278,12 @@ class Run:
                 kill(self.pid, sig)
             except OSError:
                 pass
+        # SIGKILL takes effect when the process next runs, which on a busy
+        # machine can be later than this returns: the run ends only once the
+        # command is gone (or a zombie), so nothing of it runs after.
+        deadline = time.monotonic() + ORPHAN_WAIT
+        while start_time(self.pid) == self._pid_start and time.monotonic() < deadline:
+            time.sleep(0.005)
 
     def _read(self):
         fd = self._out
