@@ -147,3 +147,15 @@ func (h *Host) PromptCatalog(ctx context.Context, format string, budget int, mes
 	}
 	return res, nil
 }
+
+// ExplainMatch ranks the skills that share a term with message, each with
+// how the lexical matcher reached its score, matched or not: at most limit
+// (0: match.limit). It fails with match.ErrNoExplanation under another
+// strategy.
+func (h *Host) ExplainMatch(ctx context.Context, message string, limit int) ([]match.Explained, error) {
+	e, err := h.Matcher()
+	if err != nil {
+		return nil, err
+	}
+	return e.Explain(ctx, message, limit)
+}

@@ -16,6 +16,79 @@ type scoreJSON struct {
 	Score float64 `json:"score"`
 }
 
+// explainedJSON is one skill of match --explain --json.
+type explainedJSON struct {
+	Name    string  `json:"name"`
+	Score   float64 `json:"score"`
+	Matched bool    `json:"matched"`
+	// Evidence is after the anchor and unknown-word factors.
+	Evidence float64    `json:"evidence"`
+	Anchored bool       `json:"anchored"`
+	Known    float64    `json:"known"`
+	Terms    []termJSON `json:"terms"`
+}
+
+type termJSON struct {
+	Term     string   `json:"term"`
+	Evidence float64  `json:"evidence"`
+	Fields   []string `json:"fields"`
+}
+
+// explain prints how the lexical matcher scored the skills that share a
+// term with message.
+func (a *app) explain(h *host.Host, message string, limit int) error {
+	ex, err := h.ExplainMatch(context.Background(), message, limit)
+	if err != nil {
+		return usage(fmt.Errorf("--explain: %w", err))
+	}
+	if a.jsonOut {
+		out := []explainedJSON{}
+		for _, x := range ex {
+			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
+				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
+				Known: round(x.Explanation.Known), Terms: []termJSON{}}
+			for _, t := range x.Explanation.Terms {
+				j.Terms = append(j.Terms, termJSON{Term: t.Term, Evidence: round(t.Evidence), Fields: t.Fields})
+			}
+			out = append(out, j)
+		}
+		return a.printJSON(out)
+	}
+	if len(ex) == 0 {
+		fmt.Fprintln(a.stderr, "no skill shares a word with this message")
+		return nil
+	}
+	threshold := 0.0
+	if e, err := h.Matcher(); err == nil {
+		threshold = e.Threshold()
+	}
+	for i, x := range ex {
+		if i > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		verdict := "matched"
+		if !x.Matched {
+			verdict = fmt.Sprintf("below the threshold %.3f", threshold)
+		}
+		fmt.Fprintf(a.stdout, "%.3f  %s  (%s)\n", x.Score, host.Printable(x.Skill.Name), verdict)
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		for _, t := range x.Explanation.Terms {
+			fmt.Fprintf(tw, "  %s\t%.3f\t%s\n", host.Printable(t.Term), t.Evidence, strings.Join(t.Fields, ", "))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if !x.Explanation.Anchored {
+			fmt.Fprintln(a.stdout, "  no term in the name or description: evidence scaled down")
+		}
+		if x.Explanation.Known < 1 {
+			fmt.Fprintf(a.stdout, "  words no skill uses: evidence x%.2f\n", x.Explanation.Known)
+		}
+		fmt.Fprintf(a.stdout, "  evidence %.3f -> score %.3f\n", x.Explanation.Evidence, x.Score)
+	}
+	return nil
+}
+
 func scores(ms []host.Match) []scoreJSON {
 	out := []scoreJSON{}
 	for _, m := range ms {
@@ -29,6 +102,7 @@ func round(f float64) float64 { return float64(int(f*10000+0.5)) / 10000 }
 func (a *app) matchCmd() *cobra.Command {
 	var limit int
 	var evalPath string
+	var explain bool
 	cmd := &cobra.Command{
 		Use:   "match MESSAGE | match --eval LABELS.jsonl",
 		Short: "Rank the skills that fit a message (scores in [0, 1], above match.threshold)",
@@ -37,7 +111,10 @@ func (a *app) matchCmd() *cobra.Command {
 			"instead: LABELS.jsonl holds one {\"message\": ..., \"expect\": \"skill-name\"} per line, with no\n" +
 			"\"expect\" for a message no skill should match. It prints Hit@1, Hit@3, MRR, the share of\n" +
 			"off-topic messages that matched nothing (abstain), the misses, and Hit@1 and abstain at\n" +
-			"other thresholds (see docs/matching.md).",
+			"other thresholds (see docs/matching.md).\n\n" +
+			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
+			"most --limit), the evidence each term adds and where the skill has it, the factors for a\n" +
+			"skill with no term in its name or description and for words no skill uses, and the score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
 				if len(argv) > 0 {
@@ -48,12 +125,18 @@ func (a *app) matchCmd() *cobra.Command {
 			return cobra.ExactArgs(1)(cmd, argv)
 		}),
 		RunE: func(_ *cobra.Command, argv []string) error {
+			if evalPath != "" && explain {
+				return usage(fmt.Errorf("--explain and --eval: use one or the other"))
+			}
 			h, err := a.open()
 			if err != nil {
 				return err
 			}
 			if evalPath != "" {
 				return a.evaluate(h, evalPath)
+			}
+			if explain {
+				return a.explain(h, argv[0], limit)
 			}
 			ms, err := h.Match(context.Background(), argv[0], limit)
 			if err != nil {
@@ -75,6 +158,7 @@ func (a *app) matchCmd() *cobra.Command {
 	}
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many skills (0: match.limit)")
 	cmd.Flags().StringVar(&evalPath, "eval", "", "measure matching on the catalog with the labelled messages in this JSONL file")
+	cmd.Flags().BoolVar(&explain, "explain", false, "show how each skill's score came about (lexical matcher)")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package match
 import (
 	"context"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -239,6 +240,48 @@ func idf(n, df int) float64 {
 
 // Score implements Matcher.
 func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
+	scores, _ := l.score(message, false)
+	return scores, nil
+}
+
+// TermEvidence is what one term of a message adds to a skill's evidence,
+// before the skill-wide factors.
+type TermEvidence struct {
+	// Term is the stemmed term; a word pair is two terms and a space.
+	Term     string
+	Evidence float64
+	// Fields are where the skill has the term: name, description,
+	// outline (headings and tools, or a lesser part of a compound word in
+	// the name or description) and body.
+	Fields []string
+}
+
+// Explanation is how the lexical matcher reached one skill's score.
+type Explanation struct {
+	Score float64
+	// Terms are the message terms the skill has, most evidence first.
+	Terms []TermEvidence
+	// Anchored is whether a message term is in the skill's name or
+	// description; if not, the evidence was scaled by Unanchored.
+	Anchored bool
+	// Known is the factor for the message's words that no skill uses
+	// (1 when the catalog knows them all).
+	Known float64
+	// Evidence is the sum of the terms' evidence after both factors; the
+	// score is Evidence/(Evidence+Saturation).
+	Evidence float64
+}
+
+// Explain returns, for every indexed document in index order, how its
+// score for message came about. Its scores are Score's.
+func (l *Lexical) Explain(_ context.Context, message string) ([]Explanation, error) {
+	_, ex := l.score(message, true)
+	return ex, nil
+}
+
+// score scores every indexed document, and records the evidence of each
+// term when explain is set (Score does not pay for it).
+func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation) {
 	l.mu.RLock()
 	idx := l.idx
 	l.mu.RUnlock()
@@ -248,6 +291,10 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 	o := l.opts
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
+	var ex []Explanation
+	if explain {
+		ex = make([]Explanation, idx.n)
+	}
 	// Whether each whole word of the message is one some skill has, by
 	// itself or by a part that stands for it (SEV2: sev).
 	wordKnown := map[string]bool{}
@@ -284,6 +331,9 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 			if p.inName || p.inDescription {
 				anchored[p.doc] = true
 			}
+			if explain {
+				ex[p.doc].Terms = append(ex[p.doc].Terms, TermEvidence{Term: t.text, Evidence: e, Fields: p.fields()})
+			}
 		}
 	}
 	// Every skill's evidence shrinks alike with the share of unknown words.
@@ -299,6 +349,9 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
 	for i, e := range scores {
+		if explain {
+			ex[i].Anchored, ex[i].Known = anchored[i], known
+		}
 		if e == 0 {
 			continue
 		}
@@ -307,6 +360,28 @@ func (l *Lexical) Score(_ context.Context, message string) ([]float64, error) {
 		}
 		e *= known
 		scores[i] = e / (e + o.Saturation)
+		if explain {
+			ex[i].Evidence, ex[i].Score = e, scores[i]
+			sort.SliceStable(ex[i].Terms, func(a, b int) bool { return ex[i].Terms[a].Evidence > ex[i].Terms[b].Evidence })
+		}
 	}
-	return scores, nil
+	return scores, ex
+}
+
+// fields names where a posting's term occurs (see TermEvidence.Fields).
+func (p posting) fields() []string {
+	var f []string
+	if p.inName {
+		f = append(f, "name")
+	}
+	if p.inDescription {
+		f = append(f, "description")
+	}
+	if p.other > 0 && !p.inName && !p.inDescription {
+		f = append(f, "outline")
+	}
+	if p.body > 0 {
+		f = append(f, "body")
+	}
+	return f
 }

@@ -7,6 +7,7 @@ package match
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
@@ -130,6 +131,58 @@ func (e *Engine) MatchLimit(ctx context.Context, message string, limit int) ([]M
 			break
 		}
 		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Explainer is a Matcher that can say how it reached its scores. The
+// lexical matcher is one; the embedding and hybrid matchers are not.
+type Explainer interface {
+	Explain(ctx context.Context, message string) ([]Explanation, error)
+}
+
+// ErrNoExplanation is returned by Engine.Explain when its matcher is not an
+// Explainer.
+var ErrNoExplanation = errors.New("only the lexical matcher explains its scores (match.strategy: lexical)")
+
+// Explained is a skill, its score, whether it reaches the threshold, and
+// how the matcher reached the score.
+type Explained struct {
+	Match
+	Matched     bool
+	Explanation Explanation
+}
+
+// Explain ranks the skills that share a term with message, best first,
+// each with its explanation, whether or not it reaches the threshold, so
+// that a miss can be explained as well as a match. At most limit skills
+// (0: the engine's limit; none either: all).
+func (e *Engine) Explain(ctx context.Context, message string, limit int) ([]Explained, error) {
+	x, ok := e.m.(Explainer)
+	if !ok {
+		return nil, ErrNoExplanation
+	}
+	if limit <= 0 {
+		limit = e.limit
+	}
+	skills, err := e.indexed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, err := x.Explain(ctx, message)
+	if err != nil {
+		return nil, err
+	}
+	var out []Explained
+	for i, s := range skills {
+		if i < len(ex) && ex[i].Score > 0 {
+			out = append(out, Explained{Match: Match{Skill: s, Score: ex[i].Score}, Explanation: ex[i],
+				Matched: ex[i].Score >= e.threshold})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
 	}
 	return out, nil
 }

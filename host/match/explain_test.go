@@ -1,0 +1,121 @@
+package match
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/skillhost/skillhost/host/catalog"
+)
+
+// Explain must tell the truth about Score: the same score for every skill
+// and message, terms that add up to the evidence, and the factors that
+// turned one into the other.
+func TestExplainAgreesWithScore(t *testing.T) {
+	cat := catalog.New([]string{longRoot})
+	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+	skills, err := e.indexed(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.m.(*Lexical)
+	o := l.opts
+	var checked int
+	for _, path := range []string{longTune, longHoldout2} {
+		for _, lb := range readLabelsFile(t, path) {
+			scores, _ := l.Score(context.Background(), lb.Message)
+			ex, _ := l.Explain(context.Background(), lb.Message)
+			if len(ex) != len(skills) {
+				t.Fatalf("%d explanations for %d skills", len(ex), len(skills))
+			}
+			for i, x := range ex {
+				if x.Score != scores[i] {
+					t.Errorf("%q, %s: Explain says %.6f, Score %.6f", lb.Message, skills[i].Name, x.Score, scores[i])
+				}
+				if x.Score == 0 {
+					continue
+				}
+				checked++
+				var sum float64
+				for k, term := range x.Terms {
+					sum += term.Evidence
+					if k > 0 && term.Evidence > x.Terms[k-1].Evidence {
+						t.Errorf("%q, %s: terms not sorted by evidence", lb.Message, skills[i].Name)
+					}
+					if len(term.Fields) == 0 {
+						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
+					}
+				}
+				want := sum * x.Known
+				if !x.Anchored {
+					want *= o.Unanchored
+				}
+				if math.Abs(want-x.Evidence) > 1e-9 || math.Abs(x.Evidence/(x.Evidence+o.Saturation)-x.Score) > 1e-9 {
+					t.Errorf("%q, %s: terms sum to %.6f, factors give %.6f, evidence %.6f, score %.6f",
+						lb.Message, skills[i].Name, sum, want, x.Evidence, x.Score)
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d scored pairs checked", checked)
+	}
+}
+
+func TestExplainFields(t *testing.T) {
+	docs := []Doc{
+		{Name: "latex-papers", Description: "Write papers in LaTeX.", Body: "## Bibliography\nUse biber for the bibliography.\n"},
+		{Name: "charts", Description: "Plot data.", Body: "Export a chart with latex labels.\n"},
+	}
+	l := NewLexical(LexicalOptions{})
+	if err := l.Index(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := l.Explain(context.Background(), "latex bibliography")
+	fields := map[string][]string{}
+	for _, term := range ex[0].Terms {
+		fields[term.Term] = term.Fields
+	}
+	if got := fields["latex"]; len(got) < 2 || got[0] != "name" || got[1] != "description" {
+		t.Errorf("latex in latex-papers: fields %v, want name and description first", got)
+	}
+	if got := fields["bibliographi"]; len(got) != 2 || got[0] != "outline" || got[1] != "body" {
+		t.Errorf("bibliography in latex-papers: fields %v, want outline and body", got)
+	}
+	if !ex[0].Anchored || ex[1].Anchored {
+		t.Errorf("anchored: latex-papers %v, charts %v; want true, false", ex[0].Anchored, ex[1].Anchored)
+	}
+}
+
+func TestEngineExplain(t *testing.T) {
+	cat := catalog.New(corpusRoots)
+	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+	msg := "how many words are in my essay? it has to stay short"
+	ex, err := e.Explain(context.Background(), msg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matched, err := e.Match(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex) != 2 || len(matched) == 0 || ex[0].Skill != matched[0].Skill || !ex[0].Matched || ex[0].Score != matched[0].Score {
+		t.Fatalf("Explain's first skill %v does not agree with Match's %v", ex, matched)
+	}
+	// Every skill that shares a term is explained, matched or not.
+	all, _ := e.Explain(context.Background(), msg, 0)
+	var below int
+	for _, x := range all {
+		if !x.Matched {
+			below++
+		}
+	}
+	if below == 0 {
+		t.Error("no skill below the threshold was explained")
+	}
+	hy := NewEngine(cat, &Hybrid{Lexical: NewLexical(LexicalOptions{}), Embedding: NewLexical(LexicalOptions{})}, 0.5, 0)
+	if _, err := hy.Explain(context.Background(), msg, 0); !errors.Is(err, ErrNoExplanation) {
+		t.Errorf("hybrid Explain: %v, want ErrNoExplanation", err)
+	}
+}
