@@ -34,9 +34,18 @@ type termJSON struct {
 	Fields   []string `json:"fields"`
 }
 
+// explainLimit is how many skills --explain shows when neither --limit nor
+// match.limit says.
+const explainLimit = 5
+
 // explain prints how the lexical matcher scored the skills that share a
 // term with message.
 func (a *app) explain(h *host.Host, message string, limit int) error {
+	if limit <= 0 && h.Config.Match.Limit <= 0 {
+		// Every skill that shares a common word would be thousands in a
+		// large catalog.
+		limit = explainLimit
+	}
 	ex, err := h.ExplainMatch(context.Background(), message, limit)
 	if err != nil {
 		return usage(fmt.Errorf("--explain: %w", err))
@@ -113,7 +122,7 @@ func (a *app) matchCmd() *cobra.Command {
 			"off-topic messages that matched nothing (abstain), the misses, and Hit@1 and abstain at\n" +
 			"other thresholds (see docs/matching.md).\n\n" +
 			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
-			"most --limit), the evidence each term adds and where the skill has it, the factors for a\n" +
+			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has it, the factors for a\n" +
 			"skill with no term in its name or description and for words no skill uses, and the score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
