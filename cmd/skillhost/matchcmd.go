@@ -25,6 +25,9 @@ type explainedJSON struct {
 	Evidence float64    `json:"evidence"`
 	Anchored bool       `json:"anchored"`
 	Known    float64    `json:"known"`
+	Coverage float64    `json:"coverage"`
+	Covered  int        `json:"covered"`
+	Words    int        `json:"words"`
 	Terms    []termJSON `json:"terms"`
 }
 
@@ -55,7 +58,8 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		for _, x := range ex {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
-				Known: round(x.Explanation.Known), Terms: []termJSON{}}
+				Known: round(x.Explanation.Known), Coverage: round(x.Explanation.Coverage),
+				Covered: x.Explanation.Covered, Words: x.Explanation.Words, Terms: []termJSON{}}
 			for _, t := range x.Explanation.Terms {
 				j.Terms = append(j.Terms, termJSON{Term: t.Term, Evidence: round(t.Evidence), Fields: t.Fields})
 			}
@@ -92,6 +96,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		if x.Explanation.Known < 1 {
 			fmt.Fprintf(a.stdout, "  words no skill uses: evidence x%.2f\n", x.Explanation.Known)
+		}
+		if x.Explanation.Coverage < 1 {
+			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)
 		}
 		fmt.Fprintf(a.stdout, "  evidence %.3f -> score %.3f\n", x.Explanation.Evidence, x.Score)
 	}

@@ -3,7 +3,9 @@ package match
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/skillhost/skillhost/host/catalog"
@@ -47,7 +49,10 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known
+				want := sum * x.Known * x.Coverage
+				if x.Covered > x.Words || x.Coverage > 1 || x.Coverage <= 0 {
+					t.Errorf("%q, %s: %d of %d words covered, factor %.3f", lb.Message, skills[i].Name, x.Covered, x.Words, x.Coverage)
+				}
 				if !x.Anchored {
 					want *= o.Unanchored
 				}
@@ -117,5 +122,59 @@ func TestEngineExplain(t *testing.T) {
 	hy := NewEngine(cat, &Hybrid{Lexical: NewLexical(LexicalOptions{}), Embedding: NewLexical(LexicalOptions{})}, 0.5, 0)
 	if _, err := hy.Explain(context.Background(), msg, 0); !errors.Is(err, ErrNoExplanation) {
 		t.Errorf("hybrid Explain: %v, want ErrNoExplanation", err)
+	}
+}
+
+// filler returns n distinct made-up words, so a test can give a skill a
+// length without giving it any word of the messages.
+func filler(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "zq%c%c%c ", 'a'+i/676%26, 'a'+i/26%26, 'a'+i%26)
+	}
+	return b.String()
+}
+
+// The coverage factor scales a skill that has few of the message's words
+// by how long the skill is: a long skill that lacks them is evidence
+// against it, a short one hardly.
+func TestCoverageFactor(t *testing.T) {
+	docs := []Doc{
+		{Name: "latex-long", Description: "Typeset papers in LaTeX.", Body: filler(1500)},
+		{Name: "latex-short", Description: "Typeset papers in LaTeX.", Body: filler(40)},
+		{Name: "gloves", Description: "Nitrile gloves for the bathroom.", Body: filler(1500)},
+	}
+	score := func(opts LexicalOptions, msg string) []Explanation {
+		l := NewLexical(opts)
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := l.Explain(context.Background(), msg)
+		return ex
+	}
+	msg := "latex nitrile gloves bathroom"
+	on, off := score(LexicalOptions{}, msg), score(LexicalOptions{Coverage: -1}, msg)
+	if on[0].Covered != 1 || on[0].Words != 4 || on[2].Covered != 3 {
+		t.Fatalf("covered: latex-long %d of %d, gloves %d; want 1 of 4 and 3", on[0].Covered, on[0].Words, on[2].Covered)
+	}
+	// Full power for a skill of 1,500 tokens: (1/4)^1.25.
+	if want := math.Pow(0.25, 1.25); math.Abs(on[0].Coverage-want) > 1e-9 {
+		t.Errorf("latex-long factor %.4f, want %.4f", on[0].Coverage, want)
+	}
+	// A skill of about 50 tokens gets about a twentieth of the power.
+	if on[1].Coverage < 0.9 || on[1].Coverage >= 1 {
+		t.Errorf("latex-short factor %.4f, want in [0.9, 1)", on[1].Coverage)
+	}
+	if on[0].Score >= off[0].Score || on[1].Score <= on[0].Score {
+		t.Errorf("latex-long %.3f (without the factor %.3f), latex-short %.3f: want long < short and long below its score without the factor",
+			on[0].Score, off[0].Score, on[1].Score)
+	}
+	if off[0].Coverage != 1 {
+		t.Errorf("with Coverage -1 the factor is %.3f, want 1", off[0].Coverage)
+	}
+	// A skill that has every word of the message loses nothing.
+	all := score(LexicalOptions{}, "nitrile gloves bathroom")
+	if all[2].Coverage != 1 {
+		t.Errorf("gloves has every word, factor %.3f, want 1", all[2].Coverage)
 	}
 }

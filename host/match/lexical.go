@@ -3,6 +3,7 @@ package match
 import (
 	"context"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -33,9 +34,10 @@ type FieldOptions struct {
 }
 
 // LexicalOptions tune the lexical matcher. Zero values take the defaults,
-// which were chosen on the tune half of the realistic labelled set in
-// testdata/match-long (see TestTune and docs/matching.md); a negative
-// value means zero.
+// which were chosen on the labelled sets of the realistic skills in
+// testdata/match-long (the field weights on the tune half, see TestTune;
+// the coverage factor and the threshold on six sets, see TestTuneCoverage;
+// docs/matching.md has how), and a negative value means zero.
 type LexicalOptions struct {
 	// K1 is BM25's term-frequency saturation.
 	K1 float64
@@ -67,11 +69,21 @@ type LexicalOptions struct {
 	// vocabulary cannot tell the two apart, so the exponent shrinks in
 	// proportion below Vocabulary distinct words.
 	Unknown, Vocabulary float64
+	// Coverage is the power of the share of the message's words that a
+	// skill has (in any field), which scales its evidence: a skill that
+	// shares one word of a message, such as "latex" with "latex or nitrile
+	// gloves for cleaning the bathroom", is less likely the one meant than
+	// a skill that shares most of them. The absence of a word says more the
+	// more words a skill has, so the power is scaled by the skill's length
+	// over CoverageLen tokens, up to 1: a 100-word skill that lacks the
+	// message's other words is hardly evidence against it.
+	Coverage, CoverageLen float64
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
-// chosen on the tune half of the realistic labelled set (see TestTune).
-const DefaultLexicalThreshold = 0.225
+// chosen with the coverage factor on six labelled sets of the realistic
+// skills (see TestTuneCoverage and docs/matching.md).
+const DefaultLexicalThreshold = 0.2
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
@@ -98,6 +110,8 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.NameBonus, 0.5)
 	def(&o.Unknown, 1)
 	def(&o.Vocabulary, 600)
+	def(&o.Coverage, 1.25)
+	def(&o.CoverageLen, 1000)
 	return o
 }
 
@@ -136,7 +150,9 @@ type posting struct {
 }
 
 type lexIndex struct {
-	n        int
+	n int
+	// lengths are the skills' weighted token counts over all fields.
+	lengths  []float64
 	words    int // distinct words, pairs not counted
 	postings map[string][]posting
 }
@@ -189,6 +205,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		clear(slot)
 		tf, terms, named = tf[:0], terms[:0], named[:0]
 		var norm [numFields]float64 // BM25's length divisor of each field
+		var docLen float64
 		for f, text := range fields(d) {
 			var length float64
 			// Word pairs are not indexed in the body: they would double
@@ -210,7 +227,9 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 			}
 			fo := o.field(f)
 			norm[f] = 1 - fo.B + fo.B*length/fo.RefLen
+			docLen += length
 		}
+		idx.lengths = append(idx.lengths, docLen)
 		for k, t := range terms {
 			v := &tf[k]
 			plist := idx.postings[t]
@@ -267,7 +286,11 @@ type Explanation struct {
 	// Known is the factor for the message's words that no skill uses
 	// (1 when the catalog knows them all).
 	Known float64
-	// Evidence is the sum of the terms' evidence after both factors; the
+	// Coverage is the factor for the share of the message's Words that
+	// the skill has (Covered); 1 when the factor is off.
+	Coverage       float64
+	Covered, Words int
+	// Evidence is the sum of the terms' evidence after the factors; the
 	// score is Evidence/(Evidence+Saturation).
 	Evidence float64
 }
@@ -300,19 +323,34 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	wordKnown := map[string]bool{}
 	seen := map[string]bool{}
 	maxIDF := idf(idx.n, 1)
-	for _, t := range analyze(message, nil, true) {
+	terms := analyze(message, nil, true)
+	// Which of the message's words each skill has, as bits by word, for
+	// the coverage factor.
+	wordIndex := map[string]int{}
+	for _, t := range terms {
+		if w := wordOf(t); !strings.Contains(w, " ") {
+			if _, ok := wordIndex[w]; !ok {
+				wordIndex[w] = len(wordIndex)
+			}
+		}
+	}
+	blocks := (len(wordIndex) + 63) / 64
+	var has []uint64
+	if o.Coverage > 0 {
+		has = make([]uint64, idx.n*blocks)
+	}
+	for _, t := range terms {
 		if seen[t.text] {
 			continue
 		}
 		seen[t.text] = true
 		plist := idx.postings[t.text]
 		if t.weight == 1 { // pairs and lesser parts would count a word twice
-			w := t.text
-			if t.whole != "" {
-				w = t.whole
-			}
+			w := wordOf(t)
 			wordKnown[w] = wordKnown[w] || len(plist) > 0
 		}
+		// A word, or a part of one, that a skill has covers the word.
+		k, isWord := wordIndex[wordOf(t)]
 		if len(plist) == 0 {
 			continue
 		}
@@ -328,6 +366,9 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 				e += o.NameBonus * w
 			}
 			scores[p.doc] += e
+			if has != nil && isWord {
+				has[int(p.doc)*blocks+k/64] |= 1 << (k % 64)
+			}
 			if p.inName || p.inDescription {
 				anchored[p.doc] = true
 			}
@@ -348,9 +389,20 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	if words > 0 {
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
+	// The factor is (k/words)^(Coverage·g) for k covered words and a
+	// skill's length share g: log(k/words) is computed once per message,
+	// and the power once for the skills long enough for g = 1.
+	var logShare, fullPow []float64
+	if has != nil && words > 0 {
+		logShare, fullPow = make([]float64, int(words)+1), make([]float64, int(words)+1)
+		for k := range logShare {
+			logShare[k] = math.Log(float64(k) / words)
+			fullPow[k] = math.Pow(float64(k)/words, o.Coverage)
+		}
+	}
 	for i, e := range scores {
 		if explain {
-			ex[i].Anchored, ex[i].Known = anchored[i], known
+			ex[i].Anchored, ex[i].Known, ex[i].Coverage, ex[i].Words = anchored[i], known, 1, int(words)
 		}
 		if e == 0 {
 			continue
@@ -359,6 +411,25 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			e *= o.Unanchored
 		}
 		e *= known
+		if has != nil && words > 0 {
+			covered := 0
+			for _, b := range has[i*blocks : (i+1)*blocks] {
+				covered += bits.OnesCount64(b)
+			}
+			c := 0.0
+			if covered > 0 {
+				k := min(covered, len(logShare)-1)
+				if g := min(1, idx.lengths[i]/o.CoverageLen); g == 1 {
+					c = fullPow[k]
+				} else {
+					c = math.Exp(o.Coverage * g * logShare[k])
+				}
+			}
+			e *= c
+			if explain {
+				ex[i].Coverage, ex[i].Covered = c, covered
+			}
+		}
 		scores[i] = e / (e + o.Saturation)
 		if explain {
 			ex[i].Evidence, ex[i].Score = e, scores[i]
@@ -384,4 +455,12 @@ func (p posting) fields() []string {
 		f = append(f, "body")
 	}
 	return f
+}
+
+// wordOf is the message word a term stands for: the whole word of a part.
+func wordOf(t term) string {
+	if t.whole != "" {
+		return t.whole
+	}
+	return t.text
 }

@@ -240,6 +240,13 @@ const (
 	// longHoldout3 was written blind by a third writer, committed, and
 	// scored once with the defaults unchanged; no decision depended on it.
 	longHoldout3 = "../../testdata/match-long/holdout3.jsonl"
+	// longHoldout4 decided, once, on a first coverage factor, which was
+	// then not adopted for losing on anthropics/skills (docs/matching.md).
+	longHoldout4 = "../../testdata/match-long/holdout4.jsonl"
+	// longHoldout5 decided, once, on the coverage factor of the defaults,
+	// chosen on the six sets above; it is the only one of these sets that
+	// those defaults were not chosen on.
+	longHoldout5 = "../../testdata/match-long/holdout5.jsonl"
 )
 
 func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold float64) (*Evaluation, Metrics) {
@@ -256,14 +263,16 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 // test fails if a change makes matching worse than this on either half.
 var longFloors = map[string]Metrics{
 	longTune:     {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
-	longTest:     {Hit1: 0.92, MRR: 0.93, Abstain: 0.88},
-	longHoldout:  {Hit1: 0.78, MRR: 0.81, Abstain: 0.70},
-	longHoldout2: {Hit1: 0.87, MRR: 0.90, Abstain: 0.55},
-	longHoldout3: {Hit1: 0.91, MRR: 0.92, Abstain: 0.47},
+	longTest:     {Hit1: 0.92, MRR: 0.93, Abstain: 0.97},
+	longHoldout:  {Hit1: 0.76, MRR: 0.79, Abstain: 0.79},
+	longHoldout2: {Hit1: 0.85, MRR: 0.88, Abstain: 0.73},
+	longHoldout3: {Hit1: 0.90, MRR: 0.91, Abstain: 0.64},
+	longHoldout4: {Hit1: 0.88, MRR: 0.91, Abstain: 0.82},
+	longHoldout5: {Hit1: 0.87, MRR: 0.88, Abstain: 0.67},
 }
 
 func TestQualityLong(t *testing.T) {
-	for _, path := range []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3} {
+	for _, path := range []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5} {
 		ev, m := evaluateLong(t, path, LexicalOptions{}, DefaultLexicalThreshold)
 		t.Logf("%s: %d skills, %d on-topic, %d off-topic, threshold %.3f: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f",
 			path, ev.Skills, m.OnTopic, m.OffTopic, DefaultLexicalThreshold, m.Hit1, m.Hit3, m.MRR, m.Abstain)
@@ -274,4 +283,104 @@ func TestQualityLong(t *testing.T) {
 			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", path, f.Hit1, f.MRR, f.Abstain)
 		}
 	}
+}
+
+// TestTuneCoverage is how the coverage factor and the threshold were
+// chosen: every setting at every threshold, scored on the six realistic
+// sets that had been read (tune, test and the first four holdouts), ranked
+// by Hit@1 + MRR + abstain summed over them, keeping only settings that
+// hold the short-fixture floors. SKILLHOST_TUNE_EXTRA=DIR:A.jsonl,B.jsonl
+// adds a constraint: the sum on another catalog (anthropics/skills with
+// the project's own messages, which cannot be committed) must not fall
+// below that of the matcher without the factor at its old threshold,
+// 0.225. It runs only with
+// SKILLHOST_TUNE=coverage; the fifth holdout is never looked at here.
+func TestTuneCoverage(t *testing.T) {
+	if os.Getenv("SKILLHOST_TUNE") != "coverage" {
+		t.Skip("set SKILLHOST_TUNE=coverage to search the coverage factor")
+	}
+	cat := catalog.New([]string{longRoot})
+	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4}
+	var labels [][]Label
+	for _, s := range sets {
+		labels = append(labels, readLabelsFile(t, s))
+	}
+	var extraCat *catalog.Catalog
+	var extra []Label
+	if spec := os.Getenv("SKILLHOST_TUNE_EXTRA"); spec != "" {
+		dir, file, ok := strings.Cut(spec, ":")
+		if !ok {
+			t.Fatalf("SKILLHOST_TUNE_EXTRA=%q: want DIR:LABELS.jsonl", spec)
+		}
+		extraCat = catalog.New([]string{dir})
+		for _, f := range strings.Split(file, ",") {
+			extra = append(extra, readLabelsFile(t, f)...)
+		}
+	}
+	short := asLabels(loadLabelled(t))
+	shortCat := catalog.New(corpusRoots)
+	sum := func(m Metrics) float64 { return m.Hit1 + m.MRR + m.Abstain }
+	type row struct {
+		desc       string
+		score, ext float64
+	}
+	var rows []row
+	baseExtra := -1.0
+	for _, c := range []float64{-1, 0.75, 1, 1.25, 1.5, 2} {
+		for _, ref := range []float64{500, 750, 1000, 1500, 2000} {
+			if c == -1 && ref != 1000 {
+				continue
+			}
+			opts := LexicalOptions{Coverage: c, CoverageLen: ref}
+			var evs []*Evaluation
+			for i, s := range sets {
+				ev, err := Evaluate(context.Background(), NewEngine(cat, NewLexical(opts), 0, 0), labels[i], s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs = append(evs, ev)
+			}
+			evShort, err := Evaluate(context.Background(), NewEngine(shortCat, NewLexical(opts), 0, 0), short, labelledFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evExtra *Evaluation
+			if extraCat != nil {
+				if evExtra, err = Evaluate(context.Background(), NewEngine(extraCat, NewLexical(opts), 0, 0), extra, "extra"); err != nil {
+					t.Fatal(err)
+				}
+				if c == -1 {
+					baseExtra = sum(evExtra.At(0.225))
+				}
+			}
+			for th := 0.1; th < 0.4; th += 0.0125 {
+				s := evShort.At(th)
+				if s.Hit1 < floorHit1 || s.Hit3 < floorHit3 || s.MRR < floorMRR || 1-s.Abstain > ceilFalseMatch {
+					continue
+				}
+				r := row{desc: fmt.Sprintf("coverage=%.2f ref=%.0f th=%.4f", c, ref, th)}
+				for _, ev := range evs {
+					m := ev.At(th)
+					r.desc += fmt.Sprintf(" | %.3f %.3f %.3f", m.Hit1, m.MRR, m.Abstain)
+					r.score += sum(m)
+				}
+				if evExtra != nil {
+					r.ext = sum(evExtra.At(th))
+					r.desc += fmt.Sprintf(" | extra %.3f", r.ext)
+				}
+				rows = append(rows, r)
+			}
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].score > rows[j].score })
+	var out []string
+	for _, r := range rows {
+		if extraCat != nil && r.ext < baseExtra {
+			continue
+		}
+		if out = append(out, fmt.Sprintf("%s | sum %.3f", r.desc, r.score)); len(out) == 20 {
+			break
+		}
+	}
+	t.Log("Hit@1 MRR abstain on tune | test | holdouts 1-4\n" + strings.Join(out, "\n"))
 }
