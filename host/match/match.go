@@ -8,6 +8,7 @@ package match
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -57,7 +58,10 @@ type Engine struct {
 	threshold float64
 	limit     int
 
-	mu     sync.Mutex
+	// mu guards the index: the matcher's and skills, in the same order.
+	// Scoring holds it for reading, so a reload cannot re-index between
+	// the skills and their scores.
+	mu     sync.RWMutex
 	gen    uint64
 	skills []*skill.Skill
 }
@@ -89,15 +93,37 @@ func (e *Engine) indexed(ctx context.Context) ([]*skill.Skill, error) {
 	return skills, nil
 }
 
+// withIndex calls use with the skills in index order, re-indexing first if
+// the catalog changed, and holds the index while use runs: the skills and
+// what the matcher scores are always the same set in the same order, even
+// when the catalog reloads meanwhile (use then sees the set it indexed).
+func (e *Engine) withIndex(ctx context.Context, use func([]*skill.Skill) error) error {
+	e.mu.RLock()
+	if e.skills == nil || e.gen != e.cat.Generation() {
+		e.mu.RUnlock()
+		if _, err := e.indexed(ctx); err != nil {
+			return err
+		}
+		e.mu.RLock()
+	}
+	defer e.mu.RUnlock()
+	return use(e.skills)
+}
+
 // Rank returns every skill with its score, best first.
 func (e *Engine) Rank(ctx context.Context, message string) ([]Match, error) {
-	skills, err := e.indexed(ctx)
+	var skills []*skill.Skill
+	var scores []float64
+	err := e.withIndex(ctx, func(s []*skill.Skill) (err error) {
+		skills = s
+		scores, err = e.m.Score(ctx, message)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	scores, err := e.m.Score(ctx, message)
-	if err != nil {
-		return nil, err
+	if len(scores) != len(skills) {
+		return nil, fmt.Errorf("match: %d scores for %d skills", len(scores), len(skills))
 	}
 	out := make([]Match, len(skills))
 	for i, s := range skills {
@@ -165,11 +191,13 @@ func (e *Engine) Explain(ctx context.Context, message string, limit int) ([]Expl
 	if limit <= 0 {
 		limit = e.limit
 	}
-	skills, err := e.indexed(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ex, err := x.Explain(ctx, message)
+	var skills []*skill.Skill
+	var ex []Explanation
+	err := e.withIndex(ctx, func(s []*skill.Skill) (err error) {
+		skills = s
+		ex, err = x.Explain(ctx, message)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

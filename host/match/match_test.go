@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/skill"
@@ -258,4 +259,95 @@ func FuzzTokens(f *testing.F) {
 			}
 		}
 	})
+}
+
+// slowScorer widens the window between indexing and scoring, where a
+// reload by another caller would pair one catalog's skills with another's
+// scores if the engine let it.
+type slowScorer struct{ *Lexical }
+
+func (s slowScorer) Score(ctx context.Context, message string) ([]float64, error) {
+	time.Sleep(200 * time.Microsecond)
+	return s.Lexical.Score(ctx, message)
+}
+
+func (s slowScorer) Explain(ctx context.Context, message string) ([]Explanation, error) {
+	time.Sleep(200 * time.Microsecond)
+	return s.Lexical.Explain(ctx, message)
+}
+
+// A catalog that reloads while messages are ranked and explained must
+// never pair one catalog's skills with another's scores: each result is
+// the whole of one indexed set, and nothing fails or panics.
+func TestRankDuringReloads(t *testing.T) {
+	root := t.TempDir()
+	for i := range 5 {
+		writeSkill(t, root, fmt.Sprintf("pdf-tools-%d", i), "Merge and split PDF files.", "Use qpdf to merge PDF files.")
+	}
+	cat := catalog.New([]string{root})
+	e := NewEngine(cat, slowScorer{NewLexical(LexicalOptions{})}, DefaultLexicalThreshold, 0)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			// Grow and shrink the catalog between 5 and 9 skills.
+			dir := filepath.Join(root, fmt.Sprintf("extra-%d", i%4))
+			var err error
+			if i%8 < 4 {
+				if err = os.MkdirAll(dir, 0o755); err == nil {
+					err = os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: "+filepath.Base(dir)+"\ndescription: Merge files of any kind.\n---\nmerge\n"), 0o644)
+				}
+			} else {
+				err = os.RemoveAll(dir)
+			}
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			cat.Reload()
+		}
+	}()
+	var rankers sync.WaitGroup
+	for range 4 {
+		rankers.Add(1)
+		go func() {
+			defer rankers.Done()
+			for range 200 {
+				ranked, err := e.Rank(context.Background(), "merge these pdf files")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Skills of one kind have the same text, so the same score;
+				// a score paired with the wrong skill breaks that.
+				seen, kind := map[string]bool{}, map[bool]float64{}
+				for _, m := range ranked {
+					extra := strings.HasPrefix(m.Skill.Name, "extra-")
+					if k, ok := kind[extra]; seen[m.Skill.Name] || m.Score <= 0 || ok && k != m.Score {
+						t.Errorf("skills and scores do not pair up: %v", ranked)
+						return
+					}
+					seen[m.Skill.Name], kind[extra] = true, m.Score
+				}
+				if len(ranked) < 5 || len(ranked) > 9 {
+					t.Errorf("ranked %d skills, want 5 to 9", len(ranked))
+					return
+				}
+				if _, err := e.Explain(context.Background(), "merge these pdf files", 0); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	rankers.Wait()
+	close(done)
+	wg.Wait()
 }
