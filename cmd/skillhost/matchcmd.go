@@ -21,7 +21,7 @@ type explainedJSON struct {
 	Name    string  `json:"name"`
 	Score   float64 `json:"score"`
 	Matched bool    `json:"matched"`
-	// Evidence is after the anchor and unknown-word factors.
+	// Evidence is after the anchor, unknown-word and coverage factors.
 	Evidence float64    `json:"evidence"`
 	Anchored bool       `json:"anchored"`
 	Known    float64    `json:"known"`
@@ -129,8 +129,9 @@ func (a *app) matchCmd() *cobra.Command {
 			"off-topic messages that matched nothing (abstain), the misses, and Hit@1 and abstain at\n" +
 			"other thresholds (see docs/matching.md).\n\n" +
 			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
-			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has it, the factors for a\n" +
-			"skill with no term in its name or description and for words no skill uses, and the score.",
+			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has\n" +
+			"it, the factors for a skill with no term in its name or description, for words no skill uses\n" +
+			"and for the share of the message's words the skill has, and the score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
 				if len(argv) > 0 {

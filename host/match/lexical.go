@@ -270,8 +270,10 @@ type TermEvidence struct {
 	Term     string
 	Evidence float64
 	// Fields are where the skill has the term: name, description,
-	// outline (headings and tools, or a lesser part of a compound word in
-	// the name or description) and body.
+	// outline and body. Outline (headings and tools) is named only when
+	// the term is in neither the name nor the description, which it then
+	// may be as a lesser part of a compound word: the index keeps those
+	// three fields as one frequency.
 	Fields []string
 }
 
@@ -350,7 +352,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			wordKnown[w] = wordKnown[w] || len(plist) > 0
 		}
 		// A word, or a part of one, that a skill has covers the word.
-		k, isWord := wordIndex[wordOf(t)]
+		bit, inBitset := wordIndex[wordOf(t)]
 		if len(plist) == 0 {
 			continue
 		}
@@ -366,8 +368,8 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 				e += o.NameBonus * w
 			}
 			scores[p.doc] += e
-			if has != nil && isWord {
-				has[int(p.doc)*blocks+k/64] |= 1 << (k % 64)
+			if has != nil && inBitset {
+				has[int(p.doc)*blocks+bit/64] |= 1 << (bit % 64)
 			}
 			if p.inName || p.inDescription {
 				anchored[p.doc] = true

@@ -260,7 +260,7 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 }
 
 // Floors on the realistic set, from measurement (docs/matching.md): the
-// test fails if a change makes matching worse than this on either half.
+// test fails if a change makes matching worse than this on any of the sets.
 var longFloors = map[string]Metrics{
 	longTune:     {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
 	longTest:     {Hit1: 0.92, MRR: 0.93, Abstain: 0.97},
