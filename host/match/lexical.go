@@ -392,14 +392,13 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
 	// The factor is (k/words)^(Coverage·g) for k covered words and a
-	// skill's length share g: log(k/words) is computed once per message,
-	// and the power once for the skills long enough for g = 1.
-	var logShare, fullPow []float64
+	// skill's length share g; log(k/words) is computed once per message,
+	// leaving one Exp per skill instead of a Pow.
+	var logShare []float64
 	if has != nil && words > 0 {
-		logShare, fullPow = make([]float64, int(words)+1), make([]float64, int(words)+1)
+		logShare = make([]float64, int(words)+1)
 		for k := range logShare {
 			logShare[k] = math.Log(float64(k) / words)
-			fullPow[k] = math.Pow(float64(k)/words, o.Coverage)
 		}
 	}
 	for i, e := range scores {
@@ -420,12 +419,8 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			}
 			c := 0.0
 			if covered > 0 {
-				k := min(covered, len(logShare)-1)
-				if g := min(1, idx.lengths[i]/o.CoverageLen); g == 1 {
-					c = fullPow[k]
-				} else {
-					c = math.Exp(o.Coverage * g * logShare[k])
-				}
+				g := min(1, idx.lengths[i]/o.CoverageLen)
+				c = math.Exp(o.Coverage * g * logShare[min(covered, len(logShare)-1)])
 			}
 			e *= c
 			if explain {
