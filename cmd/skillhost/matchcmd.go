@@ -21,14 +21,17 @@ type explainedJSON struct {
 	Name    string  `json:"name"`
 	Score   float64 `json:"score"`
 	Matched bool    `json:"matched"`
-	// Evidence is after the anchor, unknown-word and coverage factors.
-	Evidence float64    `json:"evidence"`
-	Anchored bool       `json:"anchored"`
-	Known    float64    `json:"known"`
-	Coverage float64    `json:"coverage"`
-	Covered  int        `json:"covered"`
-	Words    int        `json:"words"`
-	Terms    []termJSON `json:"terms"`
+	// Evidence is after the anchor, unknown-word, coverage and semantic
+	// factors.
+	Evidence   float64    `json:"evidence"`
+	Anchored   bool       `json:"anchored"`
+	Known      float64    `json:"known"`
+	Coverage   float64    `json:"coverage"`
+	Covered    int        `json:"covered"`
+	Words      int        `json:"words"`
+	Similarity float64    `json:"similarity"`
+	Semantic   float64    `json:"semantic"`
+	Terms      []termJSON `json:"terms"`
 }
 
 type termJSON struct {
@@ -59,7 +62,8 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
 				Known: round(x.Explanation.Known), Coverage: round(x.Explanation.Coverage),
-				Covered: x.Explanation.Covered, Words: x.Explanation.Words, Terms: []termJSON{}}
+				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
+				Similarity: round(x.Explanation.Similarity), Semantic: round(x.Explanation.Semantic), Terms: []termJSON{}}
 			for _, t := range x.Explanation.Terms {
 				j.Terms = append(j.Terms, termJSON{Term: t.Term, Evidence: round(t.Evidence), Fields: t.Fields})
 			}
@@ -99,6 +103,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		if x.Explanation.Coverage < 1 {
 			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)
+		}
+		if x.Explanation.Semantic != 1 {
+			fmt.Fprintf(a.stdout, "  meaning: word-vector similarity %.2f to the message: evidence x%.2f\n", x.Explanation.Similarity, x.Explanation.Semantic)
 		}
 		fmt.Fprintf(a.stdout, "  evidence %.3f -> score %.3f\n", x.Explanation.Evidence, x.Score)
 	}

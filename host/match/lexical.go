@@ -78,12 +78,27 @@ type LexicalOptions struct {
 	// over CoverageLen tokens, up to 1: a 100-word skill that lacks the
 	// message's other words is hardly evidence against it.
 	Coverage, CoverageLen float64
+	// Semantic is the strength of the semantic factor, which multiplies a
+	// skill's evidence by exp(Semantic·(s − SemanticCentre)), where s is
+	// the cosine between the message and the skill as word vectors (the
+	// idf-weighted centroid of their words' vectors; a skill is half its
+	// name and description and half its body). Word matching cannot tell
+	// "latex" in a question about gloves from "latex" in one about papers;
+	// the other words of the message can, when they point away from the
+	// skill's. A message or skill with no word in the table is left as it is.
+	Semantic, SemanticCentre float64
+	// Vectors are the word vectors of the semantic factor; nil means the
+	// table built into the binary (DefaultWordVectors).
+	Vectors *WordVectors
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
 // chosen with the coverage factor on six labelled sets of the realistic
 // skills (see TestTuneCoverage and docs/matching.md).
 const DefaultLexicalThreshold = 0.2
+
+// defaultSemantic is LexicalOptions.Semantic's default; negative is off.
+const defaultSemantic = -1.0
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
@@ -112,6 +127,11 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.Vocabulary, 600)
 	def(&o.Coverage, 1.25)
 	def(&o.CoverageLen, 1000)
+	def(&o.Semantic, defaultSemantic)
+	def(&o.SemanticCentre, 0.6)
+	if o.Semantic > 0 && o.Vectors == nil {
+		o.Vectors = DefaultWordVectors()
+	}
 	return o
 }
 
@@ -155,6 +175,11 @@ type lexIndex struct {
 	lengths  []float64
 	words    int // distinct words, pairs not counted
 	postings map[string][]posting
+	// vectors are the skills' word-vector centroids for the semantic
+	// factor, dim apiece, and hasVector whether a skill has one; nil when
+	// the factor is off.
+	vectors   []float32
+	hasVector []bool
 }
 
 // NewLexical returns a lexical matcher.
@@ -201,16 +226,30 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	// "script".
 	var named [][2]bool
 	var terms []string
+	var about, body []term // a skill's name and description, and its body, for its word vector
+	if o.Semantic > 0 {
+		idx.vectors = make([]float32, len(docs)*o.Vectors.Dim())
+		idx.hasVector = make([]bool, len(docs))
+	}
 	for i, d := range docs {
 		clear(slot)
 		tf, terms, named = tf[:0], terms[:0], named[:0]
 		var norm [numFields]float64 // BM25's length divisor of each field
 		var docLen float64
+		about, body = about[:0], body[:0]
 		for f, text := range fields(d) {
 			var length float64
 			// Word pairs are not indexed in the body: they would double
 			// the index for little gain where the body counts little.
-			for _, t := range analyze(text, m, f != fieldBody) {
+			analyzed := analyze(text, m, f != fieldBody)
+			switch {
+			case idx.vectors == nil:
+			case f == fieldName || f == fieldDescription:
+				about = append(about, analyzed...)
+			case f == fieldBody:
+				body = analyzed
+			}
+			for _, t := range analyzed {
 				k, ok := slot[t.text]
 				if !ok {
 					k = len(tf)
@@ -230,6 +269,9 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 			docLen += length
 		}
 		idx.lengths = append(idx.lengths, docLen)
+		if idx.vectors != nil {
+			idx.hasVector[i] = skillVector(o.Vectors, about, body, idx.vectors[i*o.Vectors.Dim():(i+1)*o.Vectors.Dim()])
+		}
 		for k, t := range terms {
 			v := &tf[k]
 			plist := idx.postings[t]
@@ -292,6 +334,10 @@ type Explanation struct {
 	// the skill has (Covered); 1 when the factor is off.
 	Coverage       float64
 	Covered, Words int
+	// Similarity is the cosine between the message's and the skill's
+	// word vectors, and Semantic the factor it gave (1 when the factor is
+	// off or either has no word in the table).
+	Similarity, Semantic float64
 	// Evidence is the sum of the terms' evidence after the factors; the
 	// score is Evidence/(Evidence+Saturation).
 	Evidence float64
@@ -379,6 +425,14 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			}
 		}
 	}
+	// The message's word vector, for the semantic factor.
+	var meaning []float32
+	if idx.vectors != nil {
+		meaning = make([]float32, o.Vectors.Dim())
+		if !o.Vectors.centroid(terms, meaning) {
+			meaning = nil
+		}
+	}
 	// Every skill's evidence shrinks alike with the share of unknown words.
 	known := 1.0
 	var words, unknown float64
@@ -403,7 +457,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	}
 	for i, e := range scores {
 		if explain {
-			ex[i].Anchored, ex[i].Known, ex[i].Coverage, ex[i].Words = anchored[i], known, 1, int(words)
+			ex[i].Anchored, ex[i].Known, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, 1, int(words), 1
 		}
 		if e == 0 {
 			continue
@@ -427,6 +481,15 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 				ex[i].Coverage, ex[i].Covered = c, covered
 			}
 		}
+		if meaning != nil && idx.hasVector[i] {
+			dim := o.Vectors.Dim()
+			sim := dot(meaning, idx.vectors[i*dim:(i+1)*dim])
+			f := math.Exp(o.Semantic * (sim - o.SemanticCentre))
+			e *= f
+			if explain {
+				ex[i].Similarity, ex[i].Semantic = sim, f
+			}
+		}
 		scores[i] = e / (e + o.Saturation)
 		if explain {
 			ex[i].Evidence, ex[i].Score = e, scores[i]
@@ -434,6 +497,24 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		}
 	}
 	return scores, ex
+}
+
+// skillVector writes into dst a skill's word vector, half the centroid of
+// its name and description and half that of its body, and reports whether
+// either had a word in the table. Halves, not one centroid of everything,
+// so a long body does not drown what the skill says it is for.
+func skillVector(w *WordVectors, about, body []term, dst []float32) bool {
+	part := make([]float32, len(dst))
+	ok := false
+	for _, terms := range [][]term{about, body} {
+		if w.centroid(terms, part) {
+			ok = true
+			for k, x := range part {
+				dst[k] += 0.5 * x
+			}
+		}
+	}
+	return ok
 }
 
 // fields names where a posting's term occurs (see TermEvidence.Fields).

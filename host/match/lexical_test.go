@@ -3,6 +3,7 @@ package match
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -148,5 +149,61 @@ func TestLexicalCompoundPartDoesNotAnchor(t *testing.T) {
 	}
 	if a, b := score(0, "my TypeScript types"), score(1, "my TypeScript types"); a != b {
 		t.Errorf("the whole word did not anchor the skill: %.3f with the discount, %.3f without", a, b)
+	}
+}
+
+// The semantic factor lowers a skill whose word a message shares in
+// another sense, raises one the message is about, leaves alone a message
+// with no word in the table, and is what Explain says it is.
+func TestLexicalSemanticFactor(t *testing.T) {
+	vectors := buildSmall(t) // two topics: containers and payments
+	docs := []Doc{
+		{Name: "docker-images", Description: "Build a docker image, its layers and registry.", Body: "A dockerfile, compose, volume and cluster."},
+		{Name: "billing", Description: "Invoices, refunds and card payments.", Body: "Charge a customer, handle a dispute, a receipt and tax."},
+	}
+	score := func(o LexicalOptions, message string) ([]float64, []Explanation) {
+		t.Helper()
+		l := NewLexical(o)
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		ex, err := l.Explain(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := l.Score(context.Background(), message)
+		return s, ex
+	}
+	on := LexicalOptions{Semantic: 4, SemanticCentre: 0.6, Vectors: vectors}
+	off := LexicalOptions{Semantic: -1, Vectors: vectors}
+
+	// "image" is the docker skill's word, but the rest of the message is
+	// about payments.
+	const mixed = "the image on the customer invoice and the refund receipt"
+	withF, ex := score(on, mixed)
+	without, _ := score(off, mixed)
+	if withF[0] >= without[0] {
+		t.Errorf("docker-images for %q: %.3f with the factor, %.3f without; want lower", mixed, withF[0], without[0])
+	}
+	if withF[1] <= without[1] {
+		t.Errorf("billing for %q: %.3f with the factor, %.3f without; want higher", mixed, withF[1], without[1])
+	}
+	for i, d := range docs {
+		sim := ex[i].Similarity
+		if want := math.Exp(4 * (sim - 0.6)); math.Abs(ex[i].Semantic-want) > 1e-9 {
+			t.Errorf("%s: factor %v, want exp(4·(%.3f−0.6)) = %v", d.Name, ex[i].Semantic, sim, want)
+		}
+		if math.Abs(ex[i].Score-withF[i]) > 1e-12 {
+			t.Errorf("%s: Explain's score %v, Score's %v", d.Name, ex[i].Score, withF[i])
+		}
+	}
+
+	// No word of this message is in the table: the factor stays out.
+	const unknown = "qpdf merges pages"
+	docs = append(docs, Doc{Name: "pdf-tools", Description: "qpdf merges pages.", Body: "A docker image of qpdf."})
+	withF, ex = score(on, unknown)
+	without, _ = score(off, unknown)
+	if withF[2] == 0 || withF[2] != without[2] || ex[2].Semantic != 1 {
+		t.Errorf("message without vectors: %.3f with the factor (x%v), %.3f without", withF[2], ex[2].Semantic, without[2])
 	}
 }

@@ -1,0 +1,209 @@
+package match
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// topicCorpus is a corpus of two topics whose words never meet: documents
+// about containers and documents about payments, each a random draw of its
+// topic's words and of words common to both.
+func topicCorpus(docs int) []string {
+	containers := strings.Fields("docker container image dockerfile registry layer volume compose kubernetes pod cluster node")
+	payments := strings.Fields("invoice refund payment charge subscription customer card billing receipt tax currency dispute")
+	common := strings.Fields("file setup config error guide example version update output input system project")
+	rng := rand.New(rand.NewSource(7))
+	var out []string
+	for i := range docs {
+		topic := containers
+		if i%2 == 1 {
+			topic = payments
+		}
+		var b strings.Builder
+		for range 200 {
+			if rng.Intn(3) == 0 {
+				b.WriteString(common[rng.Intn(len(common))])
+			} else {
+				b.WriteString(topic[rng.Intn(len(topic))])
+			}
+			b.WriteByte(' ')
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func buildSmall(t *testing.T) *WordVectors {
+	t.Helper()
+	w, err := BuildWordVectors(slices.Values(topicCorpus(200)), WordVectorOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func vecCosine(w *WordVectors, a, b string) float64 {
+	va, vb := w.Vector(a), w.Vector(b)
+	if va == nil || vb == nil {
+		return -2
+	}
+	return dot(va, vb)
+}
+
+func TestBuildWordVectorsSeparatesTopics(t *testing.T) {
+	w := buildSmall(t)
+	if w.Dim() != 8 || w.Len() != 36 {
+		t.Fatalf("table of %d words in %d dimensions, want 36 in 8", w.Len(), w.Dim())
+	}
+	// Stems, as the table keys them.
+	same := [][2]string{{"docker", "contain"}, {"imag", "registri"}, {"invoic", "refund"}, {"payment", "subscript"}}
+	cross := [][2]string{{"docker", "invoic"}, {"contain", "refund"}, {"imag", "payment"}, {"registri", "subscript"}}
+	for i := range same {
+		s, c := vecCosine(w, same[i][0], same[i][1]), vecCosine(w, cross[i][0], cross[i][1])
+		if s < -1 || c < -1 {
+			t.Fatalf("missing word in %v or %v", same[i], cross[i])
+		}
+		if s < c+0.3 {
+			t.Errorf("cos%v = %.2f is not clearly above cos%v = %.2f", same[i], s, cross[i], c)
+		}
+	}
+	if got, want := w.Similarity("the docker image will not build", "dockerfile and compose"), w.Similarity("the docker image will not build", "refund the invoice"); got <= want {
+		t.Errorf("text similarity: same topic %.2f, other topic %.2f", got, want)
+	}
+	if got := w.Similarity("docker image", "xyzzy plugh"); got != 0 {
+		t.Errorf("similarity with a text of no known word = %v, want 0", got)
+	}
+}
+
+func TestBuildWordVectorsIsReproducible(t *testing.T) {
+	var a, b bytes.Buffer
+	if _, err := buildSmall(t).WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildSmall(t).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("two builds from the same corpus differ")
+	}
+}
+
+func TestBuildWordVectorsErrors(t *testing.T) {
+	if _, err := BuildWordVectors(slices.Values([]string(nil)), WordVectorOptions{}); err == nil || !strings.Contains(err.Error(), "no documents") {
+		t.Errorf("empty corpus: %v", err)
+	}
+	if _, err := BuildWordVectors(slices.Values([]string{"one two three"}), WordVectorOptions{}); err == nil || !strings.Contains(err.Error(), "fewer words than dimensions") {
+		t.Errorf("tiny corpus: %v", err)
+	}
+}
+
+func TestWordVectorsRoundTrip(t *testing.T) {
+	w := buildSmall(t)
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadWordVectors(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Len() != w.Len() || r.Dim() != w.Dim() || r.docs != w.docs {
+		t.Fatalf("read %d×%d from %d docs, wrote %d×%d from %d", r.Len(), r.Dim(), r.docs, w.Len(), w.Dim(), w.docs)
+	}
+	for i, word := range w.words {
+		if r.df[i] != w.df[i] {
+			t.Errorf("%s: document frequency %d, wrote %d", word, r.df[i], w.df[i])
+		}
+		// Quantised to a byte, a vector keeps its direction.
+		if c := dot(w.Vector(word), r.Vector(word)); c < 0.999 {
+			t.Errorf("%s: cosine to the written vector %.5f", word, c)
+		}
+	}
+}
+
+func TestReadWordVectorsRejects(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := buildSmall(t).WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	header := good[:bytes.IndexByte(good, '\n')+1]
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "header"},
+		{"other file", []byte("PK\x03\x04 zip\n"), "not a skillhost word-vector table"},
+		{"future version", []byte("skillhost-wordvec 2 1 8 10\n"), "format version 2"},
+		{"huge", []byte("skillhost-wordvec 1 1 99999 10\n"), "implausible size"},
+		{"truncated", good[:len(good)-3], "unexpected EOF"},
+		{"trailing", append(slices.Clone(good), 0), "data after the last word"},
+		{"short", append(slices.Clone(header), 0), "bad length"},
+	} {
+		_, err := ReadWordVectors(bytes.NewReader(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// The built-in table keeps apart the topics of the realistic skills.
+func TestDefaultWordVectors(t *testing.T) {
+	w := DefaultWordVectors()
+	if w.Len() < 10000 || w.Dim() != 100 {
+		t.Fatalf("built-in table: %d words of %d dimensions", w.Len(), w.Dim())
+	}
+	for _, c := range []struct{ message, near, far string }{
+		{"my container image is 2 GB", "docker dockerfile layers", "invoices refunds and payments"},
+		{"customer was charged twice", "invoices refunds and payments", "docker dockerfile layers"},
+	} {
+		near, far := w.Similarity(c.message, c.near), w.Similarity(c.message, c.far)
+		if near <= far {
+			t.Errorf("%q: similarity to %q %.2f, to %q %.2f", c.message, c.near, near, c.far, far)
+		}
+	}
+	// A message that shares a skill's word in another sense is further
+	// from the skill than one about what the skill does.
+	for _, c := range []struct{ skill, on, off string }{
+		{"latex-papers: write and typeset academic papers in LaTeX with BibTeX citations, figures and tables",
+			"the latex build fails with undefined citation warnings", "latex or nitrile gloves for cleaning the bathroom"},
+		{"terraform-infra: plan and apply infrastructure as code with Terraform modules, state and providers",
+			"terraform plan wants to destroy my subnet", "how do I terraform the slope in my backyard into raised garden beds"},
+		{"data-charts: build bar, line and scatter charts of data with matplotlib and plotly",
+			"plot monthly sales as a stacked bar chart", "how do I read a knitting chart full of symbols"},
+	} {
+		on, off := w.Similarity(c.on, c.skill), w.Similarity(c.off, c.skill)
+		if on <= off+0.1 {
+			t.Errorf("%s: on-topic %q %.2f, off-topic %q %.2f", c.skill[:strings.IndexByte(c.skill, ':')], c.on, on, c.off, off)
+		}
+	}
+}
+
+func FuzzReadWordVectors(f *testing.F) {
+	var buf bytes.Buffer
+	w, err := BuildWordVectors(slices.Values(topicCorpus(20)), WordVectorOptions{Dim: 4, Words: 30})
+	if err != nil {
+		f.Fatal(err)
+	}
+	w.WriteTo(&buf)
+	f.Add(buf.Bytes())
+	f.Add([]byte("skillhost-wordvec 1 1 4 1\n\x01a\x01\x00\x00\x80\x3f\x01\x02\x03\x04"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := ReadWordVectors(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, word := range w.words {
+			v := w.Vector(word)
+			if len(v) != w.Dim() {
+				t.Fatalf("%q: vector of %d, want %d", word, len(v), w.Dim())
+			}
+		}
+		_ = fmt.Sprint(w.Similarity("a b c", "a"))
+	})
+}

@@ -1,0 +1,169 @@
+// Command wordvec builds the word-vector table of the lexical matcher's
+// semantic factor (host/match/wordvec.bin) from a collection of skills.
+//
+//	go run ./tools/wordvec -o host/match/wordvec.bin [flags] DIR...
+//
+// It reads every SKILL.md under the DIRs in path order, keeps the first
+// skill of each name (forks and copies would otherwise count many times),
+// and learns vectors from each skill's name, description and body (other
+// front-matter fields are left out: registries add their own). docs/matching.md
+// names the collection and the exact command the built-in table came from.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skillhost/skillhost/host/match"
+)
+
+func main() {
+	out := flag.String("o", "", "write the table to this file (required)")
+	cut := flag.String("cut", "", "drop each SKILL.md from the first line that starts with this text (a registry's footer)")
+	var exclude []string
+	flag.Func("exclude", "leave out skills of the same name as those in this directory (repeatable): keeps an evaluation catalog out of the corpus", func(dir string) error {
+		names, err := skillNames(dir)
+		exclude = append(exclude, names...)
+		return err
+	})
+	excludeNames := flag.String("exclude-names", "", "comma-separated skill names to leave out")
+	var o match.WordVectorOptions
+	flag.IntVar(&o.Words, "words", 0, "words in the table (0: 30000)")
+	flag.IntVar(&o.Dim, "dim", 0, "dimensions (0: 100)")
+	flag.Parse()
+	if *out == "" || flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [flags] DIR...")
+		flag.PrintDefaults()
+		os.Exit(2)
+	}
+	skip := map[string]bool{}
+	for _, n := range exclude {
+		skip[strings.ToLower(n)] = true
+	}
+	for _, n := range strings.Split(*excludeNames, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			skip[strings.ToLower(n)] = true
+		}
+	}
+	var read, kept, bad int
+	docs := func(yield func(string) bool) {
+		for _, dir := range flag.Args() {
+			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() || d.Name() != "SKILL.md" {
+					return err
+				}
+				read++
+				data, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				name, text, ok := skillText(data, *cut)
+				if !ok {
+					bad++
+					return nil
+				}
+				if skip[name] {
+					return nil
+				}
+				skip[name] = true
+				kept++
+				if !yield(text) {
+					return fs.SkipAll
+				}
+				return nil
+			})
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "wordvec: %s: %v\n", dir, err)
+				os.Exit(1)
+			}
+		}
+	}
+	w, err := match.BuildWordVectors(iter.Seq[string](docs), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wordvec:", err)
+		os.Exit(1)
+	}
+	f, err := os.Create(*out)
+	if err == nil {
+		_, err = w.WriteTo(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wordvec:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, learned from %d; %d words of %d dimensions to %s\n",
+		read, bad, kept, w.Len(), w.Dim(), *out)
+}
+
+// skillText returns a SKILL.md's lower-cased name and its name,
+// description and body as one text, or false if it has no front matter
+// with a name.
+func skillText(data []byte, cut string) (string, string, bool) {
+	if cut != "" {
+		if i := bytes.Index(data, []byte("\n"+cut)); i >= 0 {
+			data = data[:i]
+		}
+	}
+	rest, ok := bytes.CutPrefix(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("---\n"))
+	if !ok {
+		return "", "", false
+	}
+	head, body, ok := bytes.Cut(rest, []byte("\n---"))
+	if !ok {
+		return "", "", false
+	}
+	var fm struct {
+		Name        string `yaml:"name"`
+		Description string `yaml:"description"`
+	}
+	if yaml.Unmarshal(head, &fm) != nil {
+		// Many published skills have front matter that is not valid YAML,
+		// most often an unquoted colon in the description; take the two
+		// fields line by line, as lenient readers do.
+		fm.Name, fm.Description = "", ""
+		for _, line := range strings.Split(string(head), "\n") {
+			if v, ok := strings.CutPrefix(line, "name:"); ok && fm.Name == "" {
+				fm.Name = strings.Trim(strings.TrimSpace(v), `"'`)
+			} else if v, ok := strings.CutPrefix(line, "description:"); ok && fm.Description == "" {
+				fm.Description = strings.TrimSpace(v)
+			}
+		}
+	}
+	if strings.TrimSpace(fm.Name) == "" {
+		return "", "", false
+	}
+	return strings.ToLower(strings.TrimSpace(fm.Name)), fm.Name + "\n" + fm.Description + "\n" + string(body), true
+}
+
+// skillNames lists the names of the skills in dir: its subfolders' names
+// and the names in their SKILL.md files.
+func skillNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		names = append(names, e.Name())
+		if data, err := os.ReadFile(filepath.Join(dir, e.Name(), "SKILL.md")); err == nil {
+			if n, _, ok := skillText(data, ""); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, nil
+}
