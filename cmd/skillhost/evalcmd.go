@@ -70,7 +70,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		return a.printJSON(out)
 	}
 	m := out.At
-	fmt.Fprintf(a.stdout, "%s: %d messages (%d on-topic, %d off-topic) against %d skills, threshold %.3f\n\n",
+	fmt.Fprintf(a.stdout, "%s: %d messages (%d on-topic, %d off-topic) against %d skills, threshold %.4f\n\n",
 		path, m.Messages, m.OnTopic, m.OffTopic, ev.Skills, th)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tHit@1\tHit@3\tMRR\tabstain\tsilent")
@@ -106,7 +106,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		if c.Threshold == round(th) {
 			mark = "  <- configured"
 		}
-		fmt.Fprintf(tw, "  %.3f\t%.3f\t%.3f\t%.3f\t%.3f%s\n", c.Threshold, c.Hit1, c.MRR, c.Abstain, c.Silent, mark)
+		fmt.Fprintf(tw, "  %.4f\t%.3f\t%.3f\t%.3f\t%.3f%s\n", c.Threshold, c.Hit1, c.MRR, c.Abstain, c.Silent, mark)
 	}
 	return tw.Flush()
 }

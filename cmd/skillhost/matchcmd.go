@@ -85,7 +85,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		verdict := "matched"
 		if !x.Matched {
-			verdict = fmt.Sprintf("below the threshold %.3f", threshold)
+			verdict = fmt.Sprintf("below the threshold %.4f", threshold)
 		}
 		fmt.Fprintf(a.stdout, "%.3f  %s  (%s)\n", x.Score, host.Printable(x.Skill.Name), verdict)
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)

@@ -14,9 +14,9 @@ import (
 // generated builds n skills with a two-word name, a 25-word description
 // and a bodyWords-word body drawn from a vocabulary with a skewed (Zipf)
 // distribution, as real text is. Words are letters only: real prose
-// rarely mixes letters and digits, which the tokenizer splits.
+// rarely mixes letters and digits, which the tokenizer splits. They are
+// made up, so no skill has a word vector and the semantic factor stays out.
 func generated(n, vocabSize, bodyWords int) []Doc {
-	r := rand.New(rand.NewSource(1))
 	vocab := make([]string, vocabSize)
 	for i := range vocab {
 		w := []byte{'q'}
@@ -28,6 +28,12 @@ func generated(n, vocabSize, bodyWords int) []Doc {
 		}
 		vocab[i] = string(w) + "x"
 	}
+	return generatedFrom(vocab, n, bodyWords)
+}
+
+// generatedFrom is generated with a given vocabulary, most common first.
+func generatedFrom(vocab []string, n, bodyWords int) []Doc {
+	r := rand.New(rand.NewSource(1))
 	z := rand.NewZipf(r, 1.1, 1, uint64(len(vocab)-1))
 	words := func(k int) string {
 		var b strings.Builder
@@ -44,6 +50,10 @@ func generated(n, vocabSize, bodyWords int) []Doc {
 	return docs
 }
 
+// tableWords are the built-in word-vector table's words, most documents
+// first: generated skills of real words, each with a word vector.
+func tableWords() []string { return DefaultWordVectors().words }
+
 func BenchmarkLexicalIndex10k(b *testing.B) {
 	docs := generated(10000, 5000, 80)
 	b.ResetTimer()
@@ -58,11 +68,25 @@ func BenchmarkLexicalIndex10k(b *testing.B) {
 // short bodies (80 words); BenchmarkLexicalMatch10kLong against 10,000
 // with bodies of 600 words from a larger vocabulary, closer to published
 // skills. Both report the median and 99th-percentile time of one Score.
-func BenchmarkLexicalMatch10k(b *testing.B)     { benchMatch(b, generated(10000, 5000, 80)) }
-func BenchmarkLexicalMatch10kLong(b *testing.B) { benchMatch(b, generated(10000, 20000, 600)) }
+func BenchmarkLexicalMatch10k(b *testing.B) {
+	benchMatch(b, generated(10000, 5000, 80), LexicalOptions{})
+}
+func BenchmarkLexicalMatch10kLong(b *testing.B) {
+	benchMatch(b, generated(10000, 20000, 600), LexicalOptions{})
+}
 
-func benchMatch(b *testing.B, docs []Doc) {
-	l := NewLexical(LexicalOptions{})
+// BenchmarkLexicalMatch10kWords is BenchmarkLexicalMatch10kLong with the
+// words of the word-vector table, so every skill and message has a word
+// vector, with the semantic factor and without: what the factor costs.
+// Run it with -count to alternate the two.
+func BenchmarkLexicalMatch10kWords(b *testing.B) {
+	docs := generatedFrom(tableWords()[:20000], 10000, 600)
+	b.Run("semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{}) })
+	b.Run("no-semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Semantic: -1}) })
+}
+
+func benchMatch(b *testing.B, docs []Doc, o LexicalOptions) {
+	l := NewLexical(o)
 	if err := l.Index(context.Background(), docs); err != nil {
 		b.Fatal(err)
 	}

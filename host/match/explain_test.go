@@ -49,7 +49,12 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known * x.Coverage
+				want := sum * x.Known * x.Coverage * x.Semantic
+				// The semantic factor, from the skill's two halves.
+				if sim := semanticSimilarity(o.Vectors, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
+					math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
+					t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.Similarity, sim, x.Semantic)
+				}
 				// The coverage factor, from its definition rather than the code.
 				g := min(1, l.idx.lengths[i]/o.CoverageLen)
 				if f := math.Pow(min(1, float64(x.Covered)/float64(x.Words)), o.Coverage*g); x.Covered == 0 || math.Abs(f-x.Coverage) > 1e-9 {
@@ -68,6 +73,22 @@ func TestExplainAgreesWithScore(t *testing.T) {
 	if checked < 1000 {
 		t.Fatalf("only %d scored pairs checked", checked)
 	}
+}
+
+// semanticSimilarity is the cosine between message's word vector and half
+// the vector of a skill's name and description plus half that of its body.
+func semanticSimilarity(w *WordVectors, message string, d Doc) float64 {
+	m := make([]float32, w.Dim())
+	w.centroid(analyze(message, nil, false), m)
+	f := fields(d)
+	about, body := make([]float32, w.Dim()), make([]float32, w.Dim())
+	w.centroid(analyze(f[fieldName]+"\n"+f[fieldDescription], nil, false), about)
+	w.centroid(analyze(f[fieldBody], nil, false), body)
+	var sim float64
+	for k := range m {
+		sim += float64(m[k]) * (0.5*float64(about[k]) + 0.5*float64(body[k]))
+	}
+	return sim
 }
 
 func TestExplainFields(t *testing.T) {

@@ -36,8 +36,9 @@ type FieldOptions struct {
 // LexicalOptions tune the lexical matcher. Zero values take the defaults,
 // which were chosen on the labelled sets of the realistic skills in
 // testdata/match-long (the field weights on the tune half, see TestTune;
-// the coverage factor and the threshold on six sets, see TestTuneCoverage;
-// docs/matching.md has how), and a negative value means zero.
+// the coverage factor on six sets, see TestTuneCoverage; the semantic
+// factor and the threshold on seven, see TestTuneSemantic; docs/matching.md
+// has how), and a negative value means zero (Semantic: off).
 type LexicalOptions struct {
 	// K1 is BM25's term-frequency saturation.
 	K1 float64
@@ -93,12 +94,13 @@ type LexicalOptions struct {
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
-// chosen with the coverage factor on six labelled sets of the realistic
-// skills (see TestTuneCoverage and docs/matching.md).
-const DefaultLexicalThreshold = 0.2
+// chosen with the semantic factor on seven labelled sets of the realistic
+// skills and decided on two more (see TestTuneSemantic and
+// docs/matching.md).
+const DefaultLexicalThreshold = 0.2125
 
-// defaultSemantic is LexicalOptions.Semantic's default; negative is off.
-const defaultSemantic = -1.0
+// defaultSemantic is LexicalOptions.Semantic's default.
+const defaultSemantic = 4.0
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
@@ -466,30 +468,36 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			e *= o.Unanchored
 		}
 		e *= known
+		// The coverage and semantic factors are powers of e, applied as
+		// one Exp of their summed logarithms: an Exp per skill is much of
+		// the time of scoring a large catalog.
+		var logFactor float64
 		if has != nil && words > 0 {
 			covered := 0
 			for _, b := range has[i*blocks : (i+1)*blocks] {
 				covered += bits.OnesCount64(b)
 			}
-			c := 0.0
-			if covered > 0 {
-				g := min(1, idx.lengths[i]/o.CoverageLen)
-				c = math.Exp(o.Coverage * g * logShare[min(covered, len(logShare)-1)])
+			if covered == 0 {
+				e = 0 // only pairs matched, which cover no word
+			} else {
+				logFactor += o.Coverage * min(1, idx.lengths[i]/o.CoverageLen) * logShare[min(covered, len(logShare)-1)]
 			}
-			e *= c
 			if explain {
-				ex[i].Coverage, ex[i].Covered = c, covered
+				ex[i].Coverage, ex[i].Covered = math.Exp(logFactor), covered
+				if covered == 0 {
+					ex[i].Coverage = 0
+				}
 			}
 		}
 		if meaning != nil && idx.hasVector[i] {
 			dim := o.Vectors.Dim()
 			sim := dot(meaning, idx.vectors[i*dim:(i+1)*dim])
-			f := math.Exp(o.Semantic * (sim - o.SemanticCentre))
-			e *= f
+			logFactor += o.Semantic * (sim - o.SemanticCentre)
 			if explain {
-				ex[i].Similarity, ex[i].Semantic = sim, f
+				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(o.Semantic*(sim-o.SemanticCentre))
 			}
 		}
+		e *= math.Exp(logFactor)
 		scores[i] = e / (e + o.Saturation)
 		if explain {
 			ex[i].Evidence, ex[i].Score = e, scores[i]

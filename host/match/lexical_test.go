@@ -95,7 +95,7 @@ func TestLexicalUnknownWords(t *testing.T) {
 	known := scoreOf(t, docs, "review the outage")[0]
 	hiking := scoreOf(t, docs, "recommend a hiking trail near Boulder")[0]
 	if hiking <= 0 || hiking >= DefaultLexicalThreshold || known < DefaultLexicalThreshold {
-		t.Fatalf("on-topic %.3f, hiking trail %.3f; threshold %.3f", known, hiking, DefaultLexicalThreshold)
+		t.Fatalf("on-topic %.3f, hiking trail %.3f; threshold %.4f", known, hiking, DefaultLexicalThreshold)
 	}
 }
 

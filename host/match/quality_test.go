@@ -108,7 +108,7 @@ func TestQuality(t *testing.T) {
 	cat := catalog.New(corpusRoots)
 	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
 	m := evaluate(t, e, set)
-	t.Logf("lexical matcher on %d skills (%s), %d messages (%d on-topic, %d off-topic), threshold %.2f:",
+	t.Logf("lexical matcher on %d skills (%s), %d messages (%d on-topic, %d off-topic), threshold %.4f:",
 		len(cat.All()), matchCorpusNote, len(set), m.positives, m.negatives, DefaultLexicalThreshold)
 	t.Logf("  Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  off-topic false-match rate %.3f", m.hit1, m.hit3, m.mrr, m.falseHit)
 	for _, miss := range m.misses {
@@ -247,6 +247,11 @@ const (
 	// chosen on the six sets above; it is the only one of these sets that
 	// those defaults were not chosen on.
 	longHoldout5 = "../../testdata/match-long/holdout5.jsonl"
+	// longHoldout6 and longHoldout7 were written blind by two more
+	// writers, committed, and decided, once and taken together, on the
+	// semantic factor chosen on the seven sets above (docs/matching.md).
+	longHoldout6 = "../../testdata/match-long/holdout6.jsonl"
+	longHoldout7 = "../../testdata/match-long/holdout7.jsonl"
 )
 
 func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold float64) (*Evaluation, Metrics) {
@@ -262,19 +267,21 @@ func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold floa
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on any of the sets.
 var longFloors = map[string]Metrics{
-	longTune:     {Hit1: 0.92, MRR: 0.92, Abstain: 0.95},
-	longTest:     {Hit1: 0.92, MRR: 0.93, Abstain: 0.97},
-	longHoldout:  {Hit1: 0.76, MRR: 0.79, Abstain: 0.79},
-	longHoldout2: {Hit1: 0.85, MRR: 0.88, Abstain: 0.73},
-	longHoldout3: {Hit1: 0.90, MRR: 0.91, Abstain: 0.64},
-	longHoldout4: {Hit1: 0.88, MRR: 0.91, Abstain: 0.82},
-	longHoldout5: {Hit1: 0.87, MRR: 0.88, Abstain: 0.67},
+	longTune:     {Hit1: 0.89, MRR: 0.90, Abstain: 1.00},
+	longTest:     {Hit1: 0.91, MRR: 0.92, Abstain: 0.97},
+	longHoldout:  {Hit1: 0.77, MRR: 0.77, Abstain: 0.97},
+	longHoldout2: {Hit1: 0.87, MRR: 0.88, Abstain: 0.82},
+	longHoldout3: {Hit1: 0.86, MRR: 0.87, Abstain: 0.82},
+	longHoldout4: {Hit1: 0.89, MRR: 0.90, Abstain: 0.85},
+	longHoldout5: {Hit1: 0.83, MRR: 0.84, Abstain: 0.85},
+	longHoldout6: {Hit1: 0.90, MRR: 0.92, Abstain: 0.91},
+	longHoldout7: {Hit1: 0.93, MRR: 0.94, Abstain: 0.82},
 }
 
 func TestQualityLong(t *testing.T) {
-	for _, path := range []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5} {
+	for _, path := range []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5, longHoldout6, longHoldout7} {
 		ev, m := evaluateLong(t, path, LexicalOptions{}, DefaultLexicalThreshold)
-		t.Logf("%s: %d skills, %d on-topic, %d off-topic, threshold %.3f: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f",
+		t.Logf("%s: %d skills, %d on-topic, %d off-topic, threshold %.4f: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f",
 			path, ev.Skills, m.OnTopic, m.OffTopic, DefaultLexicalThreshold, m.Hit1, m.Hit3, m.MRR, m.Abstain)
 		for _, o := range ev.Misses(DefaultLexicalThreshold) {
 			t.Logf("  miss: %q want %q rank %d (%.3f), top %v", o.Label.Message, o.Label.Expect, o.Rank, o.Score, o.Top)

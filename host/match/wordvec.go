@@ -24,8 +24,13 @@ type WordVectors struct {
 	docs  int              // documents in the corpus the table was built from
 	index map[string]int32 // word to row
 	words []string
-	df    []uint32  // documents of the corpus that have the word
-	vecs  []float32 // len(words)*dim, each row of unit length
+	df    []uint32 // documents of the corpus that have the word
+	// Each row is stored as dim signed bytes, its direction; inv is one
+	// over the row's length, which makes it a unit vector. Bytes keep the
+	// table to a few megabytes in the binary and in memory, and move a
+	// cosine little.
+	q   []int8
+	inv []float32
 }
 
 // Dim is the length of the vectors.
@@ -35,14 +40,20 @@ func (w *WordVectors) Dim() int { return w.dim }
 func (w *WordVectors) Len() int { return len(w.words) }
 
 // Vector returns the unit vector of a stemmed word (see Tokens), or nil if
-// the table does not have it. The slice is the table's: do not change it.
+// the table does not have it.
 func (w *WordVectors) Vector(stem string) []float32 {
 	i, ok := w.index[stem]
 	if !ok {
 		return nil
 	}
-	return w.vecs[int(i)*w.dim : int(i+1)*w.dim]
+	v := make([]float32, w.dim)
+	for k, x := range w.row(i) {
+		v[k] = float32(x) * w.inv[i]
+	}
+	return v
 }
+
+func (w *WordVectors) row(i int32) []int8 { return w.q[int(i)*w.dim : int(i+1)*w.dim] }
 
 // Similarity is the cosine of the centroids of a and b (see Tokens for how
 // texts become words), in [-1, 1]; 0 when either has no word in the table.
@@ -57,13 +68,20 @@ func (w *WordVectors) Similarity(a, b string) float64 {
 // centroid writes into dst the unit-length sum of the vectors of the
 // distinct whole words among terms, each weighted by its idf in the corpus
 // (a word most skills use says little about what a text is about). It
-// reports false, leaving dst zero, when no word is in the table. Parts of
-// compound words are left out: the whole word has its own vector.
+// reports false, leaving dst zero, when no word is in the table. Lesser
+// parts of compound words are left out: the whole word has its own
+// vector. A word at a level or version (SEV2, python3) is the word.
 func (w *WordVectors) centroid(terms []term, dst []float32) bool {
 	clear(dst)
 	seen := map[int32]bool{}
+	leveled := map[string]bool{}
 	for _, t := range terms {
-		if t.weight != 1 {
+		if t.whole != "" && t.weight == 1 {
+			leveled[t.whole] = true
+		}
+	}
+	for _, t := range terms {
+		if t.weight != 1 || leveled[t.text] {
 			continue
 		}
 		i, ok := w.index[t.text]
@@ -71,10 +89,9 @@ func (w *WordVectors) centroid(terms []term, dst []float32) bool {
 			continue
 		}
 		seen[i] = true
-		idf := float32(math.Log(float64(w.docs) / float64(w.df[i])))
-		row := w.vecs[int(i)*w.dim : int(i+1)*w.dim]
-		for k, x := range row {
-			dst[k] += idf * x
+		f := float32(math.Log(float64(w.docs)/float64(w.df[i]))) * w.inv[i]
+		for k, x := range w.row(i) {
+			dst[k] += f * float32(x)
 		}
 	}
 	return normalize(dst)
@@ -96,20 +113,53 @@ func normalize(v []float32) bool {
 	return true
 }
 
+// dot is the dot product of two vectors of the same length, in four
+// running sums: scoring a large catalog takes one per skill.
 func dot(a, b []float32) float64 {
-	var s float32
-	for i, x := range a {
-		s += x * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return float64(s)
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64(s0 + s1 + s2 + s3)
 }
 
 // The file format: a header line "skillhost-wordvec 1 WORDS DIM DOCS\n",
 // then for each word its length and bytes, its document frequency (both
-// unsigned varints), a float32 scale and DIM signed bytes; a component is
-// its byte times the scale. Quantising to a byte keeps the built-in table
-// to a few megabytes and moves a cosine by well under 0.01.
+// unsigned varints) and DIM signed bytes, its direction.
 const wordVecMagic = "skillhost-wordvec"
+
+// quantize turns a row into bytes, its largest component ±127.
+func quantize(v []float32, dst []int8) {
+	var peak float64
+	for _, x := range v {
+		peak = max(peak, math.Abs(float64(x)))
+	}
+	for k, x := range v {
+		if peak > 0 {
+			dst[k] = int8(math.Round(float64(x) * 127 / peak))
+		}
+	}
+}
+
+// rowInverse is one over the length of a row of bytes; 0 for a zero row.
+func rowInverse(q []int8) float32 {
+	var s float64
+	for _, x := range q {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return 0
+	}
+	return float32(1 / math.Sqrt(s))
+}
 
 // WriteTo writes the table in the format ReadWordVectors reads.
 func (w *WordVectors) WriteTo(out io.Writer) (int64, error) {
@@ -117,7 +167,6 @@ func (w *WordVectors) WriteTo(out io.Writer) (int64, error) {
 	n, _ := fmt.Fprintf(bw, "%s 1 %d %d %d\n", wordVecMagic, len(w.words), w.dim, w.docs)
 	written := int64(n)
 	var buf [binary.MaxVarintLen64]byte
-	q := make([]byte, w.dim)
 	for i, word := range w.words {
 		k := binary.PutUvarint(buf[:], uint64(len(word)))
 		bw.Write(buf[:k])
@@ -125,38 +174,32 @@ func (w *WordVectors) WriteTo(out io.Writer) (int64, error) {
 		written += int64(k + len(word))
 		k = binary.PutUvarint(buf[:], uint64(w.df[i]))
 		bw.Write(buf[:k])
-		written += int64(k)
-		row := w.vecs[i*w.dim : (i+1)*w.dim]
-		var peak float32
-		for _, x := range row {
-			peak = max(peak, float32(math.Abs(float64(x))))
+		for _, x := range w.row(int32(i)) {
+			bw.WriteByte(byte(x))
 		}
-		scale := peak / 127
-		for j, x := range row {
-			if scale > 0 {
-				q[j] = byte(int8(math.Round(float64(x / scale))))
-			} else {
-				q[j] = 0
-			}
-		}
-		binary.Write(bw, binary.LittleEndian, scale)
-		bw.Write(q)
-		written += 4 + int64(w.dim)
+		written += int64(k + w.dim)
 	}
 	return written, bw.Flush()
 }
 
-// ReadWordVectors reads a table written by WriteTo. Rows are normalised
-// again after dequantising.
+// ReadWordVectors reads a table written by WriteTo.
 func ReadWordVectors(r io.Reader) (*WordVectors, error) {
-	br := bufio.NewReader(r)
-	header, err := br.ReadString('\n')
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("word vectors: header: %w", err)
+		return nil, fmt.Errorf("word vectors: %w", err)
 	}
+	return parseWordVectors(data)
+}
+
+func parseWordVectors(data []byte) (*WordVectors, error) {
+	end := bytes.IndexByte(data, '\n')
+	if end < 0 {
+		return nil, errors.New("word vectors: no header line")
+	}
+	header := string(data[:end])
 	var magic string
 	var version, words, dim, docs int
-	if _, err := fmt.Sscanf(header, "%s %d %d %d %d\n", &magic, &version, &words, &dim, &docs); err != nil || magic != wordVecMagic {
+	if _, err := fmt.Sscanf(header, "%s %d %d %d %d", &magic, &version, &words, &dim, &docs); err != nil || magic != wordVecMagic {
 		return nil, fmt.Errorf("word vectors: not a skillhost word-vector table (header %q)", truncate(header, 40))
 	}
 	if version != 1 {
@@ -165,43 +208,42 @@ func ReadWordVectors(r io.Reader) (*WordVectors, error) {
 	if words < 0 || dim <= 0 || dim > 4096 || docs <= 0 || words > 10_000_000 {
 		return nil, fmt.Errorf("word vectors: implausible size: %d words of %d dimensions from %d documents", words, dim, docs)
 	}
+	rest := data[end+1:]
+	if words > len(rest)/(dim+2) { // each word takes at least dim+2 bytes
+		return nil, fmt.Errorf("word vectors: %d words of %d dimensions do not fit in %d bytes", words, dim, len(rest))
+	}
 	w := &WordVectors{dim: dim, docs: docs, index: make(map[string]int32, words),
-		words: make([]string, 0, words), df: make([]uint32, 0, words), vecs: make([]float32, 0, words*dim)}
-	q := make([]byte, dim)
+		words: make([]string, 0, words), df: make([]uint32, 0, words),
+		q: make([]int8, words*dim), inv: make([]float32, words)}
 	for i := range words {
-		n, err := binary.ReadUvarint(br)
-		if err != nil || n == 0 || n > 256 {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n == 0 || n > 256 || uint64(len(rest)-k) < n {
 			return nil, fmt.Errorf("word vectors: word %d: bad length", i)
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, fmt.Errorf("word vectors: word %d: %w", i, err)
+		word := string(rest[k : k+int(n)])
+		rest = rest[k+int(n):]
+		df, k := binary.Uvarint(rest)
+		if k <= 0 || df == 0 || df > uint64(docs) {
+			return nil, fmt.Errorf("word vectors: word %q: bad document frequency", word)
 		}
-		df, err := binary.ReadUvarint(br)
-		if err != nil || df == 0 || df > uint64(docs) {
-			return nil, fmt.Errorf("word vectors: word %q: bad document frequency", b)
+		rest = rest[k:]
+		if len(rest) < dim {
+			return nil, fmt.Errorf("word vectors: word %q: %w", word, io.ErrUnexpectedEOF)
 		}
-		var scale float32
-		if err := binary.Read(br, binary.LittleEndian, &scale); err != nil {
-			return nil, fmt.Errorf("word vectors: word %q: %w", b, err)
-		}
-		if _, err := io.ReadFull(br, q); err != nil {
-			return nil, fmt.Errorf("word vectors: word %q: %w", b, err)
-		}
-		word := string(b)
 		if _, dup := w.index[word]; dup {
 			return nil, fmt.Errorf("word vectors: word %q twice", word)
 		}
+		row := w.q[i*dim : (i+1)*dim]
+		for j, b := range rest[:dim] {
+			row[j] = int8(b)
+		}
+		rest = rest[dim:]
 		w.index[word] = int32(i)
 		w.words = append(w.words, word)
 		w.df = append(w.df, uint32(df))
-		start := len(w.vecs)
-		for _, x := range q {
-			w.vecs = append(w.vecs, float32(int8(x))*scale)
-		}
-		normalize(w.vecs[start:])
+		w.inv[i] = rowInverse(row)
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if len(rest) > 0 {
 		return nil, errors.New("word vectors: data after the last word")
 	}
 	return w, nil
@@ -222,7 +264,7 @@ var builtinWordVectors []byte
 // registry of skills (docs/matching.md says which, and how to rebuild it
 // with tools/wordvec). It is read once, on first use.
 var DefaultWordVectors = sync.OnceValue(func() *WordVectors {
-	w, err := ReadWordVectors(bytes.NewReader(builtinWordVectors))
+	w, err := parseWordVectors(builtinWordVectors)
 	if err != nil {
 		panic("built-in " + err.Error()) // the table is part of the source tree
 	}

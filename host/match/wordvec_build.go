@@ -157,14 +157,16 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 
 	u, s := truncatedSVD(ppmi, o.Dim, o.Seed)
 	w := &WordVectors{dim: o.Dim, docs: ndocs, index: id, words: words,
-		df: make([]uint32, n), vecs: make([]float32, n*o.Dim)}
+		df: make([]uint32, n), q: make([]int8, n*o.Dim), inv: make([]float32, n)}
+	row := make([]float32, o.Dim)
 	for i, word := range words {
 		w.df[i] = uint32(df[word])
-		row := w.vecs[i*o.Dim : (i+1)*o.Dim]
 		for k := range row {
 			row[k] = float32(u[i][k] * math.Sqrt(s[k]))
 		}
-		normalize(row)
+		q := w.q[i*o.Dim : (i+1)*o.Dim]
+		quantize(row, q)
+		w.inv[i] = rowInverse(q)
 	}
 	return w, nil
 }
