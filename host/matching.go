@@ -28,7 +28,14 @@ func (h *Host) newEngine() (*match.Engine, error) {
 		}
 		return def
 	}
-	lexical := match.NewLexical(match.LexicalOptions{})
+	var lo match.LexicalOptions
+	if mc.Semantic != nil {
+		lo.Semantic = *mc.Semantic
+		if lo.Semantic == 0 {
+			lo.Semantic = -1 // off; LexicalOptions reads zero as the default
+		}
+	}
+	lexical := match.NewLexical(lo)
 	switch mc.Strategy {
 	case config.MatchEmbedding, config.MatchHybrid:
 		emb, err := h.embedding()

@@ -149,7 +149,10 @@ type Match struct {
 	// default.
 	Threshold *float64 `yaml:"threshold"`
 	// Limit caps the number of matches; 0 means no cap.
-	Limit     int       `yaml:"limit"`
+	Limit int `yaml:"limit"`
+	// Semantic is the strength of the lexical matcher's semantic factor
+	// (its word vectors); nil means the default, 4, and 0 turns it off.
+	Semantic  *float64  `yaml:"semantic"`
 	Embedding Embedding `yaml:"embedding"`
 }
 

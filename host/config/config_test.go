@@ -102,6 +102,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad pin", "plugins:\n  sha256: {\"null\": abc}\n", "plugins.sha256.null"},
 		{"null pin key", "plugins:\n  sha256: {null: abc}\n", `write "null": (quoted)`},
 		{"bad threshold", "match:\n  threshold: 2\n", "match.threshold"},
+		{"bad semantic", "match:\n  semantic: -1\n", "match.semantic: -1 is outside [0, 20]"},
 		{"embedding without url", "match:\n  strategy: embedding\n", "match.embedding.url"},
 		{"not a mapping", "- a\n- b\n", "must be a mapping"},
 		{"bad yaml", "sandbox: [\n", "invalid YAML"},

@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 	if m.Limit < 0 {
 		bad("match.limit: must not be negative (0 means no cap)")
 	}
+	if m.Semantic != nil && (*m.Semantic < 0 || *m.Semantic > 20) {
+		bad("match.semantic: %v is outside [0, 20] (0 turns the factor off)", *m.Semantic)
+	}
 	if m.Embedding.BatchSize <= 0 {
 		bad("match.embedding.batch_size: must be positive")
 	}

@@ -52,7 +52,13 @@ func generatedFrom(vocab []string, n, bodyWords int) []Doc {
 
 // tableWords are the built-in word-vector table's words, most documents
 // first: generated skills of real words, each with a word vector.
-func tableWords() []string { return DefaultWordVectors().words }
+func tableWords() []string {
+	w, err := DefaultWordVectors()
+	if err != nil {
+		panic(err)
+	}
+	return w.words
+}
 
 func BenchmarkLexicalIndex10k(b *testing.B) {
 	docs := generated(10000, 5000, 80)
@@ -61,6 +67,25 @@ func BenchmarkLexicalIndex10k(b *testing.B) {
 		if err := NewLexical(LexicalOptions{}).Index(context.Background(), docs); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkLexicalIndex10kWords indexes 10,000 skills of the word-vector
+// table's words (600-word bodies) with the semantic factor and without:
+// what computing each skill's vector costs.
+func BenchmarkLexicalIndex10kWords(b *testing.B) {
+	docs := generatedFrom(tableWords()[:20000], 10000, 600)
+	for _, c := range []struct {
+		name string
+		o    LexicalOptions
+	}{{"semantic", LexicalOptions{}}, {"no-semantic", LexicalOptions{Semantic: -1}}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if err := NewLexical(c.o).Index(context.Background(), docs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -51,7 +51,7 @@ func TestExplainAgreesWithScore(t *testing.T) {
 				}
 				want := sum * x.Known * x.Coverage * x.Semantic
 				// The semantic factor, from the skill's two halves.
-				if sim := semanticSimilarity(o.Vectors, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
+				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
 					math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
 					t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.Similarity, sim, x.Semantic)
 				}
@@ -75,20 +75,21 @@ func TestExplainAgreesWithScore(t *testing.T) {
 	}
 }
 
-// semanticSimilarity is the cosine between message's word vector and half
-// the vector of a skill's name and description plus half that of its body.
+// semanticSimilarity is the mean of the cosines between message and a
+// skill's name and description and between message and its body (the one
+// that has a word in the table, if only one has), from the public
+// Similarity rather than the index.
 func semanticSimilarity(w *WordVectors, message string, d Doc) float64 {
-	m := make([]float32, w.Dim())
-	w.centroid(analyze(message, nil, false), m)
 	f := fields(d)
-	about, body := make([]float32, w.Dim()), make([]float32, w.Dim())
-	w.centroid(analyze(f[fieldName]+"\n"+f[fieldDescription], nil, false), about)
-	w.centroid(analyze(f[fieldBody], nil, false), body)
-	var sim float64
-	for k := range m {
-		sim += float64(m[k]) * (0.5*float64(about[k]) + 0.5*float64(body[k]))
+	var sum, n float64
+	for _, half := range []string{f[fieldName] + "\n" + f[fieldDescription], f[fieldBody]} {
+		probe := make([]float32, w.Dim())
+		if w.centroid(analyze(half, nil, false), probe) {
+			sum += w.Similarity(message, half)
+			n++
+		}
 	}
-	return sim
+	return sum / max(n, 1)
 }
 
 func TestExplainFields(t *testing.T) {

@@ -81,15 +81,17 @@ type LexicalOptions struct {
 	Coverage, CoverageLen float64
 	// Semantic is the strength of the semantic factor, which multiplies a
 	// skill's evidence by exp(Semantic·(s − SemanticCentre)), where s is
-	// the cosine between the message and the skill as word vectors (the
-	// idf-weighted centroid of their words' vectors; a skill is half its
-	// name and description and half its body). Word matching cannot tell
+	// the mean of the cosines between the message's word vector (the
+	// idf-weighted centroid of its words' vectors) and those of the
+	// skill's name and description and of its body, or of the one of the
+	// two that has a word in the table. Word matching cannot tell
 	// "latex" in a question about gloves from "latex" in one about papers;
 	// the other words of the message can, when they point away from the
 	// skill's. A message or skill with no word in the table is left as it is.
 	Semantic, SemanticCentre float64
 	// Vectors are the word vectors of the semantic factor; nil means the
-	// table built into the binary (DefaultWordVectors).
+	// table built into the binary (DefaultWordVectors), read on the first
+	// Index.
 	Vectors *WordVectors
 }
 
@@ -131,9 +133,6 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.CoverageLen, 1000)
 	def(&o.Semantic, defaultSemantic)
 	def(&o.SemanticCentre, 0.6)
-	if o.Semantic > 0 && o.Vectors == nil {
-		o.Vectors = DefaultWordVectors()
-	}
 	return o
 }
 
@@ -177,9 +176,10 @@ type lexIndex struct {
 	lengths  []float64
 	words    int // distinct words, pairs not counted
 	postings map[string][]posting
-	// vectors are the skills' word-vector centroids for the semantic
-	// factor, dim apiece, and hasVector whether a skill has one; nil when
-	// the factor is off.
+	// vec is the word-vector table of the semantic factor, nil when the
+	// factor is off; vectors are the skills' word vectors, dim apiece,
+	// and hasVector whether a skill has one.
+	vec       *WordVectors
 	vectors   []float32
 	hasVector []bool
 }
@@ -230,7 +230,14 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	var terms []string
 	var about, body []term // a skill's name and description, and its body, for its word vector
 	if o.Semantic > 0 {
-		idx.vectors = make([]float32, len(docs)*o.Vectors.Dim())
+		idx.vec = o.Vectors
+		if idx.vec == nil {
+			var err error
+			if idx.vec, err = DefaultWordVectors(); err != nil {
+				return err
+			}
+		}
+		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
 		idx.hasVector = make([]bool, len(docs))
 	}
 	for i, d := range docs {
@@ -272,7 +279,8 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		}
 		idx.lengths = append(idx.lengths, docLen)
 		if idx.vectors != nil {
-			idx.hasVector[i] = skillVector(o.Vectors, about, body, idx.vectors[i*o.Vectors.Dim():(i+1)*o.Vectors.Dim()])
+			dim := idx.vec.Dim()
+			idx.hasVector[i] = skillVector(idx.vec, about, body, idx.vectors[i*dim:(i+1)*dim])
 		}
 		for k, t := range terms {
 			v := &tf[k]
@@ -429,9 +437,9 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	}
 	// The message's word vector, for the semantic factor.
 	var meaning []float32
-	if idx.vectors != nil {
-		meaning = make([]float32, o.Vectors.Dim())
-		if !o.Vectors.centroid(terms, meaning) {
+	if idx.vec != nil {
+		meaning = make([]float32, idx.vec.Dim())
+		if !idx.vec.centroid(terms, meaning) {
 			meaning = nil
 		}
 	}
@@ -490,15 +498,18 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			}
 		}
 		if meaning != nil && idx.hasVector[i] {
-			dim := o.Vectors.Dim()
+			dim := idx.vec.Dim()
 			sim := dot(meaning, idx.vectors[i*dim:(i+1)*dim])
 			logFactor += o.Semantic * (sim - o.SemanticCentre)
 			if explain {
 				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(o.Semantic*(sim-o.SemanticCentre))
 			}
 		}
-		e *= math.Exp(logFactor)
+		e *= math.Exp(min(logFactor, 700)) // a huge Semantic must not overflow
 		scores[i] = e / (e + o.Saturation)
+		if math.IsInf(e, 1) {
+			scores[i] = 1
+		}
 		if explain {
 			ex[i].Evidence, ex[i].Score = e, scores[i]
 			sort.SliceStable(ex[i].Terms, func(a, b int) bool { return ex[i].Terms[a].Evidence > ex[i].Terms[b].Evidence })
@@ -507,22 +518,27 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	return scores, ex
 }
 
-// skillVector writes into dst a skill's word vector, half the centroid of
-// its name and description and half that of its body, and reports whether
-// either had a word in the table. Halves, not one centroid of everything,
+// skillVector writes into dst a skill's word vector: the mean of the
+// centroids of its name and description and of its body, so that its dot
+// product with a message's vector is the mean of the message's cosines
+// with the two, or the one centroid that has a word in the table. It
+// reports whether either had. Two halves, not one centroid of everything,
 // so a long body does not drown what the skill says it is for.
 func skillVector(w *WordVectors, about, body []term, dst []float32) bool {
 	part := make([]float32, len(dst))
-	ok := false
+	var halves float32
 	for _, terms := range [][]term{about, body} {
 		if w.centroid(terms, part) {
-			ok = true
+			halves++
 			for k, x := range part {
-				dst[k] += 0.5 * x
+				dst[k] += x
 			}
 		}
 	}
-	return ok
+	for k := range dst {
+		dst[k] /= max(halves, 1)
+	}
+	return halves > 0
 }
 
 // fields names where a posting's term occurs (see TermEvidence.Fields).

@@ -207,3 +207,45 @@ func TestLexicalSemanticFactor(t *testing.T) {
 		t.Errorf("message without vectors: %.3f with the factor (x%v), %.3f without", withF[2], ex[2].Semantic, without[2])
 	}
 }
+
+// A skill whose body has no word in the table (empty, code, another
+// language) is compared by its name and description alone, not held to
+// half a cosine; one with no word in the table at all is left as it is.
+func TestLexicalSemanticFactorHalves(t *testing.T) {
+	vectors := buildSmall(t)
+	o := LexicalOptions{Semantic: 4, SemanticCentre: 0.6, Vectors: vectors}
+	for _, c := range []struct {
+		name, message string
+		doc           Doc
+		want          func(ex Explanation) bool
+	}{
+		{"no body", "refund the invoice payment", Doc{Name: "billing", Description: "Refund the invoice payment."},
+			func(ex Explanation) bool { return ex.Similarity > 0.9 && ex.Semantic > 1 }},
+		{"body of words not in the table", "refund the invoice payment",
+			Doc{Name: "billing", Description: "Refund the invoice payment.", Body: "qzx vvrt plugh xyzzy"},
+			func(ex Explanation) bool { return ex.Similarity > 0.9 && ex.Semantic > 1 }},
+		{"no word in the table", "plugh xyzzy and a refund", Doc{Name: "qzx", Description: "Plugh xyzzy."},
+			func(ex Explanation) bool { return ex.Score > 0 && ex.Semantic == 1 }},
+	} {
+		l := NewLexical(o)
+		if err := l.Index(context.Background(), []Doc{c.doc}); err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := l.Explain(context.Background(), c.message)
+		if len(ex) != 1 || !c.want(ex[0]) {
+			t.Errorf("%s: score %.3f, similarity %.3f, factor %.3f", c.name, ex[0].Score, ex[0].Similarity, ex[0].Semantic)
+		}
+	}
+}
+
+// However strong the factor, a score stays a number in [0, 1].
+func TestLexicalSemanticFactorHuge(t *testing.T) {
+	l := NewLexical(LexicalOptions{Semantic: 5000, SemanticCentre: -1, Vectors: buildSmall(t)})
+	if err := l.Index(context.Background(), []Doc{{Name: "billing", Description: "Refund the invoice payment."}}); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := l.Score(context.Background(), "refund the invoice payment")
+	if math.IsNaN(s[0]) || s[0] < 0 || s[0] > 1 {
+		t.Fatalf("score %v", s[0])
+	}
+}

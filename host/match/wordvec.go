@@ -31,6 +31,9 @@ type WordVectors struct {
 	// cosine little.
 	q   []int8
 	inv []float32
+	// weight is a row's idf in the corpus times inv: what it adds to a
+	// centroid per byte.
+	weight []float32
 }
 
 // Dim is the length of the vectors.
@@ -73,23 +76,29 @@ func (w *WordVectors) Similarity(a, b string) float64 {
 // vector. A word at a level or version (SEV2, python3) is the word.
 func (w *WordVectors) centroid(terms []term, dst []float32) bool {
 	clear(dst)
-	seen := map[int32]bool{}
-	leveled := map[string]bool{}
+	var leveled map[string]bool // rare: built only when a text has one
 	for _, t := range terms {
 		if t.whole != "" && t.weight == 1 {
+			if leveled == nil {
+				leveled = map[string]bool{}
+			}
 			leveled[t.whole] = true
 		}
 	}
+	seen := make(map[int32]struct{}, len(terms))
 	for _, t := range terms {
 		if t.weight != 1 || leveled[t.text] {
 			continue
 		}
 		i, ok := w.index[t.text]
-		if !ok || seen[i] {
+		if !ok {
 			continue
 		}
-		seen[i] = true
-		f := float32(math.Log(float64(w.docs)/float64(w.df[i]))) * w.inv[i]
+		if _, dup := seen[i]; dup {
+			continue
+		}
+		seen[i] = struct{}{}
+		f := w.weight[i]
 		for k, x := range w.row(i) {
 			dst[k] += f * float32(x)
 		}
@@ -205,7 +214,7 @@ func parseWordVectors(data []byte) (*WordVectors, error) {
 	if version != 1 {
 		return nil, fmt.Errorf("word vectors: format version %d, want 1", version)
 	}
-	if words < 0 || dim <= 0 || dim > 4096 || docs <= 0 || words > 10_000_000 {
+	if words < 0 || dim <= 0 || dim > 4096 || docs <= 0 || docs > math.MaxUint32 || words > 10_000_000 {
 		return nil, fmt.Errorf("word vectors: implausible size: %d words of %d dimensions from %d documents", words, dim, docs)
 	}
 	rest := data[end+1:]
@@ -246,7 +255,16 @@ func parseWordVectors(data []byte) (*WordVectors, error) {
 	if len(rest) > 0 {
 		return nil, errors.New("word vectors: data after the last word")
 	}
+	w.weigh()
 	return w, nil
+}
+
+// weigh computes weight from docs, df and inv.
+func (w *WordVectors) weigh() {
+	w.weight = make([]float32, len(w.words))
+	for i, df := range w.df {
+		w.weight[i] = float32(math.Log(float64(w.docs)/float64(df))) * w.inv[i]
+	}
 }
 
 func truncate(s string, n int) string {
@@ -262,11 +280,12 @@ var builtinWordVectors []byte
 // DefaultWordVectors returns the table built into the binary: 30,000
 // stemmed words in 100 dimensions, from the SKILL.md files of a public
 // registry of skills (docs/matching.md says which, and how to rebuild it
-// with tools/wordvec). It is read once, on first use.
-var DefaultWordVectors = sync.OnceValue(func() *WordVectors {
+// with tools/wordvec). It is read once, on first use; an error means the
+// binary was built from a broken source tree.
+var DefaultWordVectors = sync.OnceValues(func() (*WordVectors, error) {
 	w, err := parseWordVectors(builtinWordVectors)
 	if err != nil {
-		panic("built-in " + err.Error()) // the table is part of the source tree
+		return nil, fmt.Errorf("built-in %w", err)
 	}
-	return w
+	return w, nil
 })

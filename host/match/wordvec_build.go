@@ -168,6 +168,7 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 		quantize(row, q)
 		w.inv[i] = rowInverse(q)
 	}
+	w.weigh()
 	return w, nil
 }
 

@@ -2,7 +2,6 @@ package match
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/rand"
 	"reflect"
@@ -142,6 +141,7 @@ func TestReadWordVectorsRejects(t *testing.T) {
 		{"other file", []byte("PK\x03\x04 zip\n"), "not a skillhost word-vector table"},
 		{"future version", []byte("skillhost-wordvec 2 1 8 10\n"), "format version 2"},
 		{"huge", []byte("skillhost-wordvec 1 1 99999 10\n"), "implausible size"},
+		{"too many documents", []byte("skillhost-wordvec 1 1 8 4294967296\n"), "implausible size"},
 		{"truncated", good[:len(good)-3], "unexpected EOF"},
 		{"trailing", append(slices.Clone(good), 0), "data after the last word"},
 		{"short", append(slices.Clone(header), 0), "do not fit"},
@@ -158,7 +158,10 @@ func TestReadWordVectorsRejects(t *testing.T) {
 
 // The built-in table keeps apart the topics of the realistic skills.
 func TestDefaultWordVectors(t *testing.T) {
-	w := DefaultWordVectors()
+	w, err := DefaultWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if w.Len() < 10000 || w.Dim() != 100 {
 		t.Fatalf("built-in table: %d words of %d dimensions", w.Len(), w.Dim())
 	}
@@ -207,7 +210,23 @@ func FuzzReadWordVectors(f *testing.F) {
 			if len(v) != w.Dim() {
 				t.Fatalf("%q: vector of %d, want %d", word, len(v), w.Dim())
 			}
+			for _, x := range v {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("%q: component %v", word, x)
+				}
+			}
 		}
-		_ = fmt.Sprint(w.Similarity("a b c", "a"))
+		if s := w.Similarity("a b c", "a"); math.IsNaN(s) || s < -1.0001 || s > 1.0001 {
+			t.Fatalf("similarity %v", s)
+		}
+		// What is read writes back to the same table.
+		var buf bytes.Buffer
+		if _, err := w.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadWordVectors(&buf)
+		if err != nil || !reflect.DeepEqual(again, w) {
+			t.Fatalf("round trip: %v", err)
+		}
 	})
 }
