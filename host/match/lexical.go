@@ -229,6 +229,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	var named [][2]bool
 	var terms []string
 	var about, body []term // a skill's name and description, and its body, for its word vector
+	var half []float32     // the centroid of one of those, reused from skill to skill
 	if o.Semantic > 0 {
 		idx.vec = o.Vectors
 		if idx.vec == nil {
@@ -239,6 +240,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		}
 		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
 		idx.hasVector = make([]bool, len(docs))
+		half = make([]float32, idx.vec.Dim())
 	}
 	for i, d := range docs {
 		clear(slot)
@@ -280,7 +282,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		idx.lengths = append(idx.lengths, docLen)
 		if idx.vectors != nil {
 			dim := idx.vec.Dim()
-			idx.hasVector[i] = skillVector(idx.vec, about, body, idx.vectors[i*dim:(i+1)*dim])
+			idx.hasVector[i] = skillVector(idx.vec, about, body, idx.vectors[i*dim:(i+1)*dim], half)
 		}
 		for k, t := range terms {
 			v := &tf[k]
@@ -479,7 +481,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		// The coverage and semantic factors are powers of e, applied as
 		// one Exp of their summed logarithms: an Exp per skill is much of
 		// the time of scoring a large catalog.
-		var logFactor float64
+		var logCoverage, logSemantic float64
 		if has != nil && words > 0 {
 			covered := 0
 			for _, b := range has[i*blocks : (i+1)*blocks] {
@@ -488,24 +490,24 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			if covered == 0 {
 				e = 0 // only pairs matched, which cover no word
 			} else {
-				logFactor += o.Coverage * min(1, idx.lengths[i]/o.CoverageLen) * logShare[min(covered, len(logShare)-1)]
+				logCoverage = o.Coverage * min(1, idx.lengths[i]/o.CoverageLen) * logShare[min(covered, len(logShare)-1)]
 			}
 			if explain {
-				ex[i].Coverage, ex[i].Covered = math.Exp(logFactor), covered
-				if covered == 0 {
-					ex[i].Coverage = 0
+				ex[i].Coverage, ex[i].Covered = 0, covered
+				if covered > 0 {
+					ex[i].Coverage = math.Exp(logCoverage)
 				}
 			}
 		}
 		if meaning != nil && idx.hasVector[i] {
 			dim := idx.vec.Dim()
 			sim := dot(meaning, idx.vectors[i*dim:(i+1)*dim])
-			logFactor += o.Semantic * (sim - o.SemanticCentre)
+			logSemantic = o.Semantic * (sim - o.SemanticCentre)
 			if explain {
-				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(o.Semantic*(sim-o.SemanticCentre))
+				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(logSemantic)
 			}
 		}
-		e *= math.Exp(min(logFactor, 700)) // a huge Semantic must not overflow
+		e *= math.Exp(min(logCoverage+logSemantic, 700)) // a huge Semantic must not overflow
 		scores[i] = e / (e + o.Saturation)
 		if math.IsInf(e, 1) {
 			scores[i] = 1
@@ -523,9 +525,9 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 // product with a message's vector is the mean of the message's cosines
 // with the two, or the one centroid that has a word in the table. It
 // reports whether either had. Two halves, not one centroid of everything,
-// so a long body does not drown what the skill says it is for.
-func skillVector(w *WordVectors, about, body []term, dst []float32) bool {
-	part := make([]float32, len(dst))
+// so a long body does not drown what the skill says it is for. part is
+// scratch of dst's length.
+func skillVector(w *WordVectors, about, body []term, dst, part []float32) bool {
 	var halves float32
 	for _, terms := range [][]term{about, body} {
 		if w.centroid(terms, part) {

@@ -300,14 +300,10 @@ func TestQualityLong(t *testing.T) {
 }
 
 // TestTuneCoverage is how the coverage factor and the threshold were
-// chosen: every setting at every threshold, scored on the six realistic
-// sets that had been read (tune, test and the first four holdouts), ranked
-// by Hit@1 + MRR + abstain summed over them, keeping only settings that
-// hold the short-fixture floors. SKILLHOST_TUNE_EXTRA=DIR:A.jsonl,B.jsonl
-// adds a constraint: the sum on another catalog (anthropics/skills with
-// the project's own messages, which cannot be committed) must not fall
-// below that of the matcher without the factor at its old threshold,
-// 0.225. It runs only with
+// chosen (tuneSearch) on the six realistic sets that had been read (tune,
+// test and the first four holdouts); with SKILLHOST_TUNE_EXTRA, no setting
+// may score lower on the other catalog than the matcher without the
+// factor at its old threshold, 0.225. It runs only with
 // SKILLHOST_TUNE=coverage; the fifth holdout is never looked at here.
 func TestTuneCoverage(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "coverage" {
@@ -422,12 +418,12 @@ func tuneSearch(t *testing.T, sets []string, settings []tuneSetting, baseThresho
 }
 
 // TestTuneSemantic is how the semantic factor's strength, centre and the
-// threshold were chosen: every setting at every threshold, on the seven
-// realistic sets that had been read (tune, test and the first five
-// holdouts), as TestTuneCoverage; with SKILLHOST_TUNE_EXTRA, no setting
-// may score lower on the other catalog than the matcher without the
-// factor at 0.2. It runs only with SKILLHOST_TUNE=semantic; the sixth and
-// seventh holdouts are never looked at here.
+// threshold were chosen (tuneSearch) on the seven realistic sets that had
+// been read (tune, test and the first five holdouts); with
+// SKILLHOST_TUNE_EXTRA, no setting may score lower on the other catalog
+// than the matcher without the factor at 0.2. It runs only with
+// SKILLHOST_TUNE=semantic; the sixth and seventh holdouts are never looked
+// at here.
 func TestTuneSemantic(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "semantic" {
 		t.Skip("set SKILLHOST_TUNE=semantic to search the semantic factor")

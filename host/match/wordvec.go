@@ -25,15 +25,14 @@ type WordVectors struct {
 	index map[string]int32 // word to row
 	words []string
 	df    []uint32 // documents of the corpus that have the word
-	// Each row is stored as dim signed bytes, its direction; inv is one
-	// over the row's length, which makes it a unit vector. Bytes keep the
-	// table to a few megabytes in the binary and in memory, and move a
+	// Each row is stored as dim signed bytes, its direction: bytes keep
+	// the table to a few megabytes in the binary and in memory, and move a
 	// cosine little.
-	q   []int8
-	inv []float32
-	// weight is a row's idf in the corpus times inv: what it adds to a
-	// centroid per byte.
-	weight []float32
+	q []int8
+	// inv (one over a row's length, which makes it a unit vector) and
+	// weight (a row's idf in the corpus times inv: what it adds to a
+	// centroid per byte) follow from the rows and counts (derive).
+	inv, weight []float32
 }
 
 // Dim is the length of the vectors.
@@ -222,8 +221,7 @@ func parseWordVectors(data []byte) (*WordVectors, error) {
 		return nil, fmt.Errorf("word vectors: %d words of %d dimensions do not fit in %d bytes", words, dim, len(rest))
 	}
 	w := &WordVectors{dim: dim, docs: docs, index: make(map[string]int32, words),
-		words: make([]string, 0, words), df: make([]uint32, 0, words),
-		q: make([]int8, words*dim), inv: make([]float32, words)}
+		words: make([]string, 0, words), df: make([]uint32, 0, words), q: make([]int8, words*dim)}
 	for i := range words {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n == 0 || n > 256 || uint64(len(rest)-k) < n {
@@ -250,19 +248,21 @@ func parseWordVectors(data []byte) (*WordVectors, error) {
 		w.index[word] = int32(i)
 		w.words = append(w.words, word)
 		w.df = append(w.df, uint32(df))
-		w.inv[i] = rowInverse(row)
 	}
 	if len(rest) > 0 {
 		return nil, errors.New("word vectors: data after the last word")
 	}
-	w.weigh()
+	w.derive()
 	return w, nil
 }
 
-// weigh computes weight from docs, df and inv.
-func (w *WordVectors) weigh() {
+// derive computes what a table keeps beside its rows and counts: each
+// row's inverse length and its weight in a centroid.
+func (w *WordVectors) derive() {
+	w.inv = make([]float32, len(w.words))
 	w.weight = make([]float32, len(w.words))
 	for i, df := range w.df {
+		w.inv[i] = rowInverse(w.row(int32(i)))
 		w.weight[i] = float32(math.Log(float64(w.docs)/float64(df))) * w.inv[i]
 	}
 }

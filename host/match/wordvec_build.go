@@ -157,18 +157,16 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 
 	u, s := truncatedSVD(ppmi, o.Dim, o.Seed)
 	w := &WordVectors{dim: o.Dim, docs: ndocs, index: id, words: words,
-		df: make([]uint32, n), q: make([]int8, n*o.Dim), inv: make([]float32, n)}
+		df: make([]uint32, n), q: make([]int8, n*o.Dim)}
 	row := make([]float32, o.Dim)
 	for i, word := range words {
 		w.df[i] = uint32(df[word])
 		for k := range row {
 			row[k] = float32(u[i][k] * math.Sqrt(s[k]))
 		}
-		q := w.q[i*o.Dim : (i+1)*o.Dim]
-		quantize(row, q)
-		w.inv[i] = rowInverse(q)
+		quantize(row, w.row(int32(i)))
 	}
-	w.weigh()
+	w.derive()
 	return w, nil
 }
 

@@ -108,7 +108,9 @@ func main() {
 
 // skillText returns a SKILL.md's lower-cased name and its name,
 // description and body as one text, or false if it has no front matter
-// with a name.
+// with a name. It is not skill.Parse on purpose: that refuses 9,390 of the
+// registry's 61,452 files (front matter its repairs cannot make YAML, a
+// missing description), and a corpus only needs the words.
 func skillText(data []byte, cut string) (string, string, bool) {
 	if cut != "" {
 		if i := bytes.Index(data, []byte("\n"+cut)); i >= 0 {
