@@ -451,3 +451,42 @@ func TestTuneSemantic(t *testing.T) {
 	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5}
 	tuneSearch(t, sets, settings, 0.2)
 }
+
+// anthropicsFloors hold the matcher to what it scored on the labelled sets
+// of testdata/match-anthropics when they were first scored, with the
+// defaults unchanged (docs/matching.md).
+var anthropicsFloors = []struct {
+	path  string
+	floor Metrics
+}{
+	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
+	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.91}},
+}
+
+// TestQualityAnthropics measures the defaults on a second catalog, the 17
+// public skills of anthropics/skills, which cannot be committed: it runs
+// only when SKILLHOST_ANTHROPICS names their folder, fetched at the commit
+// testdata/match-anthropics/README.md gives.
+func TestQualityAnthropics(t *testing.T) {
+	dir := os.Getenv("SKILLHOST_ANTHROPICS")
+	if dir == "" {
+		t.Skip("set SKILLHOST_ANTHROPICS to the skills folder of anthropics/skills (testdata/match-anthropics/README.md)")
+	}
+	cat := catalog.New([]string{dir})
+	if n := len(cat.All()); n != 17 {
+		t.Fatalf("SKILLHOST_ANTHROPICS=%s: %d skills, want the 17 of anthropics/skills", dir, n)
+	}
+	for _, set := range anthropicsFloors {
+		path, f := set.path, set.floor
+		e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+		ev, err := Evaluate(context.Background(), e, readLabelsFile(t, path), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ev.At(DefaultLexicalThreshold)
+		t.Logf("%s: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f", path, m.Hit1, m.Hit3, m.MRR, m.Abstain)
+		if m.Hit1 < f.Hit1 || m.MRR < f.MRR || m.Abstain < f.Abstain {
+			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", path, f.Hit1, f.MRR, f.Abstain)
+		}
+	}
+}
