@@ -267,47 +267,54 @@ const (
 	longHoldout13 = "../../testdata/match-long/holdout13.jsonl"
 )
 
-func evaluateLong(t *testing.T, path string, opts LexicalOptions, threshold float64) (*Evaluation, Metrics) {
-	t.Helper()
-	e := NewEngine(catalog.New([]string{longRoot}), NewLexical(opts), threshold, 0)
-	ev, err := Evaluate(context.Background(), e, readLabelsFile(t, path), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev, ev.At(threshold)
+// floorSet is a labelled set and the quality the defaults must keep on it.
+type floorSet struct {
+	path  string
+	floor Metrics
 }
 
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on any of the sets.
-var longFloors = map[string]Metrics{
-	longTune:      {Hit1: 0.89, MRR: 0.90, Abstain: 1.00},
-	longTest:      {Hit1: 0.91, MRR: 0.92, Abstain: 0.97},
-	longHoldout:   {Hit1: 0.77, MRR: 0.77, Abstain: 0.97},
-	longHoldout2:  {Hit1: 0.87, MRR: 0.88, Abstain: 0.82},
-	longHoldout3:  {Hit1: 0.86, MRR: 0.87, Abstain: 0.82},
-	longHoldout4:  {Hit1: 0.89, MRR: 0.90, Abstain: 0.85},
-	longHoldout5:  {Hit1: 0.83, MRR: 0.84, Abstain: 0.85},
-	longHoldout6:  {Hit1: 0.90, MRR: 0.92, Abstain: 0.91},
-	longHoldout7:  {Hit1: 0.93, MRR: 0.94, Abstain: 0.82},
-	longHoldout8:  {Hit1: 0.90, MRR: 0.90, Abstain: 0.79},
-	longHoldout9:  {Hit1: 0.93, MRR: 0.94, Abstain: 1.00},
-	longHoldout10: {Hit1: 0.96, MRR: 0.97, Abstain: 0.85},
-	longHoldout11: {Hit1: 0.94, MRR: 0.94, Abstain: 0.85},
-	longHoldout12: {Hit1: 0.88, MRR: 0.89, Abstain: 0.85},
-	longHoldout13: {Hit1: 0.83, MRR: 0.84, Abstain: 0.88},
+var longFloors = []floorSet{
+	{longTune, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 1.00}},
+	{longTest, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
+	{longHoldout, Metrics{Hit1: 0.77, MRR: 0.77, Abstain: 0.97}},
+	{longHoldout2, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.82}},
+	{longHoldout3, Metrics{Hit1: 0.86, MRR: 0.87, Abstain: 0.82}},
+	{longHoldout4, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
+	{longHoldout5, Metrics{Hit1: 0.83, MRR: 0.84, Abstain: 0.85}},
+	{longHoldout6, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout7, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.82}},
+	{longHoldout8, Metrics{Hit1: 0.90, MRR: 0.90, Abstain: 0.79}},
+	{longHoldout9, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 1.00}},
+	{longHoldout10, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.85}},
+	{longHoldout11, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.85}},
+	{longHoldout12, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.85}},
+	{longHoldout13, Metrics{Hit1: 0.83, MRR: 0.84, Abstain: 0.88}},
 }
 
 func TestQualityLong(t *testing.T) {
-	for _, path := range []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5, longHoldout6, longHoldout7, longHoldout8, longHoldout9,
-		longHoldout10, longHoldout11, longHoldout12, longHoldout13} {
-		ev, m := evaluateLong(t, path, LexicalOptions{}, DefaultLexicalThreshold)
+	checkFloors(t, catalog.New([]string{longRoot}), longFloors)
+}
+
+// checkFloors scores each set with the default matcher and threshold on
+// cat, logs the result and the misses, and fails a set below its floor.
+func checkFloors(t *testing.T, cat *catalog.Catalog, sets []floorSet) {
+	t.Helper()
+	for _, set := range sets {
+		e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+		ev, err := Evaluate(context.Background(), e, readLabelsFile(t, set.path), set.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, f := ev.At(DefaultLexicalThreshold), set.floor
 		t.Logf("%s: %d skills, %d on-topic, %d off-topic, threshold %.4f: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f",
-			path, ev.Skills, m.OnTopic, m.OffTopic, DefaultLexicalThreshold, m.Hit1, m.Hit3, m.MRR, m.Abstain)
+			set.path, ev.Skills, m.OnTopic, m.OffTopic, DefaultLexicalThreshold, m.Hit1, m.Hit3, m.MRR, m.Abstain)
 		for _, o := range ev.Misses(DefaultLexicalThreshold) {
 			t.Logf("  miss: %q want %q rank %d (%.3f), top %v", o.Label.Message, o.Label.Expect, o.Rank, o.Score, o.Top)
 		}
-		if f := longFloors[path]; m.Hit1 < f.Hit1 || m.MRR < f.MRR || m.Abstain < f.Abstain {
-			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", path, f.Hit1, f.MRR, f.Abstain)
+		if m.Hit1 < f.Hit1 || m.MRR < f.MRR || m.Abstain < f.Abstain {
+			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", set.path, f.Hit1, f.MRR, f.Abstain)
 		}
 	}
 }
@@ -455,10 +462,7 @@ func TestTuneSemantic(t *testing.T) {
 // anthropicsFloors hold the matcher to what it scored on the labelled sets
 // of testdata/match-anthropics when they were first scored, with the
 // defaults unchanged (docs/matching.md).
-var anthropicsFloors = []struct {
-	path  string
-	floor Metrics
-}{
+var anthropicsFloors = []floorSet{
 	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
 	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.91}},
 }
@@ -476,17 +480,5 @@ func TestQualityAnthropics(t *testing.T) {
 	if n := len(cat.All()); n != 17 {
 		t.Fatalf("SKILLHOST_ANTHROPICS=%s: %d skills, want the 17 of anthropics/skills", dir, n)
 	}
-	for _, set := range anthropicsFloors {
-		path, f := set.path, set.floor
-		e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
-		ev, err := Evaluate(context.Background(), e, readLabelsFile(t, path), path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := ev.At(DefaultLexicalThreshold)
-		t.Logf("%s: Hit@1 %.3f  Hit@3 %.3f  MRR %.3f  abstain %.3f", path, m.Hit1, m.Hit3, m.MRR, m.Abstain)
-		if m.Hit1 < f.Hit1 || m.MRR < f.MRR || m.Abstain < f.Abstain {
-			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", path, f.Hit1, f.MRR, f.Abstain)
-		}
-	}
+	checkFloors(t, cat, anthropicsFloors)
 }
