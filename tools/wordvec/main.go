@@ -6,8 +6,13 @@
 // It reads every SKILL.md under the DIRs in path order, keeps the first
 // skill of each name (forks and copies would otherwise count many times),
 // and learns vectors from each skill's name, description and body (other
-// front-matter fields are left out: registries add their own). docs/matching.md
-// names the collection and the exact command the built-in table came from.
+// front-matter fields are left out: registries add their own).
+//
+// With -tune it then tunes the table on messages labelled with the skills
+// they are for (see tune.go and match.WordVectors.Tune); -base starts from
+// an existing table instead of building one. docs/matching.md names the
+// collection, the labelled messages and the exact command the built-in
+// table came from.
 package main
 
 import (
@@ -38,6 +43,12 @@ func main() {
 	var o match.WordVectorOptions
 	flag.IntVar(&o.Words, "words", 0, "words in the table (0: 30000)")
 	flag.IntVar(&o.Dim, "dim", 0, "dimensions (0: 100)")
+	base := flag.String("base", "", "start from this table instead of building one from the DIRs")
+	var tuneFiles []string
+	flag.Func("tune", "tune the table with the labelled messages in this JSONL file (repeatable; see tune.go)", func(f string) error {
+		tuneFiles = append(tuneFiles, f)
+		return nil
+	})
 	flag.Parse()
 	if *out == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [flags] DIR...")
@@ -54,6 +65,7 @@ func main() {
 		}
 	}
 	var read, kept, bad int
+	var corpus skillSet // the kept skills, when tuning
 	docs := func(yield func(string) bool) {
 		for _, dir := range flag.Args() {
 			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -75,6 +87,10 @@ func main() {
 				}
 				skip[name] = true
 				kept++
+				if len(tuneFiles) > 0 {
+					rel, _ := filepath.Rel(dir, filepath.Dir(path))
+					corpus.add(rel, data, *cut)
+				}
 				if !yield(text) {
 					return fs.SkipAll
 				}
@@ -86,7 +102,17 @@ func main() {
 			}
 		}
 	}
-	w, err := match.BuildWordVectors(iter.Seq[string](docs), o)
+	var w *match.WordVectors
+	var err error
+	if *base != "" {
+		w, err = readTable(*base)
+		docs(func(string) bool { return true })
+	} else {
+		w, err = match.BuildWordVectors(iter.Seq[string](docs), o)
+	}
+	if err == nil && len(tuneFiles) > 0 {
+		w, err = tune(w, &corpus, tuneFiles, flag.Args(), *cut)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
 		os.Exit(1)
@@ -108,10 +134,21 @@ func main() {
 
 // skillText returns a SKILL.md's lower-cased name and its name,
 // description and body as one text, or false if it has no front matter
-// with a name. It is not skill.Parse on purpose: that refuses 9,390 of the
-// registry's 61,452 files (front matter its repairs cannot make YAML, a
-// missing description), and a corpus only needs the words.
+// with a name.
 func skillText(data []byte, cut string) (string, string, bool) {
+	d, ok := skillDoc(data, cut)
+	if !ok {
+		return "", "", false
+	}
+	return strings.ToLower(strings.TrimSpace(d.Name)), d.Name + "\n" + d.Description + "\n" + d.Body, true
+}
+
+// skillDoc returns a SKILL.md's name, description and body, or false if it
+// has no front matter with a name. It is not skill.Parse on purpose: that
+// refuses 9,390 of the registry's 61,452 files (front matter its repairs
+// cannot make YAML, a missing description), and a corpus only needs the
+// words.
+func skillDoc(data []byte, cut string) (match.Doc, bool) {
 	if cut != "" {
 		if i := bytes.Index(data, []byte("\n"+cut)); i >= 0 {
 			data = data[:i]
@@ -119,11 +156,11 @@ func skillText(data []byte, cut string) (string, string, bool) {
 	}
 	rest, ok := bytes.CutPrefix(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("---\n"))
 	if !ok {
-		return "", "", false
+		return match.Doc{}, false
 	}
 	head, body, ok := bytes.Cut(rest, []byte("\n---"))
 	if !ok {
-		return "", "", false
+		return match.Doc{}, false
 	}
 	var fm struct {
 		Name        string `yaml:"name"`
@@ -143,9 +180,9 @@ func skillText(data []byte, cut string) (string, string, bool) {
 		}
 	}
 	if strings.TrimSpace(fm.Name) == "" {
-		return "", "", false
+		return match.Doc{}, false
 	}
-	return strings.ToLower(strings.TrimSpace(fm.Name)), fm.Name + "\n" + fm.Description + "\n" + string(body), true
+	return match.Doc{Name: fm.Name, Description: fm.Description, Body: string(body)}, true
 }
 
 // skillNames lists the names of the skills in dir: its subfolders' names

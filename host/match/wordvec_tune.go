@@ -1,0 +1,402 @@
+package match
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+)
+
+// TuneExample is a message written as a user would write it, labelled
+// with the skill it is for: an index into the skills given to Tune, or -1
+// for a message that no skill should take.
+type TuneExample struct {
+	Message string
+	Skill   int
+}
+
+// TuneOptions are the settings of WordVectors.Tune; a zero field takes the
+// default given beside it, the setting the built-in table was tuned with.
+type TuneOptions struct {
+	Epochs      int     // passes over the examples (4)
+	Batch       int     // examples per step (64)
+	Negatives   int     // skills drawn at random per step as wrong answers (400)
+	Rate        float64 // Adam's step size (0.003)
+	Decay       float64 // pull of the map towards the identity per step (0.05)
+	Temperature float64 // scale of the similarities in the softmax (20)
+	// OffTopic weighs the loss of a message no skill should take: its
+	// similarities to the step's skills (their soft maximum) are pushed
+	// below OffTopicMargin. Defaults 0.3 and 0.45.
+	OffTopic, OffTopicMargin float64
+	Seed                     int64 // of the random order and draws (1)
+}
+
+func (o TuneOptions) withDefaults() TuneOptions {
+	defInt := func(p *int, v int) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defFloat := func(p *float64, v float64) {
+		if *p <= 0 {
+			*p = v
+		}
+	}
+	defInt(&o.Epochs, 4)
+	defInt(&o.Batch, 64)
+	defInt(&o.Negatives, 400)
+	defFloat(&o.Rate, 0.003)
+	defFloat(&o.Decay, 0.05)
+	defFloat(&o.Temperature, 20)
+	defFloat(&o.OffTopic, 0.3)
+	defFloat(&o.OffTopicMargin, 0.45)
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Tune returns a table whose rows are w's rows passed through one learned
+// linear map (100 × 100 for the built-in table) and made unit length
+// again, so that a message's centroid lands near the skill it is for and
+// away from other skills, as the semantic factor compares them: the mean
+// of the message's cosines with a skill's name and description and with
+// its body.
+//
+// The vectors of w know which words occur together in skills; they do not
+// know how users ask for a skill, in the words of their situation rather
+// than the skill's. The map learns that from labelled messages, with a
+// softmax over the message's skill, the step's other skills and Negatives
+// random ones, while messages labelled -1 are pushed away from all of
+// them. Decay keeps the map near the identity, so words no example uses
+// keep their place. The words, counts and format are w's; the result
+// depends only on its inputs (a fixed seed, sums in a fixed order).
+func (w *WordVectors) Tune(skills []Doc, examples []TuneExample, o TuneOptions) (*WordVectors, error) {
+	o = o.withDefaults()
+	if len(skills) == 0 {
+		return nil, errors.New("tune word vectors: no skills")
+	}
+	t := newTuner(w, o)
+	sk := make([]tuneSkill, len(skills))
+	for i, d := range skills {
+		f := fields(d)
+		about := append(analyze(f[fieldName], nil, false), analyze(f[fieldDescription], nil, false)...)
+		sk[i] = tuneSkill{t.words(about), t.words(analyze(f[fieldBody], nil, false))}
+	}
+	var ex []tuneExample
+	for i, e := range examples {
+		if e.Skill < -1 || e.Skill >= len(skills) {
+			return nil, fmt.Errorf("tune word vectors: example %d: skill %d of %d", i, e.Skill, len(skills))
+		}
+		if q := t.words(analyze(e.Message, nil, false)); len(q.idx) > 0 {
+			ex = append(ex, tuneExample{q, e.Skill})
+		}
+	}
+	if len(ex) == 0 {
+		return nil, errors.New("tune word vectors: no example has a word in the table")
+	}
+	rng := rand.New(rand.NewSource(o.Seed))
+	for range o.Epochs {
+		rng.Shuffle(len(ex), func(i, j int) { ex[i], ex[j] = ex[j], ex[i] })
+		for b := 0; b < len(ex); b += o.Batch {
+			t.step(sk, ex[b:min(b+o.Batch, len(ex))], rng)
+		}
+	}
+	return t.table(), nil
+}
+
+// tuneText is a text's distinct words in the table, as centroid takes
+// them, with their idf.
+type tuneText struct {
+	idx []int32
+	idf []float64
+}
+
+type tuneSkill struct{ about, body tuneText }
+
+type tuneExample struct {
+	text  tuneText
+	skill int
+}
+
+// tuner holds the map being learned and one step's state. Word state is
+// kept in slices indexed by word and a list of the words touched, in the
+// order first touched, so that every sum runs in the same order each time.
+type tuner struct {
+	w    *WordVectors
+	o    TuneOptions
+	dim  int
+	unit []float64 // w's rows as unit vectors
+	m    []float64 // the map, dim × dim, row major
+	// Adam's moment estimates of the map, and the step count.
+	m1, m2 []float64
+	steps  int
+	// per step: for each touched word its mapped unit vector, the length
+	// before normalising, and the gradient of the loss with respect to it
+	slot    []int32 // word to position in touched, -1 if untouched
+	touched []int32
+	dir     [][]float64
+	length  []float64
+	grad    [][]float64
+}
+
+func newTuner(w *WordVectors, o TuneOptions) *tuner {
+	d, n := w.Dim(), w.Len()
+	t := &tuner{w: w, o: o, dim: d, unit: make([]float64, n*d), m: make([]float64, d*d),
+		m1: make([]float64, d*d), m2: make([]float64, d*d), slot: make([]int32, n)}
+	for i := range n {
+		for k, x := range w.row(int32(i)) {
+			t.unit[i*d+k] = float64(x) * float64(w.inv[i])
+		}
+		t.slot[i] = -1
+	}
+	for k := range d {
+		t.m[k*d+k] = 1
+	}
+	return t
+}
+
+func (t *tuner) words(terms []term) tuneText {
+	var c tuneText
+	leveled := map[string]bool{}
+	for _, tm := range terms {
+		if tm.whole != "" && tm.weight == 1 {
+			leveled[tm.whole] = true
+		}
+	}
+	seen := map[int32]bool{}
+	for _, tm := range terms {
+		if tm.weight != 1 || leveled[tm.text] {
+			continue
+		}
+		i, ok := t.w.index[tm.text]
+		if !ok || seen[i] {
+			continue
+		}
+		seen[i] = true
+		c.idx = append(c.idx, i)
+		c.idf = append(c.idf, float64(t.w.weight[i]/t.w.inv[i]))
+	}
+	return c
+}
+
+// mapped returns the position of word i among the touched words,
+// computing its mapped unit vector on first touch.
+func (t *tuner) mapped(i int32) int32 {
+	if p := t.slot[i]; p >= 0 {
+		return p
+	}
+	d := t.dim
+	r := make([]float64, d)
+	u := t.unit[int(i)*d : int(i+1)*d]
+	for a := range d {
+		r[a] = dotF(t.m[a*d:(a+1)*d], u)
+	}
+	n := math.Sqrt(dotF(r, r))
+	if n > 0 {
+		for a := range r {
+			r[a] /= n
+		}
+	}
+	p := int32(len(t.touched))
+	t.slot[i] = p
+	t.touched = append(t.touched, i)
+	t.dir = append(t.dir, r)
+	t.length = append(t.length, n)
+	t.grad = append(t.grad, make([]float64, d))
+	return p
+}
+
+// centroid returns the unit centroid of a text's mapped words and the
+// length it had, or nil.
+func (t *tuner) centroid(c tuneText) ([]float64, float64) {
+	v := make([]float64, t.dim)
+	for j, i := range c.idx {
+		r := t.dir[t.mapped(i)]
+		for k := range v {
+			v[k] += c.idf[j] * r[k]
+		}
+	}
+	n := math.Sqrt(dotF(v, v))
+	if n == 0 {
+		return nil, 0
+	}
+	for k := range v {
+		v[k] /= n
+	}
+	return v, n
+}
+
+// backCentroid adds to the touched words' gradients what g, the gradient
+// with respect to a unit centroid c of length n before normalising, gives.
+func (t *tuner) backCentroid(c tuneText, v []float64, n float64, g []float64) {
+	gv := dotF(g, v)
+	for j, i := range c.idx {
+		dst := t.grad[t.slot[i]]
+		for k := range dst {
+			dst[k] += c.idf[j] * (g[k] - gv*v[k]) / n
+		}
+	}
+}
+
+// skillSide is a skill's vector as skillVector makes it, with what its
+// gradient needs.
+type skillSide struct {
+	about, body   []float64
+	aboutN, bodyN float64
+	v             []float64
+	halves        float64
+}
+
+func (t *tuner) skill(s tuneSkill) skillSide {
+	var ss skillSide
+	ss.about, ss.aboutN = t.centroid(s.about)
+	ss.body, ss.bodyN = t.centroid(s.body)
+	ss.v = make([]float64, t.dim)
+	for _, c := range [][]float64{ss.about, ss.body} {
+		if c != nil {
+			ss.halves++
+			for k := range c {
+				ss.v[k] += c[k]
+			}
+		}
+	}
+	for k := range ss.v {
+		ss.v[k] /= max(ss.halves, 1)
+	}
+	return ss
+}
+
+// step takes one Adam step on a batch of examples.
+func (t *tuner) step(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) {
+	for _, i := range t.touched {
+		t.slot[i] = -1
+	}
+	t.touched, t.dir, t.length, t.grad = t.touched[:0], t.dir[:0], t.length[:0], t.grad[:0]
+	pos := map[int]int{}
+	var cand []int
+	add := func(j int) {
+		if _, ok := pos[j]; !ok {
+			pos[j] = len(cand)
+			cand = append(cand, j)
+		}
+	}
+	for _, e := range batch {
+		if e.skill >= 0 {
+			add(e.skill)
+		}
+	}
+	for want := min(len(sk), len(cand)+t.o.Negatives); len(cand) < want; {
+		add(rng.Intn(len(sk)))
+	}
+	sides := make([]skillSide, len(cand))
+	gSide := make([][]float64, len(cand))
+	for x, j := range cand {
+		sides[x] = t.skill(sk[j])
+		gSide[x] = make([]float64, t.dim)
+	}
+	tau := t.o.Temperature
+	sim, p := make([]float64, len(cand)), make([]float64, len(cand))
+	for _, e := range batch {
+		q, qn := t.centroid(e.text)
+		if q == nil {
+			continue
+		}
+		top := math.Inf(-1)
+		for x := range cand {
+			sim[x] = dotF(q, sides[x].v)
+			top = max(top, tau*sim[x])
+		}
+		var z float64
+		for x := range cand {
+			p[x] = math.Exp(tau*sim[x] - top)
+			z += p[x]
+		}
+		// scale: the gradient of the loss with respect to each
+		// similarity is scale·p/z, less tau at the right skill.
+		scale := tau
+		if e.skill < 0 {
+			soft := (top + math.Log(z)) / tau // a soft maximum of the similarities
+			scale = t.o.OffTopic * tau / (1 + math.Exp(-tau*(soft-t.o.OffTopicMargin)))
+		}
+		gq := make([]float64, t.dim)
+		for x := range cand {
+			g := scale * p[x] / z
+			if e.skill >= 0 && cand[x] == e.skill {
+				g -= tau
+			}
+			for k := range gq {
+				gq[k] += g * sides[x].v[k]
+				gSide[x][k] += g * q[k]
+			}
+		}
+		t.backCentroid(e.text, q, qn, gq)
+	}
+	for x, j := range cand {
+		s := sides[x]
+		for k := range gSide[x] {
+			gSide[x][k] /= max(s.halves, 1)
+		}
+		if s.about != nil {
+			t.backCentroid(sk[j].about, s.about, s.aboutN, gSide[x])
+		}
+		if s.body != nil {
+			t.backCentroid(sk[j].body, s.body, s.bodyN, gSide[x])
+		}
+	}
+	// Through the normalising of each mapped row r = M u to the map.
+	d := t.dim
+	gm := make([]float64, d*d)
+	for p, i := range t.touched {
+		if t.length[p] == 0 {
+			continue
+		}
+		g, r := t.grad[p], t.dir[p]
+		gr := dotF(g, r)
+		u := t.unit[int(i)*d : int(i+1)*d]
+		for a := range d {
+			da := (g[a] - gr*r[a]) / t.length[p]
+			row := gm[a*d : (a+1)*d]
+			for b, x := range u {
+				row[b] += da * x
+			}
+		}
+	}
+	t.steps++
+	const b1, b2 = 0.9, 0.999
+	c1, c2 := 1-math.Pow(b1, float64(t.steps)), 1-math.Pow(b2, float64(t.steps))
+	for k := range t.m {
+		id := 0.0
+		if k/d == k%d {
+			id = 1
+		}
+		g := gm[k]/float64(len(batch)) + t.o.Decay*(t.m[k]-id)
+		t.m1[k] = b1*t.m1[k] + (1-b1)*g
+		t.m2[k] = b2*t.m2[k] + (1-b2)*g*g
+		t.m[k] -= t.o.Rate * (t.m1[k] / c1) / (math.Sqrt(t.m2[k]/c2) + 1e-8)
+	}
+}
+
+// table writes every row of w through the map into a new table.
+func (t *tuner) table() *WordVectors {
+	w, d := t.w, t.dim
+	out := &WordVectors{dim: d, docs: w.docs, index: w.index, words: w.words, df: w.df, q: make([]int8, len(w.words)*d)}
+	r := make([]float32, d)
+	for i := range w.words {
+		u := t.unit[i*d : (i+1)*d]
+		for a := range d {
+			r[a] = float32(dotF(t.m[a*d:(a+1)*d], u))
+		}
+		quantize(r, out.q[i*d:(i+1)*d])
+	}
+	out.derive()
+	return out
+}
+
+func dotF(a, b []float64) float64 {
+	var s float64
+	for k := range a {
+		s += a[k] * b[k]
+	}
+	return s
+}

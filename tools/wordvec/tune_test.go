@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/host/match"
+)
+
+func writeSkill(t *testing.T, dir, folder, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, folder), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, folder, "SKILL.md"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTuneReadsLabels(t *testing.T) {
+	dir := t.TempDir()
+	writeSkill(t, dir, "a--containers", "---\nname: containers\ndescription: docker container image\n---\ndockerfile compose volume\n")
+	writeSkill(t, dir, "b--payments", "---\nname: payments\ndescription: invoice refund payment\n---\ncharge billing card\n")
+	writeSkill(t, dir, "c--payments", "---\nname: payments\ndescription: a copy under the same name\n---\ninvoice\n")
+	// A corpus of two topics, with enough words for a table.
+	topics := [2][]string{
+		strings.Fields("docker container image dockerfile compose volume registry layer kubernetes pod cluster node build push pull tag mount network port host"),
+		strings.Fields("invoice refund payment charge billing card receipt tax currency dispute customer subscription plan price discount coupon order cart checkout ledger"),
+	}
+	var texts []string
+	for i := range 40 {
+		var b strings.Builder
+		for j := range 30 {
+			b.WriteString(topics[i%2][(i*7+j)%20] + " ")
+		}
+		texts = append(texts, b.String())
+	}
+	w, err := match.BuildWordVectors(slices.Values(texts), match.WordVectorOptions{Dim: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var corpus skillSet
+	for _, f := range []string{"a--containers", "b--payments"} {
+		data, _ := os.ReadFile(filepath.Join(dir, f, "SKILL.md"))
+		corpus.add(f, data, "")
+	}
+	labels := filepath.Join(t.TempDir(), "labels.jsonl")
+	write := func(s string) {
+		if err := os.WriteFile(labels, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A skill the corpus left out (a second "payments") is read from its folder.
+	write(`{"message": "my docker image will not build", "skill": "a--containers"}` + "\n" +
+		`{"message": "refund a charge", "skill": "c--payments"}` + "\n" +
+		`{"message": "a recipe for bread", "skill": null}` + "\n")
+	if _, err := tune(w, &corpus, []string{labels}, []string{dir}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(corpus.docs) != 3 || corpus.docs[2].Description != "a copy under the same name" {
+		t.Errorf("corpus after tuning: %+v", corpus.docs)
+	}
+	for _, c := range []struct{ labels, want string }{
+		{`{"message": "x", "skill": "missing"}`, `labels.jsonl:1: skill "missing": no SKILL.md`},
+		{"{\"message\": \"x\", \"skill\": null}\nnot json\n", `labels.jsonl:2: want {"message"`},
+		{`{"skill": null}`, `labels.jsonl:1: want {"message"`},
+	} {
+		write(c.labels + "\n")
+		if _, err := tune(w, &corpus, []string{labels}, []string{dir}, ""); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("labels %q: error %v, want one containing %q", c.labels, err, c.want)
+		}
+	}
+}
