@@ -15,8 +15,10 @@ type TuneExample struct {
 	Skill   int
 }
 
-// TuneOptions are the settings of WordVectors.Tune; a zero field takes the
-// default given beside it, the setting the built-in table was tuned with.
+// TuneOptions are the settings of WordVectors.Tune. A field of zero or less
+// takes the default given beside it (so a setting cannot be turned off by
+// zero); the defaults are the settings candidates C and C2 of
+// docs/matching.md were tuned with. The built-in table is not tuned.
 type TuneOptions struct {
 	Epochs      int     // passes over the examples (4)
 	Batch       int     // examples per step (64)
@@ -24,9 +26,12 @@ type TuneOptions struct {
 	Rate        float64 // Adam's step size (0.003)
 	Decay       float64 // pull of the map towards the identity per step (0.05)
 	Temperature float64 // scale of the similarities in the softmax (20)
-	// OffTopic weighs the loss of a message no skill should take: its
-	// similarities to the step's skills (their soft maximum) are pushed
-	// below OffTopicMargin. Defaults 0.3 and 0.45.
+	// OffTopic weighs the loss of a message no skill should take: the
+	// log-sum-exp of its similarities to the step's skills, divided by
+	// Temperature, is pushed below OffTopicMargin (a softplus). That value
+	// lies between the largest similarity and the largest plus
+	// ln(skills)/Temperature (about 0.3 at the defaults), so it weighs the
+	// bulk of the similarities as well as the nearest. Defaults 0.3 and 0.45.
 	OffTopic, OffTopicMargin float64
 	Seed                     int64 // of the random order and draws (1)
 }
@@ -99,7 +104,8 @@ func (w *WordVectors) Tune(skills []Doc, examples []TuneExample, o TuneOptions) 
 	for range o.Epochs {
 		rng.Shuffle(len(ex), func(i, j int) { ex[i], ex[j] = ex[j], ex[i] })
 		for b := 0; b < len(ex); b += o.Batch {
-			t.step(sk, ex[b:min(b+o.Batch, len(ex))], rng)
+			batch := ex[b:min(b+o.Batch, len(ex))]
+			t.update(t.gradient(sk, batch, t.draw(sk, batch, rng)), len(batch))
 		}
 	}
 	return t.table(), nil
@@ -170,7 +176,7 @@ func (t *tuner) words(terms []term) tuneText {
 			continue
 		}
 		i, ok := t.w.index[tm.text]
-		if !ok || seen[i] {
+		if !ok || seen[i] || t.w.inv[i] == 0 { // a zero row has no direction
 			continue
 		}
 		seen[i] = true
@@ -267,12 +273,9 @@ func (t *tuner) skill(s tuneSkill) skillSide {
 	return ss
 }
 
-// step takes one Adam step on a batch of examples.
-func (t *tuner) step(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) {
-	for _, i := range t.touched {
-		t.slot[i] = -1
-	}
-	t.touched, t.dir, t.length, t.grad = t.touched[:0], t.dir[:0], t.length[:0], t.grad[:0]
+// draw returns the skills a batch is scored against: the batch's own, in
+// order, then random ones up to Negatives more.
+func (t *tuner) draw(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) []int {
 	pos := map[int]int{}
 	var cand []int
 	add := func(j int) {
@@ -289,6 +292,16 @@ func (t *tuner) step(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) {
 	for want := min(len(sk), len(cand)+t.o.Negatives); len(cand) < want; {
 		add(rng.Intn(len(sk)))
 	}
+	return cand
+}
+
+// gradient returns the gradient of the batch's summed loss against the
+// skills cand with respect to the map, row major.
+func (t *tuner) gradient(sk []tuneSkill, batch []tuneExample, cand []int) []float64 {
+	for _, i := range t.touched {
+		t.slot[i] = -1
+	}
+	t.touched, t.dir, t.length, t.grad = t.touched[:0], t.dir[:0], t.length[:0], t.grad[:0]
 	sides := make([]skillSide, len(cand))
 	gSide := make([][]float64, len(cand))
 	for x, j := range cand {
@@ -362,6 +375,13 @@ func (t *tuner) step(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) {
 			}
 		}
 	}
+	return gm
+}
+
+// update takes one Adam step with gm, the summed gradient of n examples,
+// and the decay towards the identity.
+func (t *tuner) update(gm []float64, n int) {
+	d := t.dim
 	t.steps++
 	const b1, b2 = 0.9, 0.999
 	c1, c2 := 1-math.Pow(b1, float64(t.steps)), 1-math.Pow(b2, float64(t.steps))
@@ -370,14 +390,15 @@ func (t *tuner) step(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) {
 		if k/d == k%d {
 			id = 1
 		}
-		g := gm[k]/float64(len(batch)) + t.o.Decay*(t.m[k]-id)
+		g := gm[k]/float64(n) + t.o.Decay*(t.m[k]-id)
 		t.m1[k] = b1*t.m1[k] + (1-b1)*g
 		t.m2[k] = b2*t.m2[k] + (1-b2)*g*g
 		t.m[k] -= t.o.Rate * (t.m1[k] / c1) / (math.Sqrt(t.m2[k]/c2) + 1e-8)
 	}
 }
 
-// table writes every row of w through the map into a new table.
+// table writes every row of w through the map into a new table. It shares
+// w's words, index and counts, which no table changes once made.
 func (t *tuner) table() *WordVectors {
 	w, d := t.w, t.dim
 	out := &WordVectors{dim: d, docs: w.docs, index: w.index, words: w.words, df: w.df, q: make([]int8, len(w.words)*d)}

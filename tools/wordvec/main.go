@@ -50,10 +50,17 @@ func main() {
 		return nil
 	})
 	flag.Parse()
-	if *out == "" || flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [flags] DIR...")
+	if *out == "" || flag.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
 		flag.PrintDefaults()
 		os.Exit(2)
+	}
+	// The labels are read first: a mistake in them should not wait for
+	// the minutes the corpus takes.
+	labels, err := readLabels(tuneFiles)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "wordvec:", err)
+		os.Exit(1)
 	}
 	skip := map[string]bool{}
 	for _, n := range exclude {
@@ -77,21 +84,22 @@ func main() {
 				if err != nil {
 					return err
 				}
-				name, text, ok := skillText(data, *cut)
+				doc, ok := skillDoc(data, *cut)
 				if !ok {
 					bad++
 					return nil
 				}
+				name := strings.ToLower(strings.TrimSpace(doc.Name))
 				if skip[name] {
 					return nil
 				}
 				skip[name] = true
 				kept++
-				if len(tuneFiles) > 0 {
+				if len(labels) > 0 {
 					rel, _ := filepath.Rel(dir, filepath.Dir(path))
-					corpus.add(rel, data, *cut)
+					corpus.add(rel, doc)
 				}
-				if !yield(text) {
+				if !yield(docText(doc)) {
 					return fs.SkipAll
 				}
 				return nil
@@ -103,15 +111,15 @@ func main() {
 		}
 	}
 	var w *match.WordVectors
-	var err error
 	if *base != "" {
-		w, err = readTable(*base)
-		docs(func(string) bool { return true })
+		if w, err = readTable(*base); err == nil {
+			docs(func(string) bool { return true }) // only the corpus
+		}
 	} else {
 		w, err = match.BuildWordVectors(iter.Seq[string](docs), o)
 	}
-	if err == nil && len(tuneFiles) > 0 {
-		w, err = tune(w, &corpus, tuneFiles, flag.Args(), *cut)
+	if err == nil && len(labels) > 0 {
+		w, err = tune(w, &corpus, labels, flag.Args(), *cut)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
@@ -128,8 +136,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
 		os.Exit(1)
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, learned from %d; %d words of %d dimensions to %s\n",
-		read, bad, kept, w.Len(), w.Dim(), *out)
+	learned := "learned from"
+	if *base != "" {
+		learned = "tuned " + *base + " against"
+	}
+	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, %s %d", read, bad, learned, kept)
+	if len(labels) > 0 {
+		fmt.Fprintf(os.Stderr, " with %d labelled messages", len(labels))
+	}
+	fmt.Fprintf(os.Stderr, "; %d words of %d dimensions to %s\n", w.Len(), w.Dim(), *out)
 }
 
 // skillText returns a SKILL.md's lower-cased name and its name,
@@ -140,8 +155,11 @@ func skillText(data []byte, cut string) (string, string, bool) {
 	if !ok {
 		return "", "", false
 	}
-	return strings.ToLower(strings.TrimSpace(d.Name)), d.Name + "\n" + d.Description + "\n" + d.Body, true
+	return strings.ToLower(strings.TrimSpace(d.Name)), docText(d), true
 }
+
+// docText is the text a skill adds to the corpus.
+func docText(d match.Doc) string { return d.Name + "\n" + d.Description + "\n" + d.Body }
 
 // skillDoc returns a SKILL.md's name, description and body, or false if it
 // has no front matter with a name. It is not skill.Parse on purpose: that

@@ -20,29 +20,15 @@ import (
 // is labelled with, and every other skill of the corpus as a wrong answer,
 // are what match.WordVectors.Tune learns from.
 
-// skillSet is the corpus's skills by folder, in the order read.
-type skillSet struct {
-	docs  []match.Doc
-	index map[string]int
+// label is one line of a tune file.
+type label struct {
+	message, folder string // folder "" for no skill
+	where           string // file:line, for errors
 }
 
-func (s *skillSet) add(folder string, data []byte, cut string) {
-	d, ok := skillDoc(data, cut)
-	if !ok {
-		return
-	}
-	if s.index == nil {
-		s.index = map[string]int{}
-	}
-	s.index[filepath.ToSlash(folder)] = len(s.docs)
-	s.docs = append(s.docs, d)
-}
-
-// tune reads the labelled messages of files and tunes w with them. A
-// labelled skill that the corpus left out (its name was taken by an
-// earlier skill) is read from the first of dirs that has it.
-func tune(w *match.WordVectors, corpus *skillSet, files, dirs []string, cut string) (*match.WordVectors, error) {
-	var examples []match.TuneExample
+// readLabels reads the tune files, in order.
+func readLabels(files []string) ([]label, error) {
+	var out []label
 	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
@@ -50,29 +36,63 @@ func tune(w *match.WordVectors, corpus *skillSet, files, dirs []string, cut stri
 		}
 		sc := bufio.NewScanner(f)
 		sc.Buffer(make([]byte, 64*1024), 1<<20)
-		for line := 1; sc.Scan(); line++ {
+		line := 0
+		for sc.Scan() {
+			line++
 			var r struct {
 				Message string  `json:"message"`
 				Skill   *string `json:"skill"`
 			}
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Message == "" {
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.Message == "" || r.Skill != nil && *r.Skill == "" {
 				f.Close()
-				return nil, fmt.Errorf("%s:%d: want {\"message\": ..., \"skill\": FOLDER or null}", name, line)
+				return nil, fmt.Errorf("%s:%d: want {\"message\": TEXT, \"skill\": FOLDER or null}", name, line)
 			}
-			e := match.TuneExample{Message: r.Message, Skill: -1}
+			l := label{message: r.Message, where: fmt.Sprintf("%s:%d", name, line)}
 			if r.Skill != nil {
-				i, err := corpus.find(*r.Skill, dirs, cut)
-				if err != nil {
-					f.Close()
-					return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-				}
-				e.Skill = i
+				l.folder = *r.Skill
 			}
-			examples = append(examples, e)
+			out = append(out, l)
 		}
 		f.Close()
 		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
+		}
+	}
+	return out, nil
+}
+
+// skillSet is the corpus's skills by folder, in the order read.
+type skillSet struct {
+	docs  []match.Doc
+	index map[string]int
+}
+
+// add adds a skill; a folder already there (the same path under another
+// DIR) keeps the first.
+func (s *skillSet) add(folder string, d match.Doc) {
+	if s.index == nil {
+		s.index = map[string]int{}
+	}
+	if _, ok := s.index[filepath.ToSlash(folder)]; !ok {
+		s.index[filepath.ToSlash(folder)] = len(s.docs)
+	}
+	s.docs = append(s.docs, d)
+}
+
+// tune tunes w with the labelled messages. A labelled skill that the corpus
+// left out (its name was taken by an earlier skill) is read from the first
+// of dirs that has it; it then takes part as a wrong answer too, beside the
+// skill of the same name that was kept.
+func tune(w *match.WordVectors, corpus *skillSet, labels []label, dirs []string, cut string) (*match.WordVectors, error) {
+	examples := make([]match.TuneExample, len(labels))
+	for i, l := range labels {
+		examples[i] = match.TuneExample{Message: l.message, Skill: -1}
+		if l.folder != "" {
+			j, err := corpus.find(l.folder, dirs, cut)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", l.where, err)
+			}
+			examples[i].Skill = j
 		}
 	}
 	return w.Tune(corpus.docs, examples, match.TuneOptions{})
@@ -84,11 +104,12 @@ func (s *skillSet) find(folder string, dirs []string, cut string) (int, error) {
 	}
 	for _, dir := range dirs {
 		if data, err := os.ReadFile(filepath.Join(dir, folder, "SKILL.md")); err == nil {
-			n := len(s.docs)
-			if s.add(folder, data, cut); len(s.docs) > n {
-				return n, nil
+			d, ok := skillDoc(data, cut)
+			if !ok {
+				return 0, fmt.Errorf("skill %q: SKILL.md has no name", folder)
 			}
-			return 0, fmt.Errorf("skill %q: SKILL.md has no name", folder)
+			s.add(folder, d)
+			return len(s.docs) - 1, nil
 		}
 	}
 	return 0, fmt.Errorf("skill %q: no SKILL.md in %v", folder, dirs)

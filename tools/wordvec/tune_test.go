@@ -45,7 +45,8 @@ func TestTuneReadsLabels(t *testing.T) {
 	var corpus skillSet
 	for _, f := range []string{"a--containers", "b--payments"} {
 		data, _ := os.ReadFile(filepath.Join(dir, f, "SKILL.md"))
-		corpus.add(f, data, "")
+		d, _ := skillDoc(data, "")
+		corpus.add(f, d)
 	}
 	labels := filepath.Join(t.TempDir(), "labels.jsonl")
 	write := func(s string) {
@@ -57,7 +58,11 @@ func TestTuneReadsLabels(t *testing.T) {
 	write(`{"message": "my docker image will not build", "skill": "a--containers"}` + "\n" +
 		`{"message": "refund a charge", "skill": "c--payments"}` + "\n" +
 		`{"message": "a recipe for bread", "skill": null}` + "\n")
-	if _, err := tune(w, &corpus, []string{labels}, []string{dir}, ""); err != nil {
+	read, err := readLabels([]string{labels})
+	if err != nil || len(read) != 3 || read[0].folder != "a--containers" || read[2].folder != "" || read[1].where != labels+":2" {
+		t.Fatalf("readLabels = %+v, %v", read, err)
+	}
+	if _, err := tune(w, &corpus, read, []string{dir}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if len(corpus.docs) != 3 || corpus.docs[2].Description != "a copy under the same name" {
@@ -67,10 +72,19 @@ func TestTuneReadsLabels(t *testing.T) {
 		{`{"message": "x", "skill": "missing"}`, `labels.jsonl:1: skill "missing": no SKILL.md`},
 		{"{\"message\": \"x\", \"skill\": null}\nnot json\n", `labels.jsonl:2: want {"message"`},
 		{`{"skill": null}`, `labels.jsonl:1: want {"message"`},
+		{`{"message": "x", "skill": ""}`, `labels.jsonl:1: want {"message"`},
+		{`{"message": "` + strings.Repeat("x", 1<<20) + `"}`, `labels.jsonl:1: bufio.Scanner: token too long`},
 	} {
 		write(c.labels + "\n")
-		if _, err := tune(w, &corpus, []string{labels}, []string{dir}, ""); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("labels %q: error %v, want one containing %q", c.labels, err, c.want)
+		read, err := readLabels([]string{labels})
+		if err == nil {
+			_, err = tune(w, &corpus, read, []string{dir}, "")
 		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("labels %.60q: error %.200v, want one containing %q", c.labels, err, c.want)
+		}
+	}
+	if _, err := readLabels([]string{filepath.Join(dir, "none.jsonl")}); err == nil {
+		t.Error("a missing labels file gave no error")
 	}
 }
