@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"sync"
 )
@@ -68,41 +69,54 @@ func (w *WordVectors) Similarity(a, b string) float64 {
 }
 
 // centroid writes into dst the unit-length sum of the vectors of the
-// distinct whole words among terms, each weighted by its idf in the corpus
-// (a word most skills use says little about what a text is about). It
-// reports false, leaving dst zero, when no word is in the table. Lesser
-// parts of compound words are left out: the whole word has its own
-// vector. A word at a level or version (SEV2, python3) is the word.
+// words of terms that centroidRows yields, each weighted by its idf in the
+// corpus (a word most skills use says little about what a text is about).
+// It reports false, leaving dst zero, when no word is in the table.
 func (w *WordVectors) centroid(terms []term, dst []float32) bool {
 	clear(dst)
-	var leveled map[string]bool // rare: built only when a text has one
-	for _, t := range terms {
-		if t.whole != "" && t.weight == 1 {
-			if leveled == nil {
-				leveled = map[string]bool{}
-			}
-			leveled[t.whole] = true
-		}
-	}
-	seen := make(map[int32]struct{}, len(terms))
-	for _, t := range terms {
-		if t.weight != 1 || leveled[t.text] {
-			continue
-		}
-		i, ok := w.index[t.text]
-		if !ok {
-			continue
-		}
-		if _, dup := seen[i]; dup {
-			continue
-		}
-		seen[i] = struct{}{}
+	for i := range w.centroidRows(terms) {
 		f := w.weight[i]
 		for k, x := range w.row(i) {
 			dst[k] += f * float32(x)
 		}
 	}
 	return normalize(dst)
+}
+
+// centroidRows yields the rows of the distinct whole words among terms
+// that the table has, in order. Lesser parts of compound words are left
+// out: the whole word has its own vector. A word at a level or version
+// (SEV2, python3) is the word. A row of zeros, which has no direction, is
+// left out too.
+func (w *WordVectors) centroidRows(terms []term) iter.Seq[int32] {
+	return func(yield func(int32) bool) {
+		var leveled map[string]bool // rare: built only when a text has one
+		for _, t := range terms {
+			if t.whole != "" && t.weight == 1 {
+				if leveled == nil {
+					leveled = map[string]bool{}
+				}
+				leveled[t.whole] = true
+			}
+		}
+		seen := make(map[int32]struct{}, len(terms))
+		for _, t := range terms {
+			if t.weight != 1 || leveled[t.text] {
+				continue
+			}
+			i, ok := w.index[t.text]
+			if !ok || w.inv[i] == 0 {
+				continue
+			}
+			if _, dup := seen[i]; dup {
+				continue
+			}
+			seen[i] = struct{}{}
+			if !yield(i) {
+				return
+			}
+		}
+	}
 }
 
 // normalize scales v to unit length and reports whether it was non-zero.

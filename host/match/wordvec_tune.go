@@ -164,22 +164,7 @@ func newTuner(w *WordVectors, o TuneOptions) *tuner {
 
 func (t *tuner) words(terms []term) tuneText {
 	var c tuneText
-	leveled := map[string]bool{}
-	for _, tm := range terms {
-		if tm.whole != "" && tm.weight == 1 {
-			leveled[tm.whole] = true
-		}
-	}
-	seen := map[int32]bool{}
-	for _, tm := range terms {
-		if tm.weight != 1 || leveled[tm.text] {
-			continue
-		}
-		i, ok := t.w.index[tm.text]
-		if !ok || seen[i] || t.w.inv[i] == 0 { // a zero row has no direction
-			continue
-		}
-		seen[i] = true
+	for i := range t.w.centroidRows(terms) {
 		c.idx = append(c.idx, i)
 		c.idf = append(c.idf, float64(t.w.weight[i]/t.w.inv[i]))
 	}
@@ -192,12 +177,8 @@ func (t *tuner) mapped(i int32) int32 {
 	if p := t.slot[i]; p >= 0 {
 		return p
 	}
-	d := t.dim
-	r := make([]float64, d)
-	u := t.unit[int(i)*d : int(i+1)*d]
-	for a := range d {
-		r[a] = dotF(t.m[a*d:(a+1)*d], u)
-	}
+	r := make([]float64, t.dim)
+	t.mapRow(i, r)
 	n := math.Sqrt(dotF(r, r))
 	if n > 0 {
 		for a := range r {
@@ -209,8 +190,17 @@ func (t *tuner) mapped(i int32) int32 {
 	t.touched = append(t.touched, i)
 	t.dir = append(t.dir, r)
 	t.length = append(t.length, n)
-	t.grad = append(t.grad, make([]float64, d))
+	t.grad = append(t.grad, make([]float64, t.dim))
 	return p
+}
+
+// mapRow writes word i's row through the map, M u, into dst.
+func (t *tuner) mapRow(i int32, dst []float64) {
+	d := t.dim
+	u := t.unit[int(i)*d : int(i+1)*d]
+	for a := range d {
+		dst[a] = dotF(t.m[a*d:(a+1)*d], u)
+	}
 }
 
 // centroid returns the unit centroid of a text's mapped words and the
@@ -276,11 +266,11 @@ func (t *tuner) skill(s tuneSkill) skillSide {
 // draw returns the skills a batch is scored against: the batch's own, in
 // order, then random ones up to Negatives more.
 func (t *tuner) draw(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) []int {
-	pos := map[int]int{}
+	seen := map[int]bool{}
 	var cand []int
 	add := func(j int) {
-		if _, ok := pos[j]; !ok {
-			pos[j] = len(cand)
+		if !seen[j] {
+			seen[j] = true
 			cand = append(cand, j)
 		}
 	}
@@ -402,13 +392,13 @@ func (t *tuner) update(gm []float64, n int) {
 func (t *tuner) table() *WordVectors {
 	w, d := t.w, t.dim
 	out := &WordVectors{dim: d, docs: w.docs, index: w.index, words: w.words, df: w.df, q: make([]int8, len(w.words)*d)}
-	r := make([]float32, d)
+	r, r32 := make([]float64, d), make([]float32, d)
 	for i := range w.words {
-		u := t.unit[i*d : (i+1)*d]
-		for a := range d {
-			r[a] = float32(dotF(t.m[a*d:(a+1)*d], u))
+		t.mapRow(int32(i), r)
+		for a, x := range r {
+			r32[a] = float32(x)
 		}
-		quantize(r, out.q[i*d:(i+1)*d])
+		quantize(r32, out.q[i*d:(i+1)*d])
 	}
 	out.derive()
 	return out

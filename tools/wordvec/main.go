@@ -89,7 +89,7 @@ func main() {
 					bad++
 					return nil
 				}
-				name := strings.ToLower(strings.TrimSpace(doc.Name))
+				name := docName(doc)
 				if skip[name] {
 					return nil
 				}
@@ -155,8 +155,11 @@ func skillText(data []byte, cut string) (string, string, bool) {
 	if !ok {
 		return "", "", false
 	}
-	return strings.ToLower(strings.TrimSpace(d.Name)), docText(d), true
+	return docName(d), docText(d), true
 }
+
+// docName is a skill's name as the corpus compares names: lower case.
+func docName(d match.Doc) string { return strings.ToLower(strings.TrimSpace(d.Name)) }
 
 // docText is the text a skill adds to the corpus.
 func docText(d match.Doc) string { return d.Name + "\n" + d.Description + "\n" + d.Body }
