@@ -21,11 +21,12 @@ type explainedJSON struct {
 	Name    string  `json:"name"`
 	Score   float64 `json:"score"`
 	Matched bool    `json:"matched"`
-	// Evidence is after the anchor, unknown-word, coverage and semantic
-	// factors.
+	// Evidence is after the anchor, unknown-word, code, coverage and
+	// semantic factors.
 	Evidence   float64    `json:"evidence"`
 	Anchored   bool       `json:"anchored"`
 	Known      float64    `json:"known"`
+	Code       float64    `json:"code"`
 	Coverage   float64    `json:"coverage"`
 	Covered    int        `json:"covered"`
 	Words      int        `json:"words"`
@@ -61,7 +62,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		for _, x := range ex {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
-				Known: round(x.Explanation.Known), Coverage: round(x.Explanation.Coverage),
+				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code), Coverage: round(x.Explanation.Coverage),
 				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
 				Similarity: round(x.Explanation.Similarity), Semantic: round(x.Explanation.Semantic), Terms: []termJSON{}}
 			for _, t := range x.Explanation.Terms {
@@ -100,6 +101,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		if x.Explanation.Known < 1 {
 			fmt.Fprintf(a.stdout, "  words no skill uses: evidence x%.2f\n", x.Explanation.Known)
+		}
+		if x.Explanation.Code != 1 {
+			fmt.Fprintf(a.stdout, "  code or markup in the message: evidence x%.2f\n", x.Explanation.Code)
 		}
 		if x.Explanation.Coverage < 1 {
 			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)

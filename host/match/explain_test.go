@@ -49,7 +49,10 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known * x.Coverage * x.Semantic
+				want := sum * x.Known * x.Code * x.Coverage * x.Semantic
+				if wantCode := 1.0; hasCode(lb.Message) && o.Code > 0 && x.Code != o.Code || !hasCode(lb.Message) && x.Code != wantCode {
+					t.Errorf("%q, %s: code factor %v with Code %v", lb.Message, skills[i].Name, x.Code, o.Code)
+				}
 				// The semantic factor, from the skill's two halves.
 				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
 					math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {

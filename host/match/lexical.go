@@ -93,6 +93,15 @@ type LexicalOptions struct {
 	// table built into the binary (DefaultWordVectors), read on the first
 	// Index.
 	Vectors *WordVectors
+	// Code multiplies every skill's evidence for a message that contains a
+	// character of code, markup or a formula (see hasCode): a pasted
+	// pattern, error line or formula says the message asks about a
+	// technical artifact, yet its words are few and often unknown, so its
+	// skill scores low. Off-topic messages seldom carry one. A multiplier
+	// of 1, or a negative value, turns the factor off. Every skill's
+	// evidence is scaled alike, so the ranking does not change; only what
+	// clears the threshold does.
+	Code float64
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
@@ -103,6 +112,10 @@ const DefaultLexicalThreshold = 0.2125
 
 // defaultSemantic is LexicalOptions.Semantic's default.
 const defaultSemantic = 4.0
+
+// defaultCode is LexicalOptions.Code's default: off, while candidate D of
+// docs/matching.md (Code 3) waits on its blind decision.
+const defaultCode = 1.0
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
@@ -133,6 +146,7 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.CoverageLen, 1000)
 	def(&o.Semantic, defaultSemantic)
 	def(&o.SemanticCentre, 0.6)
+	def(&o.Code, defaultCode)
 	return o
 }
 
@@ -342,6 +356,9 @@ type Explanation struct {
 	// Known is the factor for the message's words that no skill uses
 	// (1 when the catalog knows them all).
 	Known float64
+	// Code is the factor for code in the message (see
+	// LexicalOptions.Code); 1 when it has none or the factor is off.
+	Code float64
 	// Coverage is the factor for the share of the message's Words that
 	// the skill has (Covered); 1 when the factor is off.
 	Coverage       float64
@@ -457,6 +474,10 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	if words > 0 {
 		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
+	code := 1.0
+	if o.Code > 0 && hasCode(message) {
+		code = o.Code
+	}
 	// The factor is (k/words)^(Coverage·g) for k covered words and a
 	// skill's length share g; log(k/words) is computed once per message,
 	// leaving one Exp per skill instead of a Pow.
@@ -469,7 +490,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	}
 	for i, e := range scores {
 		if explain {
-			ex[i].Anchored, ex[i].Known, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, 1, int(words), 1
+			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, code, 1, int(words), 1
 		}
 		if e == 0 {
 			continue
@@ -477,7 +498,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		if !anchored[i] {
 			e *= o.Unanchored
 		}
-		e *= known
+		e *= known * code
 		// The coverage and semantic factors are powers of e, applied as
 		// one Exp of their summed logarithms: an Exp per skill is much of
 		// the time of scoring a large catalog.
@@ -519,6 +540,17 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	}
 	return scores, ex
 }
+
+// codeChars are the characters hasCode looks for: each is common in code,
+// markup, patterns and formulas and rare in prose. Those that prose uses
+// are left out: '$' (prices), '<' and '>' (arrows), '*' (emphasis) and
+// '+' (C++, "5+ years").
+const codeChars = "\\`{}[]=^|"
+
+// hasCode reports whether message contains a character of code, markup or
+// a formula: a LaTeX command, a regular expression, a spreadsheet formula,
+// an inline code span.
+func hasCode(message string) bool { return strings.ContainsAny(message, codeChars) }
 
 // skillVector writes into dst a skill's word vector: the mean of the
 // centroids of its name and description and of its body, so that its dot

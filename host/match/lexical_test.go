@@ -249,3 +249,80 @@ func TestLexicalSemanticFactorHuge(t *testing.T) {
 		t.Fatalf("score %v", s[0])
 	}
 }
+
+func TestHasCode(t *testing.T) {
+	for _, c := range []struct {
+		message string
+		want    bool
+	}{
+		{`Undefined control sequence \mathbb`, true},
+		{"what does ^(?=.*\\d).{8,}$ do", true},
+		{"=VLOOKUP(A2, Sheet2!A:B, 2, FALSE) gives #N/A", true},
+		{"the code has `n == 1 ? 'file' : 'files'`", true},
+		{"cite [1] says so", true},
+		{"a | b", true},
+		{"my dentist says I owe $640 for a 5+ year old filling <sigh> *again*", false},
+		{"Summarise the plot of Hamlet in five sentences.", false},
+		{"", false},
+	} {
+		if got := hasCode(c.message); got != c.want {
+			t.Errorf("hasCode(%q) = %v, want %v", c.message, got, c.want)
+		}
+	}
+}
+
+// The code factor scales every skill's evidence alike for a message with
+// code in it, so the ranking stands and only scores move; without code, or
+// with the factor off, nothing changes.
+func TestLexicalCodeFactor(t *testing.T) {
+	docs := []Doc{
+		{Name: "latex-papers", Description: "Write papers in LaTeX: packages, math, bibliography.", Body: "Load amssymb for blackboard bold.\n"},
+		{Name: "charts", Description: "Plot data.", Body: "Math labels on a chart.\n"},
+	}
+	evidence := func(opts LexicalOptions, message string) []Explanation {
+		t.Helper()
+		l := NewLexical(opts)
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		ex, err := l.Explain(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	const code = `Undefined control sequence \mathbb in my math`
+	const prose = "which package gives blackboard bold in my math"
+	for _, c := range []struct {
+		name    string
+		factor  float64
+		message string
+		want    float64
+	}{
+		{"code, factor 3", 3, code, 3},
+		{"prose, factor 3", 3, prose, 1},
+		{"code, factor off", -1, code, 1},
+		{"code, default", 0, code, defaultCode},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			off := evidence(LexicalOptions{Code: -1}, c.message)
+			on := evidence(LexicalOptions{Code: c.factor}, c.message)
+			scored := 0
+			for i := range on {
+				if on[i].Code != c.want {
+					t.Errorf("%s: factor %v, want %v", docs[i].Name, on[i].Code, c.want)
+				}
+				if off[i].Evidence == 0 {
+					continue
+				}
+				scored++
+				if got := on[i].Evidence / off[i].Evidence; math.Abs(got-c.want) > 1e-9 {
+					t.Errorf("%s: evidence %.4f with the factor, %.4f without: x%.4f, want x%v", docs[i].Name, on[i].Evidence, off[i].Evidence, got, c.want)
+				}
+			}
+			if scored == 0 {
+				t.Fatal("no skill scored")
+			}
+		})
+	}
+}
