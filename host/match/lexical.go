@@ -37,8 +37,9 @@ type FieldOptions struct {
 // which were chosen on the labelled sets of the realistic skills in
 // testdata/match-long (the field weights on the tune half, see TestTune;
 // the coverage factor on six sets, see TestTuneCoverage; the semantic
-// factor and the threshold on seven, see TestTuneSemantic; docs/matching.md
-// has how), and a negative value means zero (Semantic: off).
+// factor and the threshold on seven, see TestTuneSemantic; the code factor
+// on twenty-one; docs/matching.md has how), and a negative value means zero
+// (Semantic, Code: off).
 type LexicalOptions struct {
 	// K1 is BM25's term-frequency saturation.
 	K1 float64
@@ -97,8 +98,8 @@ type LexicalOptions struct {
 	// character of code, markup or a formula (see hasCode): a pasted
 	// pattern, error line or formula says the message asks about a
 	// technical artifact, yet its words are few and often unknown, so its
-	// skill scores low. Off-topic messages seldom carry one. A multiplier
-	// of 1, or a negative value, turns the factor off. Every skill's
+	// skill scores low. Off-topic messages seldom carry one. The default
+	// is 3; 1, or a negative value, turns the factor off. Every skill's
 	// evidence is scaled alike, so the ranking does not change; only what
 	// clears the threshold does.
 	Code float64
@@ -113,9 +114,9 @@ const DefaultLexicalThreshold = 0.2125
 // defaultSemantic is LexicalOptions.Semantic's default.
 const defaultSemantic = 4.0
 
-// defaultCode is LexicalOptions.Code's default: off, while candidate D of
-// docs/matching.md (Code 3) waits on its blind decision.
-const defaultCode = 1.0
+// defaultCode is LexicalOptions.Code's default, chosen on twenty-one
+// labelled sets and decided on four more (candidate D of docs/matching.md).
+const defaultCode = 3.0
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {

@@ -277,6 +277,13 @@ const (
 	longHoldout17 = "../../testdata/match-long/holdout17.jsonl"
 	longHoldout18 = "../../testdata/match-long/holdout18.jsonl"
 	longHoldout19 = "../../testdata/match-long/holdout19.jsonl"
+	// longHoldout20 to longHoldout23 were written blind, committed, and
+	// scored once: they decided for candidate D, the code factor
+	// (docs/matching.md).
+	longHoldout20 = "../../testdata/match-long/holdout20.jsonl"
+	longHoldout21 = "../../testdata/match-long/holdout21.jsonl"
+	longHoldout22 = "../../testdata/match-long/holdout22.jsonl"
+	longHoldout23 = "../../testdata/match-long/holdout23.jsonl"
 )
 
 // floorSet is a labelled set and the quality the defaults must keep on it.
@@ -289,26 +296,30 @@ type floorSet struct {
 // test fails if a change makes matching worse than this on any of the sets.
 var longFloors = []floorSet{
 	{longTune, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 1.00}},
-	{longTest, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
-	{longHoldout, Metrics{Hit1: 0.77, MRR: 0.77, Abstain: 0.97}},
-	{longHoldout2, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.82}},
-	{longHoldout3, Metrics{Hit1: 0.86, MRR: 0.87, Abstain: 0.82}},
+	{longTest, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.97}},
+	{longHoldout, Metrics{Hit1: 0.78, MRR: 0.78, Abstain: 0.97}},
+	{longHoldout2, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.82}},
+	{longHoldout3, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.82}},
 	{longHoldout4, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
-	{longHoldout5, Metrics{Hit1: 0.83, MRR: 0.84, Abstain: 0.85}},
-	{longHoldout6, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout5, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.82}},
+	{longHoldout6, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.91}},
 	{longHoldout7, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.82}},
-	{longHoldout8, Metrics{Hit1: 0.90, MRR: 0.90, Abstain: 0.79}},
-	{longHoldout9, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 1.00}},
+	{longHoldout8, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.79}},
+	{longHoldout9, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 0.97}},
 	{longHoldout10, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.85}},
 	{longHoldout11, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.85}},
-	{longHoldout12, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.85}},
-	{longHoldout13, Metrics{Hit1: 0.83, MRR: 0.84, Abstain: 0.88}},
-	{longHoldout14, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.88}},
+	{longHoldout12, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
+	{longHoldout13, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.88}},
+	{longHoldout14, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.88}},
 	{longHoldout15, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.85}},
-	{longHoldout16, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.91}},
-	{longHoldout17, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.91}},
-	{longHoldout18, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.91}},
-	{longHoldout19, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
+	{longHoldout16, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.91}},
+	{longHoldout17, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.91}},
+	{longHoldout18, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.91}},
+	{longHoldout19, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.88}},
+	{longHoldout20, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout21, Metrics{Hit1: 0.89, MRR: 0.92, Abstain: 0.85}},
+	{longHoldout22, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout23, Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.94}},
 }
 
 func TestQualityLong(t *testing.T) {
