@@ -550,8 +550,29 @@ const codeChars = "\\`{}[]=^|"
 
 // hasCode reports whether message contains a character of code, markup or
 // a formula: a LaTeX command, a regular expression, a spreadsheet formula,
-// an inline code span.
-func hasCode(message string) bool { return strings.ContainsAny(message, codeChars) }
+// an inline code span. A web address is not code, though its query string
+// has '=': anyone pastes a link, on topic or not.
+func hasCode(message string) bool {
+	if !strings.ContainsAny(message, codeChars) {
+		return false
+	}
+	for _, f := range strings.Fields(message) {
+		if isURL(f) {
+			continue
+		}
+		if strings.ContainsAny(f, codeChars) {
+			return true
+		}
+	}
+	return false
+}
+
+// isURL reports whether a word is a web address, perhaps in brackets or
+// quotes.
+func isURL(word string) bool {
+	w := strings.ToLower(strings.TrimLeft(word, "(<[\"'`"))
+	return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "www.")
+}
 
 // skillVector writes into dst a skill's word vector: the mean of the
 // centroids of its name and description and of its body, so that its dot

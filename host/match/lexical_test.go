@@ -263,6 +263,10 @@ func TestHasCode(t *testing.T) {
 		{"a | b", true},
 		{"my dentist says I owe $640 for a 5+ year old filling <sigh> *again*", false},
 		{"Summarise the plot of Hamlet in five sentences.", false},
+		{"summarise https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42 for me", false},
+		{"is (https://example.com/a?b=c) safe to open", false},
+		{"www.example.com/search?q=x is slow", false},
+		{"https://x.test/?a=b returns =SUM(A1) as text", true},
 		{"", false},
 	} {
 		if got := hasCode(c.message); got != c.want {
