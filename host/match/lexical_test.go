@@ -9,13 +9,19 @@ import (
 	"testing"
 )
 
-func scoreOf(t *testing.T, docs []Doc, message string) []float64 {
+// lexicalOf returns a lexical matcher with opts that has indexed docs.
+func lexicalOf(t *testing.T, docs []Doc, opts LexicalOptions) *Lexical {
 	t.Helper()
-	l := NewLexical(LexicalOptions{})
+	l := NewLexical(opts)
 	if err := l.Index(context.Background(), docs); err != nil {
 		t.Fatal(err)
 	}
-	s, err := l.Score(context.Background(), message)
+	return l
+}
+
+func scoreOf(t *testing.T, docs []Doc, message string) []float64 {
+	t.Helper()
+	s, err := lexicalOf(t, docs, LexicalOptions{}).Score(context.Background(), message)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,10 +169,7 @@ func TestLexicalSemanticFactor(t *testing.T) {
 	}
 	score := func(o LexicalOptions, message string) ([]float64, []Explanation) {
 		t.Helper()
-		l := NewLexical(o)
-		if err := l.Index(context.Background(), docs); err != nil {
-			t.Fatal(err)
-		}
+		l := lexicalOf(t, docs, o)
 		ex, err := l.Explain(context.Background(), message)
 		if err != nil {
 			t.Fatal(err)
@@ -285,11 +288,7 @@ func TestLexicalCodeFactor(t *testing.T) {
 	}
 	evidence := func(opts LexicalOptions, message string) []Explanation {
 		t.Helper()
-		l := NewLexical(opts)
-		if err := l.Index(context.Background(), docs); err != nil {
-			t.Fatal(err)
-		}
-		ex, err := l.Explain(context.Background(), message)
+		ex, err := lexicalOf(t, docs, opts).Explain(context.Background(), message)
 		if err != nil {
 			t.Fatal(err)
 		}
