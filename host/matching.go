@@ -35,6 +35,9 @@ func (h *Host) newEngine() (*match.Engine, error) {
 			lo.Semantic = -1 // off; LexicalOptions reads zero as the default
 		}
 	}
+	if mc.Code != nil {
+		lo.Code = *mc.Code
+	}
 	lexical := match.NewLexical(lo)
 	switch mc.Strategy {
 	case config.MatchEmbedding, config.MatchHybrid:

@@ -142,8 +142,9 @@ func (a *app) matchCmd() *cobra.Command {
 			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
 			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has\n" +
 			"it, the factors for a skill with no term in its name or description, for words no skill uses,\n" +
-			"for the share of the message's words the skill has and for how close their meanings are (the\n" +
-			"word-vector similarity), and the score.",
+			"for code, markup or a formula pasted into the message, for the share of the message's words\n" +
+			"the skill has and for how close their meanings are (the word-vector similarity), and the\n" +
+			"score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
 				if len(argv) > 0 {

@@ -152,7 +152,11 @@ type Match struct {
 	Limit int `yaml:"limit"`
 	// Semantic is the strength of the lexical matcher's semantic factor
 	// (its word vectors); nil means the default, 4, and 0 turns it off.
-	Semantic  *float64  `yaml:"semantic"`
+	Semantic *float64 `yaml:"semantic"`
+	// Code is the factor by which the lexical matcher multiplies the
+	// evidence for a message that pastes code, markup or a formula; nil
+	// means the default, 3, and 1 turns it off.
+	Code      *float64  `yaml:"code"`
 	Embedding Embedding `yaml:"embedding"`
 }
 

@@ -103,6 +103,7 @@ func TestLoadErrors(t *testing.T) {
 		{"null pin key", "plugins:\n  sha256: {null: abc}\n", `write "null": (quoted)`},
 		{"bad threshold", "match:\n  threshold: 2\n", "match.threshold"},
 		{"bad semantic", "match:\n  semantic: -1\n", "match.semantic: -1 is outside [0, 20]"},
+		{"bad code", "match:\n  code: 0.5\n", "match.code: 0.5 is outside [1, 20]"},
 		{"embedding without url", "match:\n  strategy: embedding\n", "match.embedding.url"},
 		{"not a mapping", "- a\n- b\n", "must be a mapping"},
 		{"bad yaml", "sandbox: [\n", "invalid YAML"},

@@ -23,7 +23,7 @@ func TestExplainAgreesWithScore(t *testing.T) {
 	}
 	l := e.m.(*Lexical)
 	o := l.opts
-	var checked int
+	var checked, coded int
 	for _, path := range []string{longTune, longHoldout2} {
 		for _, lb := range readLabelsFile(t, path) {
 			scores, _ := l.Score(context.Background(), lb.Message)
@@ -50,8 +50,13 @@ func TestExplainAgreesWithScore(t *testing.T) {
 					}
 				}
 				want := sum * x.Known * x.Code * x.Coverage * x.Semantic
-				if wantCode := 1.0; hasCode(lb.Message) && o.Code > 0 && x.Code != o.Code || !hasCode(lb.Message) && x.Code != wantCode {
-					t.Errorf("%q, %s: code factor %v with Code %v", lb.Message, skills[i].Name, x.Code, o.Code)
+				wantCode := 1.0
+				if hasCode(lb.Message) {
+					wantCode = o.Code
+					coded++
+				}
+				if x.Code != wantCode {
+					t.Errorf("%q, %s: code factor %v, want %v", lb.Message, skills[i].Name, x.Code, wantCode)
 				}
 				// The semantic factor, from the skill's two halves.
 				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
@@ -73,8 +78,8 @@ func TestExplainAgreesWithScore(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 {
-		t.Fatalf("only %d scored pairs checked", checked)
+	if checked < 1000 || coded < 10 {
+		t.Fatalf("only %d scored pairs checked, %d of them for a message with code", checked, coded)
 	}
 }
 

@@ -94,14 +94,16 @@ type LexicalOptions struct {
 	// table built into the binary (DefaultWordVectors), read on the first
 	// Index.
 	Vectors *WordVectors
-	// Code multiplies every skill's evidence for a message that contains a
-	// character of code, markup or a formula (see hasCode): a pasted
-	// pattern, error line or formula says the message asks about a
-	// technical artifact, yet its words are few and often unknown, so its
-	// skill scores low. Off-topic messages seldom carry one. The default
-	// is 3; 1, or a negative value, turns the factor off. Every skill's
-	// evidence is scaled alike, so the ranking does not change; only what
-	// clears the threshold does.
+	// Code multiplies every skill's evidence for a message that pastes
+	// code, markup or a formula (see hasCode): a pasted pattern, error
+	// line or formula says the message asks about a technical artifact,
+	// yet its words are few and often unknown, so its skill scores low.
+	// Off-topic messages seldom carry one. The default is 3; 1, or a
+	// negative value, turns the factor off, and a value between 0 and 1
+	// would count such messages against every skill. Every skill's
+	// evidence is scaled alike, so the lexical ranking does not change;
+	// only what clears the threshold does (under the hybrid strategy,
+	// which adds an embedding score, the order can change).
 	Code float64
 }
 
@@ -542,36 +544,78 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	return scores, ex
 }
 
-// codeChars are the characters hasCode looks for: each is common in code,
-// markup, patterns and formulas and rare in prose. Those that prose uses
-// are left out: '$' (prices), '<' and '>' (arrows), '*' (emphasis) and
-// '+' (C++, "5+ years").
-const codeChars = "\\`{}[]=^|"
-
-// hasCode reports whether message contains a character of code, markup or
-// a formula: a LaTeX command, a regular expression, a spreadsheet formula,
-// an inline code span. A web address is not code, though its query string
-// has '=': anyone pastes a link, on topic or not.
+// hasCode reports whether message pastes code, markup or a formula: an
+// inline code span between backticks, or a word that is code-shaped (see
+// codeWord). A single character is not enough: prose has "=)" and "[sic]",
+// and a link's query string has '='. Web addresses are left out: anyone
+// pastes a link, on topic or not.
 func hasCode(message string) bool {
-	if !strings.ContainsAny(message, codeChars) {
-		return false
-	}
-	for _, f := range strings.Fields(message) {
-		if isURL(f) {
-			continue
+	if i := strings.IndexByte(message, '`'); i >= 0 {
+		if j := strings.IndexByte(message[i+1:], '`'); j > 0 && strings.TrimSpace(message[i+1:i+1+j]) != "" {
+			return true
 		}
-		if strings.ContainsAny(f, codeChars) {
+	}
+	for _, w := range strings.Fields(message) {
+		if codeWord(withoutURL(w)) {
 			return true
 		}
 	}
 	return false
 }
 
-// isURL reports whether a word is a web address, perhaps in brackets or
-// quotes.
-func isURL(word string) bool {
-	w := strings.ToLower(strings.TrimLeft(word, "(<[\"'`"))
-	return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.HasPrefix(w, "www.")
+// codeWord reports whether a word is code-shaped: a backslash before a
+// letter (a LaTeX command, a regular expression's \d, an escape), a
+// formula ("=SUM(A1:A9)"), a template's double braces ("{{name}}",
+// "${{"), or letters or digits with two or more of the kinds of marks that
+// code and patterns use and prose does not: braces, square brackets, '^',
+// '|' and '=' ("key={id}", "^[a-z]+$").
+func codeWord(w string) bool {
+	if len(w) > 1 && w[0] == '=' && isLetter(w[1]) || strings.Contains(w, "{{") || strings.Contains(w, "}}") {
+		return true
+	}
+	var kinds [5]bool
+	alnum := false
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; c {
+		case '\\':
+			if i+1 < len(w) && isLetter(w[i+1]) {
+				return true
+			}
+		case '{', '}':
+			kinds[0] = true
+		case '[', ']':
+			kinds[1] = true
+		case '^':
+			kinds[2] = true
+		case '|':
+			kinds[3] = true
+		case '=':
+			kinds[4] = true
+		default:
+			alnum = alnum || isLetter(c) || '0' <= c && c <= '9'
+		}
+	}
+	n := 0
+	for _, k := range kinds {
+		if k {
+			n++
+		}
+	}
+	return n >= 2 && alnum
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// withoutURL returns the part of a word before a web address in it, so a
+// link in brackets or quotes, or after a label, leaves what precedes it.
+func withoutURL(w string) string {
+	lower := strings.ToLower(w)
+	for _, scheme := range []string{"http://", "https://", "ftp://", "www."} {
+		if i := strings.Index(lower, scheme); i >= 0 {
+			w, lower = w[:i], lower[:i]
+		}
+	}
+	return w
 }
 
 // skillVector writes into dst a skill's word vector: the mean of the

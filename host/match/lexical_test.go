@@ -258,17 +258,30 @@ func TestHasCode(t *testing.T) {
 		message string
 		want    bool
 	}{
+		// Code, markup and formulas.
 		{`Undefined control sequence \mathbb`, true},
 		{"what does ^(?=.*\\d).{8,}$ do", true},
+		{"what does ^[a-z]+$ match", true},
 		{"=VLOOKUP(A2, Sheet2!A:B, 2, FALSE) gives #N/A", true},
 		{"the code has `n == 1 ? 'file' : 'files'`", true},
-		{"cite [1] says so", true},
-		{"a | b", true},
-		{"my dentist says I owe $640 for a 5+ year old filling <sigh> *again*", false},
+		{"render <Row key={i} /> in a loop", true},
+		{"grep 'a|b' vs 'a|[bc]'", true},
+		{"f(x)=x^2 has no root", true},
+		{"${{ secrets.TOKEN }} is empty", true},
+		// Prose, one mark, and links.
 		{"Summarise the plot of Hamlet in five sentences.", false},
+		{"my dentist says I owe $640 for a 5+ year old filling <sigh> *again*", false},
+		{"thanks, that worked =)", false},
+		{"^_^ and :-| and [sic]", false},
+		{"1 USD = 0.92 EUR today", false},
+		{"rock | paper | scissors", false},
+		{"solve 3x + 7 = 22 and 2x^2 for my son", false},
+		{"WHERE tenant_id = $1 is slow", false},
+		{"a lone ` backtick", false},
 		{"summarise https://www.youtube.com/watch?v=dQw4w9WgXcQ&t=42 for me", false},
-		{"is (https://example.com/a?b=c) safe to open", false},
-		{"www.example.com/search?q=x is slow", false},
+		{"is (HTTPS://example.com/a?b=c|d) safe to open", false},
+		{"see [the docs](https://x.test/?a=b) first", false},
+		{"www.example.com/search?q=x[1]^2 is slow", false},
 		{"https://x.test/?a=b returns =SUM(A1) as text", true},
 		{"", false},
 	} {
