@@ -555,7 +555,7 @@ func hasCode(message string) bool {
 			return true
 		}
 	}
-	for _, w := range strings.Fields(message) {
+	for w := range strings.FieldsSeq(message) {
 		if codeWord(withoutURL(w)) {
 			return true
 		}
