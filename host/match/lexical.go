@@ -573,7 +573,7 @@ func codeWord(w string) bool {
 	if len(w) > 1 && w[0] == '=' && isLetter(w[1]) || strings.Contains(w, "{{") || strings.Contains(w, "}}") {
 		return true
 	}
-	var kinds [5]bool
+	var kinds uint8 // a bit for each kind of mark
 	alnum := false
 	for i := 0; i < len(w); i++ {
 		switch c := w[i]; c {
@@ -582,26 +582,20 @@ func codeWord(w string) bool {
 				return true
 			}
 		case '{', '}':
-			kinds[0] = true
+			kinds |= 1
 		case '[', ']':
-			kinds[1] = true
+			kinds |= 2
 		case '^':
-			kinds[2] = true
+			kinds |= 4
 		case '|':
-			kinds[3] = true
+			kinds |= 8
 		case '=':
-			kinds[4] = true
+			kinds |= 16
 		default:
 			alnum = alnum || isLetter(c) || '0' <= c && c <= '9'
 		}
 	}
-	n := 0
-	for _, k := range kinds {
-		if k {
-			n++
-		}
-	}
-	return n >= 2 && alnum
+	return bits.OnesCount8(kinds) >= 2 && alnum
 }
 
 func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

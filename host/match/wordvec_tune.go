@@ -37,28 +37,25 @@ type TuneOptions struct {
 }
 
 func (o TuneOptions) withDefaults() TuneOptions {
-	defInt := func(p *int, v int) {
-		if *p <= 0 {
-			*p = v
-		}
-	}
-	defFloat := func(p *float64, v float64) {
-		if *p <= 0 {
-			*p = v
-		}
-	}
-	defInt(&o.Epochs, 4)
-	defInt(&o.Batch, 64)
-	defInt(&o.Negatives, 400)
-	defFloat(&o.Rate, 0.003)
-	defFloat(&o.Decay, 0.05)
-	defFloat(&o.Temperature, 20)
-	defFloat(&o.OffTopic, 0.3)
-	defFloat(&o.OffTopicMargin, 0.45)
+	positiveOr(&o.Epochs, 4)
+	positiveOr(&o.Batch, 64)
+	positiveOr(&o.Negatives, 400)
+	positiveOr(&o.Rate, 0.003)
+	positiveOr(&o.Decay, 0.05)
+	positiveOr(&o.Temperature, 20)
+	positiveOr(&o.OffTopic, 0.3)
+	positiveOr(&o.OffTopicMargin, 0.45)
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
 	return o
+}
+
+// positiveOr sets *p to v unless it is positive.
+func positiveOr[T int | float64](p *T, v T) {
+	if *p <= 0 {
+		*p = v
+	}
 }
 
 // Tune returns a table whose rows are w's rows passed through one learned
@@ -179,12 +176,7 @@ func (t *tuner) mapped(i int32) int32 {
 	}
 	r := make([]float64, t.dim)
 	t.mapRow(i, r)
-	n := math.Sqrt(dotF(r, r))
-	if n > 0 {
-		for a := range r {
-			r[a] /= n
-		}
-	}
+	n := normalizeF(r)
 	p := int32(len(t.touched))
 	t.slot[i] = p
 	t.touched = append(t.touched, i)
@@ -213,12 +205,9 @@ func (t *tuner) centroid(c tuneText) ([]float64, float64) {
 			v[k] += c.idf[j] * r[k]
 		}
 	}
-	n := math.Sqrt(dotF(v, v))
+	n := normalizeF(v)
 	if n == 0 {
 		return nil, 0
-	}
-	for k := range v {
-		v[k] /= n
 	}
 	return v, n
 }
@@ -402,6 +391,18 @@ func (t *tuner) table() *WordVectors {
 	}
 	out.derive()
 	return out
+}
+
+// normalizeF scales v to unit length, unless it is zero, and returns the
+// length it had.
+func normalizeF(v []float64) float64 {
+	n := math.Sqrt(dotF(v, v))
+	if n > 0 {
+		for k := range v {
+			v[k] /= n
+		}
+	}
+	return n
 }
 
 func dotF(a, b []float64) float64 {

@@ -147,17 +147,6 @@ func main() {
 	fmt.Fprintf(os.Stderr, "; %d words of %d dimensions to %s\n", w.Len(), w.Dim(), *out)
 }
 
-// skillText returns a SKILL.md's lower-cased name and its name,
-// description and body as one text, or false if it has no front matter
-// with a name.
-func skillText(data []byte, cut string) (string, string, bool) {
-	d, ok := skillDoc(data, cut)
-	if !ok {
-		return "", "", false
-	}
-	return docName(d), docText(d), true
-}
-
 // docName is a skill's name as the corpus compares names: lower case.
 func docName(d match.Doc) string { return strings.ToLower(strings.TrimSpace(d.Name)) }
 
@@ -220,8 +209,8 @@ func skillNames(dir string) ([]string, error) {
 		}
 		names = append(names, e.Name())
 		if data, err := os.ReadFile(filepath.Join(dir, e.Name(), "SKILL.md")); err == nil {
-			if n, _, ok := skillText(data, ""); ok {
-				names = append(names, n)
+			if d, ok := skillDoc(data, ""); ok {
+				names = append(names, docName(d))
 			}
 		}
 	}

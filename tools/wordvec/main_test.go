@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestSkillText(t *testing.T) {
+func TestSkillDoc(t *testing.T) {
 	for _, c := range []struct {
 		name, in, cut, wantName, wantHas, wantNot string
 		ok                                        bool
@@ -24,7 +24,8 @@ func TestSkillText(t *testing.T) {
 		{"no name", "---\ndescription: d\n---\nbody\n", "", "", "", "", false},
 		{"unterminated", "---\nname: a\n", "", "", "", "", false},
 	} {
-		name, text, ok := skillText([]byte(c.in), c.cut)
+		d, ok := skillDoc([]byte(c.in), c.cut)
+		name, text := docName(d), docText(d)
 		if ok != c.ok || name != c.wantName || !strings.Contains(text, c.wantHas) || (c.wantNot != "" && strings.Contains(text, c.wantNot)) {
 			t.Errorf("%s: name %q, ok %v, text %q", c.name, name, ok, text)
 		}
