@@ -68,14 +68,17 @@ type skillSet struct {
 }
 
 // add adds a skill; a folder already there (the same path under another
-// DIR) keeps the first.
+// DIR) keeps the first, and the second is not added at all, or it would
+// count twice among the wrong answers.
 func (s *skillSet) add(folder string, d match.Doc) {
 	if s.index == nil {
 		s.index = map[string]int{}
 	}
-	if _, ok := s.index[filepath.ToSlash(folder)]; !ok {
-		s.index[filepath.ToSlash(folder)] = len(s.docs)
+	key := filepath.ToSlash(folder)
+	if _, ok := s.index[key]; ok {
+		return
 	}
+	s.index[key] = len(s.docs)
 	s.docs = append(s.docs, d)
 }
 

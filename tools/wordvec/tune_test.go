@@ -43,10 +43,13 @@ func TestTuneReadsLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	var corpus skillSet
-	for _, f := range []string{"a--containers", "b--payments"} {
+	for _, f := range []string{"a--containers", "b--payments", "b--payments"} { // the same folder twice, as under two DIRs
 		data, _ := os.ReadFile(filepath.Join(dir, f, "SKILL.md"))
 		d, _ := skillDoc(data, "")
 		corpus.add(f, d)
+	}
+	if len(corpus.docs) != 2 {
+		t.Fatalf("a folder added twice gave %d skills, want 2", len(corpus.docs))
 	}
 	labels := filepath.Join(t.TempDir(), "labels.jsonl")
 	write := func(s string) {
