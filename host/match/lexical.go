@@ -105,6 +105,19 @@ type LexicalOptions struct {
 	// only what clears the threshold does (under the hybrid strategy,
 	// which adds an embedding score, the order can change).
 	Code float64
+	// Everyday is the strength of the everyday-question factor: a message
+	// that the classifier gives a probability p of being an everyday
+	// question ("my dentist billed me for a filling I never had") has
+	// every skill's evidence multiplied by
+	// exp(−Everyday·max(0, p − EverydayCentre)). Such a message often
+	// shares a word with a skill in another sense (bill, incident, chart),
+	// and its other words are ones no skill is about. Every skill is
+	// scaled alike, so the ranking does not change; only what clears the
+	// threshold does. The default is off (0, or a negative value).
+	Everyday, EverydayCentre float64
+	// EverydayModel is the classifier; nil means the one built into the
+	// binary (DefaultEveryday), read on the first Index.
+	EverydayModel *Everyday
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
@@ -115,6 +128,9 @@ const DefaultLexicalThreshold = 0.2125
 
 // defaultSemantic is LexicalOptions.Semantic's default.
 const defaultSemantic = 4.0
+
+// defaultEveryday is LexicalOptions.Everyday's default: off.
+const defaultEveryday = 0.0
 
 // defaultCode is LexicalOptions.Code's default, chosen on twenty-one
 // labelled sets and decided on four more (candidate D of docs/matching.md).
@@ -150,6 +166,8 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.Semantic, defaultSemantic)
 	def(&o.SemanticCentre, 0.6)
 	def(&o.Code, defaultCode)
+	def(&o.Everyday, defaultEveryday)
+	def(&o.EverydayCentre, 0.5)
 	return o
 }
 
@@ -199,6 +217,9 @@ type lexIndex struct {
 	vec       *WordVectors
 	vectors   []float32
 	hasVector []bool
+	// everyday is the classifier of the everyday-question factor, nil
+	// when the factor is off.
+	everyday *Everyday
 }
 
 // NewLexical returns a lexical matcher.
@@ -258,6 +279,15 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
 		idx.hasVector = make([]bool, len(docs))
 		half = make([]float32, idx.vec.Dim())
+	}
+	if o.Everyday > 0 {
+		idx.everyday = o.EverydayModel
+		if idx.everyday == nil {
+			var err error
+			if idx.everyday, err = DefaultEveryday(); err != nil {
+				return err
+			}
+		}
 	}
 	for i, d := range docs {
 		clear(slot)
@@ -362,6 +392,10 @@ type Explanation struct {
 	// Code is the factor for code in the message (see
 	// LexicalOptions.Code); 1 when it has none or the factor is off.
 	Code float64
+	// EverydayProbability is the classifier's probability that the message
+	// is an everyday question, and Everyday the factor it gave (see
+	// LexicalOptions.Everyday); 0 and 1 when the factor is off.
+	EverydayProbability, Everyday float64
 	// Coverage is the factor for the share of the message's Words that
 	// the skill has (Covered); 1 when the factor is off.
 	Coverage       float64
@@ -481,6 +515,11 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	if o.Code > 0 && hasCode(message) {
 		code = o.Code
 	}
+	everyday, pEveryday := 1.0, 0.0
+	if idx.everyday != nil {
+		pEveryday = idx.everyday.Probability(message)
+		everyday = math.Exp(-o.Everyday * max(0, pEveryday-o.EverydayCentre))
+	}
 	// The factor is (k/words)^(Coverage·g) for k covered words and a
 	// skill's length share g; log(k/words) is computed once per message,
 	// leaving one Exp per skill instead of a Pow.
@@ -494,6 +533,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	for i, e := range scores {
 		if explain {
 			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, code, 1, int(words), 1
+			ex[i].EverydayProbability, ex[i].Everyday = pEveryday, everyday
 		}
 		if e == 0 {
 			continue
@@ -501,7 +541,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		if !anchored[i] {
 			e *= o.Unanchored
 		}
-		e *= known * code
+		e *= known * code * everyday
 		// The coverage and semantic factors are powers of e, applied as
 		// one Exp of their summed logarithms: an Exp per skill is much of
 		// the time of scoring a large catalog.

@@ -10,7 +10,13 @@
 //
 // With -tune it then tunes the table on messages labelled with the skills
 // they are for (see tune.go and match.WordVectors.Tune); -base starts from
-// an existing table instead of building one. docs/matching.md names the
+// an existing table instead of building one.
+//
+//	go run ./tools/wordvec -everyday host/match/everyday.tsv -tune FILE...
+//
+// learns the everyday-question classifier (match.TrainEveryday) from the
+// labelled messages alone: those labelled with no skill are the everyday
+// ones. It reads no skills. docs/matching.md names the
 // collection, the labelled messages and the exact command the built-in
 // table came from.
 package main
@@ -49,7 +55,15 @@ func main() {
 		tuneFiles = append(tuneFiles, f)
 		return nil
 	})
+	everyday := flag.String("everyday", "", "write the everyday-question classifier learned from the -tune messages to this file, and build no table")
 	flag.Parse()
+	if *everyday != "" {
+		if err := writeEveryday(*everyday, tuneFiles); err != nil {
+			fmt.Fprintln(os.Stderr, "wordvec:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *out == "" || flag.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
 		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
 		flag.PrintDefaults()

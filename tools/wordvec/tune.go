@@ -126,3 +126,37 @@ func readTable(path string) (*match.WordVectors, error) {
 	defer f.Close()
 	return match.ReadWordVectors(f)
 }
+
+// writeEveryday learns the everyday-question classifier from the labelled
+// messages in files and writes it to path.
+func writeEveryday(path string, files []string) error {
+	if len(files) == 0 {
+		return fmt.Errorf("-everyday needs the labelled messages: give -tune FILE at least once")
+	}
+	labels, err := readLabels(files)
+	if err != nil {
+		return err
+	}
+	examples := make([]match.EverydayExample, len(labels))
+	everyday := 0
+	for i, l := range labels {
+		examples[i] = match.EverydayExample{Message: l.message, Everyday: l.folder == ""}
+		if l.folder == "" {
+			everyday++
+		}
+	}
+	m := match.TrainEveryday(examples, match.EverydayOptions{})
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err = m.WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wordvec: learned the everyday classifier from %d messages, %d of them for no skill, to %s\n", len(labels), everyday, path)
+	return nil
+}

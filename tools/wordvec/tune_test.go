@@ -91,3 +91,40 @@ func TestTuneReadsLabels(t *testing.T) {
 		t.Error("a missing labels file gave no error")
 	}
 }
+
+func TestWriteEveryday(t *testing.T) {
+	dir := t.TempDir()
+	labels := filepath.Join(dir, "labels.jsonl")
+	var b strings.Builder
+	for range 5 {
+		b.WriteString(`{"message": "my landlord kept my deposit", "skill": null}` + "\n")
+		b.WriteString(`{"message": "the docker image build is slow", "skill": "a--containers"}` + "\n")
+	}
+	if err := os.WriteFile(labels, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "everyday.tsv")
+	if err := writeEveryday(out, []string{labels}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := match.ReadEveryday(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, q := m.Probability("my landlord"), m.Probability("docker build"); p <= 0.5 || q >= 0.5 {
+		t.Errorf("learned %.3f for the everyday message and %.3f for the other", p, q)
+	}
+	if err := writeEveryday(out, nil); err == nil || !strings.Contains(err.Error(), "-tune") {
+		t.Errorf("with no labels: %v, want an error naming -tune", err)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"message\": \"\"}\n"), 0o644)
+	if err := writeEveryday(out, []string{bad}); err == nil || !strings.Contains(err.Error(), "bad.jsonl:1") {
+		t.Errorf("with a bad line: %v, want an error naming bad.jsonl:1", err)
+	}
+}

@@ -1,0 +1,176 @@
+package match
+
+import (
+	"bufio"
+	_ "embed"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Everyday tells everyday questions ("my dentist billed me for a filling I
+// never had") from requests a skill might serve. It is a logistic
+// regression over the distinct stemmed words of a message, stop words
+// included: "my", "son" and "insurance" say as much about who is asking as
+// "dentist" does. It is learned from messages written for published
+// skills and for none (tools/wordvec -everyday), so it knows nothing of the
+// catalog it is used with.
+type Everyday struct {
+	bias    float64
+	weights map[string]float64
+}
+
+// EverydayExample is one labelled message for TrainEveryday.
+type EverydayExample struct {
+	Message string
+	// Everyday is true for a message that no skill should take.
+	Everyday bool
+}
+
+// EverydayOptions tune TrainEveryday; zero values take the defaults.
+type EverydayOptions struct {
+	// Epochs are passes over the examples (default 10).
+	Epochs int
+	// Rate is the step of stochastic gradient descent (default 0.1).
+	Rate float64
+	// L2 shrinks the weights of the words of each example towards zero
+	// (default 0.01), so a word seen in a few messages does not decide.
+	L2 float64
+}
+
+// TrainEveryday learns a classifier by stochastic gradient descent over
+// the examples in order, starting from zero weights. It is deterministic:
+// the same examples and options give the same table.
+func TrainEveryday(examples []EverydayExample, o EverydayOptions) *Everyday {
+	positiveOr(&o.Epochs, 10)
+	positiveOr(&o.Rate, 0.1)
+	positiveOr(&o.L2, 0.01)
+	m := &Everyday{weights: map[string]float64{}}
+	words := make([][]string, len(examples))
+	for i, ex := range examples {
+		words[i] = everydayWords(ex.Message)
+	}
+	for range o.Epochs {
+		for i, ex := range examples {
+			g := m.logistic(words[i])
+			if ex.Everyday {
+				g--
+			}
+			m.bias -= o.Rate * g
+			for _, w := range words[i] {
+				m.weights[w] -= o.Rate * (g + o.L2*m.weights[w])
+			}
+		}
+	}
+	return m
+}
+
+// Probability is the probability that message is an everyday question,
+// in (0, 1).
+func (m *Everyday) Probability(message string) float64 {
+	return m.logistic(everydayWords(message))
+}
+
+func (m *Everyday) logistic(words []string) float64 {
+	z := m.bias
+	for _, w := range words {
+		z += m.weights[w]
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+// everydayWords are the distinct Porter2 stems of a message's words: runs
+// of letters and apostrophes, lower-cased, apostrophes trimmed, of two
+// bytes or more. Stop words stay; numbers and symbols go.
+func everydayWords(message string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for w := range strings.FieldsFuncSeq(strings.ToLower(message), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		w = strings.Trim(w, "'")
+		if len(w) < 2 {
+			continue
+		}
+		if s := english.Stem(w, false); !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// everydayBias names the bias in the table's text form; it cannot be a
+// word, which has only letters and apostrophes.
+const everydayBias = "(bias)"
+
+// WriteTo writes the classifier as text: a comment line, the bias, then
+// one word and its weight per line, tab-separated, in word order.
+func (m *Everyday) WriteTo(out io.Writer) (int64, error) {
+	var b strings.Builder
+	b.WriteString("# skillhost everyday-question classifier: word<TAB>weight\n")
+	fmt.Fprintf(&b, "%s\t%s\n", everydayBias, strconv.FormatFloat(m.bias, 'g', 6, 64))
+	for _, w := range slices.Sorted(func(yield func(string) bool) {
+		for w := range m.weights {
+			if !yield(w) {
+				return
+			}
+		}
+	}) {
+		fmt.Fprintf(&b, "%s\t%s\n", w, strconv.FormatFloat(m.weights[w], 'g', 6, 64))
+	}
+	n, err := io.WriteString(out, b.String())
+	return int64(n), err
+}
+
+// ReadEveryday reads a classifier written by WriteTo. Lines starting with
+// '#' are comments; every other line must be a word, a tab and a number.
+func ReadEveryday(r io.Reader) (*Everyday, error) {
+	m := &Everyday{weights: map[string]float64{}}
+	sc := bufio.NewScanner(r)
+	line, sawBias := 0, false
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		word, num, ok := strings.Cut(text, "\t")
+		v, err := strconv.ParseFloat(num, 64)
+		if !ok || word == "" || err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("everyday classifier line %d: want WORD<TAB>NUMBER, got %q", line, truncate(text, 60))
+		}
+		if word == everydayBias {
+			m.bias, sawBias = v, true
+			continue
+		}
+		m.weights[word] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("everyday classifier line %d: %w", line+1, err)
+	}
+	if !sawBias {
+		return nil, fmt.Errorf("everyday classifier: no %s line", everydayBias)
+	}
+	return m, nil
+}
+
+//go:embed everyday.tsv
+var builtinEveryday string
+
+// DefaultEveryday returns the classifier built into the binary, learned
+// from the labelled messages in tools/wordvec/tune (docs/matching.md has
+// the command). It is read once, on first use; an error means the binary
+// was built from a broken source tree.
+var DefaultEveryday = sync.OnceValues(func() (*Everyday, error) {
+	m, err := ReadEveryday(strings.NewReader(builtinEveryday))
+	if err != nil {
+		return nil, fmt.Errorf("built-in %w", err)
+	}
+	return m, nil
+})

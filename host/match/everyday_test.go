@@ -1,0 +1,172 @@
+package match
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestEverydayWords(t *testing.T) {
+	for _, c := range []struct {
+		message string
+		want    []string
+	}{
+		{"My dentist billed me twice", []string{"my", "dentist", "bill", "me", "twice"}},
+		{"'quoted' words, don't split; the THE the", []string{"quot", "word", "don't", "split", "the"}},
+		{"x 42 a1b2 — ok", []string{"ok"}},
+		{"", nil},
+	} {
+		if got := everydayWords(c.message); !slices.Equal(got, c.want) {
+			t.Errorf("everydayWords(%q) = %q, want %q", c.message, got, c.want)
+		}
+	}
+}
+
+// toyEveryday is a small labelled set: questions about one's own life and
+// requests about code.
+var toyEveryday = []EverydayExample{
+	{"my dentist billed me for a filling I never had", true},
+	{"my landlord kept the deposit, what can I do", true},
+	{"my son is nervous about his new school", true},
+	{"how long should I boil an egg", true},
+	{"the regex for postcodes matches too much", false},
+	{"our docker image takes ten minutes to build", false},
+	{"the postgres query plan shows a sequential scan", false},
+	{"the react component renders twice", false},
+}
+
+func TestTrainEveryday(t *testing.T) {
+	m := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50})
+	for _, ex := range toyEveryday {
+		if p := m.Probability(ex.Message); (p > 0.5) != ex.Everyday {
+			t.Errorf("%q: probability %.3f, want everyday %v", ex.Message, p, ex.Everyday)
+		}
+	}
+	// Words it has learned carry over to a message it has not seen.
+	if mine, ours := m.Probability("my son broke a filling"), m.Probability("our postgres image renders twice"); mine <= ours {
+		t.Errorf("an unseen personal question scored %.3f, an unseen technical one %.3f", mine, ours)
+	}
+	// The same examples give the same table, byte for byte.
+	var a, b bytes.Buffer
+	if _, err := m.WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50}).WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("two trainings on the same examples wrote different tables")
+	}
+}
+
+func TestEverydayRoundTrip(t *testing.T) {
+	m := TrainEveryday(toyEveryday, EverydayOptions{})
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadEveryday(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range toyEveryday {
+		if got, want := r.Probability(ex.Message), m.Probability(ex.Message); math.Abs(got-want) > 1e-5 {
+			t.Errorf("%q: %.6f after a round trip, %.6f before", ex.Message, got, want)
+		}
+	}
+}
+
+func TestReadEverydayErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"(bias)\t0.5\nword 1\n", "line 2: want WORD<TAB>NUMBER"},
+		{"# c\n(bias)\tnope\n", "line 2"},
+		{"(bias)\t1\nword\tNaN\n", "line 2"},
+		{"\tword\t1\n", "line 1"},
+		{"word\t1\n", "no (bias) line"},
+	} {
+		_, err := ReadEveryday(strings.NewReader(c.text))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ReadEveryday(%q) = %v, want an error with %q", c.text, err, c.want)
+		}
+	}
+}
+
+func TestDefaultEveryday(t *testing.T) {
+	m, err := DefaultEveryday()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.weights) < 1000 {
+		t.Fatalf("the built-in classifier has %d words", len(m.weights))
+	}
+	// Messages written here, not taken from its training messages.
+	for _, c := range []struct {
+		message  string
+		everyday bool
+	}{
+		{"my dentist charged my insurance for a crown I never got, how do I complain", true},
+		{"what should I pack for a week of hiking in Scotland in October", true},
+		{"the Dockerfile copies node_modules and the image is 2 GB", false},
+		{"write a regular expression that matches ISO dates", false},
+	} {
+		if p := m.Probability(c.message); (p > 0.5) != c.everyday {
+			t.Errorf("%q: probability %.3f, want everyday %v", c.message, p, c.everyday)
+		}
+	}
+}
+
+func TestLexicalEverydayFactor(t *testing.T) {
+	docs := []Doc{
+		{Name: "billing-api", Description: "Bill customers: invoices, refunds, disputes.", Body: "Handle a disputed charge.\n"},
+		{Name: "charts", Description: "Plot data.", Body: "A chart of charges.\n"},
+	}
+	model := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50})
+	const everyday = "my dentist billed me twice, how do I dispute the charge"
+	const request = "the billing api returns a dispute for the invoice"
+	p := model.Probability(everyday)
+	if p <= 0.5 || model.Probability(request) >= 0.5 {
+		t.Fatalf("the toy classifier gives %.3f and %.3f", p, model.Probability(request))
+	}
+	for _, c := range []struct {
+		name     string
+		strength float64
+		message  string
+		want     float64
+	}{
+		{"everyday, strength 4", 4, everyday, math.Exp(-4 * (p - 0.5))},
+		{"request, strength 4", 4, request, 1},
+		{"everyday, off", -1, everyday, 1},
+		{"everyday, default", 0, everyday, math.Exp(-defaultEveryday * (p - 0.5))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			explain := func(o LexicalOptions) []Explanation {
+				ex, err := lexicalOf(t, docs, o).Explain(context.Background(), c.message)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ex
+			}
+			off := explain(LexicalOptions{Everyday: -1})
+			on := explain(LexicalOptions{Everyday: c.strength, EverydayModel: model})
+			scored := 0
+			for i := range on {
+				if math.Abs(on[i].Everyday-c.want) > 1e-9 {
+					t.Errorf("%s: factor %v, want %v", docs[i].Name, on[i].Everyday, c.want)
+				}
+				if off[i].Evidence == 0 {
+					continue
+				}
+				scored++
+				if got := on[i].Evidence / off[i].Evidence; math.Abs(got-c.want) > 1e-9 {
+					t.Errorf("%s: evidence x%.4f with the factor, want x%.4f", docs[i].Name, got, c.want)
+				}
+			}
+			if scored == 0 {
+				t.Fatal("no skill scored: the test checks nothing")
+			}
+		})
+	}
+}
