@@ -39,7 +39,15 @@ func init() {
 	RegisterPreparer("test-iso-prepared", func(pid int) func() {
 		prepared.mu.Lock()
 		defer prepared.mu.Unlock()
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		// exec(2) has replaced the supervisor's image before its
+		// arguments are mapped, and /proc reads an empty command line in
+		// that window, which a loaded machine widens: wait it out.
+		var cmdline []byte
+		for deadline := time.Now().Add(10 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); {
+			if cmdline, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); len(cmdline) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
 		prepared.cmdlines = append(prepared.cmdlines, strings.ReplaceAll(string(cmdline), "\x00", " "))
 		_ = os.WriteFile(prepared.mark, nil, 0o600)
 		return func() {
@@ -161,6 +169,7 @@ func TestIsolatedPreparer(t *testing.T) {
 	defer KeepSpares(true)
 	prepared.mu.Lock()
 	prepared.mark = filepath.Join(t.TempDir(), "prepared")
+	prepared.cmdlines, prepared.released = nil, nil
 	prepared.mu.Unlock()
 	res, out := run(t, Spec{Argv: bash("echo ran"), Confine: "test-iso-prepared", ConfinePayload: []byte(prepared.mark)})
 	if res.ExitCode != 0 || out != "ran\n" {
