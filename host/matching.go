@@ -29,12 +29,8 @@ func (h *Host) newEngine() (*match.Engine, error) {
 		return def
 	}
 	var lo match.LexicalOptions
-	if mc.Semantic != nil {
-		lo.Semantic = *mc.Semantic
-		if lo.Semantic == 0 {
-			lo.Semantic = -1 // off; LexicalOptions reads zero as the default
-		}
-	}
+	lo.Semantic = strength(mc.Semantic)
+	lo.Everyday = strength(mc.Everyday)
 	if mc.Code != nil {
 		lo.Code = *mc.Code
 	}
@@ -168,4 +164,17 @@ func (h *Host) ExplainMatch(ctx context.Context, message string, limit int) ([]m
 		return nil, err
 	}
 	return e.Explain(ctx, message, limit)
+}
+
+// strength is a factor's strength as LexicalOptions reads it: the
+// configuration's 0 turns the factor off, while LexicalOptions reads zero
+// as the default and a negative value as off; nil is the default.
+func strength(v *float64) float64 {
+	switch {
+	case v == nil:
+		return 0
+	case *v == 0:
+		return -1
+	}
+	return *v
 }

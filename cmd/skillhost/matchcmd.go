@@ -21,18 +21,22 @@ type explainedJSON struct {
 	Name    string  `json:"name"`
 	Score   float64 `json:"score"`
 	Matched bool    `json:"matched"`
-	// Evidence is after the anchor, unknown-word, code, coverage and
-	// semantic factors.
-	Evidence   float64    `json:"evidence"`
-	Anchored   bool       `json:"anchored"`
-	Known      float64    `json:"known"`
-	Code       float64    `json:"code"`
-	Coverage   float64    `json:"coverage"`
-	Covered    int        `json:"covered"`
-	Words      int        `json:"words"`
-	Similarity float64    `json:"similarity"`
-	Semantic   float64    `json:"semantic"`
-	Terms      []termJSON `json:"terms"`
+	// Evidence is after the anchor, unknown-word, code, everyday,
+	// coverage and semantic factors.
+	Evidence float64 `json:"evidence"`
+	Anchored bool    `json:"anchored"`
+	Known    float64 `json:"known"`
+	Code     float64 `json:"code"`
+	// EverydayProbability is the classifier's probability that the
+	// message is an everyday question, Everyday the factor it gave.
+	EverydayProbability float64    `json:"everyday_probability"`
+	Everyday            float64    `json:"everyday"`
+	Coverage            float64    `json:"coverage"`
+	Covered             int        `json:"covered"`
+	Words               int        `json:"words"`
+	Similarity          float64    `json:"similarity"`
+	Semantic            float64    `json:"semantic"`
+	Terms               []termJSON `json:"terms"`
 }
 
 type termJSON struct {
@@ -62,7 +66,8 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		for _, x := range ex {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
-				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code), Coverage: round(x.Explanation.Coverage),
+				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code),
+				EverydayProbability: round(x.Explanation.EverydayProbability), Everyday: round(x.Explanation.Everyday), Coverage: round(x.Explanation.Coverage),
 				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
 				Similarity: round(x.Explanation.Similarity), Semantic: round(x.Explanation.Semantic), Terms: []termJSON{}}
 			for _, t := range x.Explanation.Terms {
@@ -105,6 +110,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		if x.Explanation.Code != 1 {
 			fmt.Fprintf(a.stdout, "  code or markup in the message: evidence x%.2f\n", x.Explanation.Code)
 		}
+		if x.Explanation.Everyday != 1 {
+			fmt.Fprintf(a.stdout, "  an everyday question (probability %.2f): evidence x%.2f\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
+		}
 		if x.Explanation.Coverage < 1 {
 			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)
 		}
@@ -142,9 +150,9 @@ func (a *app) matchCmd() *cobra.Command {
 			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
 			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has\n" +
 			"it, the factors for a skill with no term in its name or description, for words no skill uses,\n" +
-			"for code, markup or a formula pasted into the message, for the share of the message's words\n" +
-			"the skill has and for how close their meanings are (the word-vector similarity), and the\n" +
-			"score.",
+			"for code, markup or a formula pasted into the message, for an everyday question (\"my dentist\n" +
+			"billed me twice\"), for the share of the message's words the skill has and for how close\n" +
+			"their meanings are (the word-vector similarity), and the score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
 				if len(argv) > 0 {

@@ -156,7 +156,10 @@ type Match struct {
 	// Code is the factor by which the lexical matcher multiplies the
 	// evidence for a message that pastes code, markup or a formula; nil
 	// means the default, 3, and 1 turns it off.
-	Code      *float64  `yaml:"code"`
+	Code *float64 `yaml:"code"`
+	// Everyday is the strength of the lexical matcher's everyday-question
+	// factor; nil means the default, 4, and 0 turns it off.
+	Everyday  *float64  `yaml:"everyday"`
 	Embedding Embedding `yaml:"embedding"`
 }
 

@@ -104,6 +104,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad threshold", "match:\n  threshold: 2\n", "match.threshold"},
 		{"bad semantic", "match:\n  semantic: -1\n", "match.semantic: -1 is outside [0, 20]"},
 		{"bad code", "match:\n  code: 0.5\n", "match.code: 0.5 is outside [1, 20]"},
+		{"bad everyday", "match:\n  everyday: -1\n", "match.everyday: -1 is outside [0, 20]"},
 		{"embedding without url", "match:\n  strategy: embedding\n", "match.embedding.url"},
 		{"not a mapping", "- a\n- b\n", "must be a mapping"},
 		{"bad yaml", "sandbox: [\n", "invalid YAML"},

@@ -90,6 +90,9 @@ func (c *Config) Validate() error {
 	if m.Semantic != nil && (*m.Semantic < 0 || *m.Semantic > 20) {
 		bad("match.semantic: %v is outside [0, 20] (0 turns the factor off)", *m.Semantic)
 	}
+	if m.Everyday != nil && (*m.Everyday < 0 || *m.Everyday > 20) {
+		bad("match.everyday: %v is outside [0, 20] (0 turns the factor off)", *m.Everyday)
+	}
 	if m.Code != nil && (*m.Code < 1 || *m.Code > 20) {
 		bad("match.code: %v is outside [1, 20] (1 turns the factor off)", *m.Code)
 	}

@@ -102,12 +102,27 @@ func BenchmarkLexicalMatch10kLong(b *testing.B) {
 
 // BenchmarkLexicalMatch10kWords is BenchmarkLexicalMatch10kLong with the
 // words of the word-vector table, so every skill and message has a word
-// vector, with the semantic factor and without: what the factor costs.
-// Run it with -count to alternate the two.
+// vector, with the semantic factor and without, and without the everyday
+// factor: what each costs. Run it with -count to alternate them.
 func BenchmarkLexicalMatch10kWords(b *testing.B) {
 	docs := generatedFrom(tableWords()[:20000], 10000, 600)
 	b.Run("semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{}) })
 	b.Run("no-semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Semantic: -1}) })
+	b.Run("no-everyday", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Everyday: -1}) })
+}
+
+// BenchmarkEverydayProbability is the everyday classifier on one message
+// of 25 words: its cost per match, whatever the catalog's size.
+func BenchmarkEverydayProbability(b *testing.B) {
+	m, err := DefaultEveryday()
+	if err != nil {
+		b.Fatal(err)
+	}
+	const msg = "my dentist billed my insurance for a filling I never had, and the office says I have to call them before Friday. how do I dispute it politely?"
+	b.ReportAllocs()
+	for b.Loop() {
+		m.Probability(msg)
+	}
 }
 
 func benchMatch(b *testing.B, docs []Doc, o LexicalOptions) {

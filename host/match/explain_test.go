@@ -23,7 +23,11 @@ func TestExplainAgreesWithScore(t *testing.T) {
 	}
 	l := e.m.(*Lexical)
 	o := l.opts
-	var checked, coded int
+	var checked, coded, everyday int
+	classifier, err := DefaultEveryday()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, path := range []string{longTune, longHoldout2} {
 		for _, lb := range readLabelsFile(t, path) {
 			scores, _ := l.Score(context.Background(), lb.Message)
@@ -49,7 +53,15 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known * x.Code * x.Coverage * x.Semantic
+				want := sum * x.Known * x.Code * x.Everyday * x.Coverage * x.Semantic
+				// The everyday factor, from the classifier's public Probability.
+				p := classifier.Probability(lb.Message)
+				if math.Abs(p-x.EverydayProbability) > 1e-12 || math.Abs(math.Exp(-o.Everyday*max(0, p-o.EverydayCentre))-x.Everyday) > 1e-12 {
+					t.Errorf("%q, %s: everyday probability %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.EverydayProbability, p, x.Everyday)
+				}
+				if x.Everyday < 1 {
+					everyday++
+				}
 				wantCode := 1.0
 				if hasCode(lb.Message) {
 					wantCode = o.Code
@@ -78,8 +90,8 @@ func TestExplainAgreesWithScore(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 || coded < 10 {
-		t.Fatalf("only %d scored pairs checked, %d of them for a message with code", checked, coded)
+	if checked < 1000 || coded < 10 || everyday < 10 {
+		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one", checked, coded, everyday)
 	}
 }
 
@@ -128,7 +140,7 @@ func TestExplainFields(t *testing.T) {
 func TestEngineExplain(t *testing.T) {
 	cat := catalog.New(corpusRoots)
 	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
-	msg := "how many words are in my essay? it has to stay short"
+	msg := "how many words are in this essay draft?"
 	ex, err := e.Explain(context.Background(), msg, 2)
 	if err != nil {
 		t.Fatal(err)
