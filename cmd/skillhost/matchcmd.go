@@ -28,8 +28,9 @@ type explainedJSON struct {
 	Known    float64 `json:"known"`
 	Code     float64 `json:"code"`
 	// EverydayProbability is the classifier's probability that the
-	// message is an everyday question, Everyday the factor it gave.
-	EverydayProbability float64    `json:"everyday_probability"`
+	// message is an everyday question, absent when the factor is off;
+	// Everyday is the factor it gave (1 when off).
+	EverydayProbability *float64   `json:"everyday_probability,omitempty"`
 	Everyday            float64    `json:"everyday"`
 	Coverage            float64    `json:"coverage"`
 	Covered             int        `json:"covered"`
@@ -67,9 +68,13 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
 				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code),
-				EverydayProbability: round(x.Explanation.EverydayProbability), Everyday: round(x.Explanation.Everyday), Coverage: round(x.Explanation.Coverage),
+				Everyday: round(x.Explanation.Everyday), Coverage: round(x.Explanation.Coverage),
 				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
 				Similarity: round(x.Explanation.Similarity), Semantic: round(x.Explanation.Semantic), Terms: []termJSON{}}
+			if x.Explanation.EverydayOn {
+				p := round(x.Explanation.EverydayProbability)
+				j.EverydayProbability = &p
+			}
 			for _, t := range x.Explanation.Terms {
 				j.Terms = append(j.Terms, termJSON{Term: t.Term, Evidence: round(t.Evidence), Fields: t.Fields})
 			}
@@ -111,7 +116,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 			fmt.Fprintf(a.stdout, "  code or markup in the message: evidence x%.2f\n", x.Explanation.Code)
 		}
 		if x.Explanation.Everyday != 1 {
-			fmt.Fprintf(a.stdout, "  an everyday question (probability %.2f): evidence x%.2f\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
+			fmt.Fprintf(a.stdout, "  an everyday question (probability %.2f): evidence x%.3g\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
 		}
 		if x.Explanation.Coverage < 1 {
 			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)

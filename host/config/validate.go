@@ -81,19 +81,21 @@ func (c *Config) Validate() error {
 	default:
 		bad("match.strategy: %q is not lexical, embedding or hybrid", m.Strategy)
 	}
-	if m.Threshold != nil && (*m.Threshold < 0 || *m.Threshold > 1) {
+	if m.Threshold != nil && !(*m.Threshold >= 0 && *m.Threshold <= 1) {
 		bad("match.threshold: %v is outside [0, 1]", *m.Threshold)
 	}
 	if m.Limit < 0 {
 		bad("match.limit: must not be negative (0 means no cap)")
 	}
-	if m.Semantic != nil && (*m.Semantic < 0 || *m.Semantic > 20) {
+	// Written as !(in range) so that NaN, which compares false with
+	// everything, is out of range too.
+	if m.Semantic != nil && !(*m.Semantic >= 0 && *m.Semantic <= 20) {
 		bad("match.semantic: %v is outside [0, 20] (0 turns the factor off)", *m.Semantic)
 	}
-	if m.Everyday != nil && (*m.Everyday < 0 || *m.Everyday > 20) {
+	if m.Everyday != nil && !(*m.Everyday >= 0 && *m.Everyday <= 20) {
 		bad("match.everyday: %v is outside [0, 20] (0 turns the factor off)", *m.Everyday)
 	}
-	if m.Code != nil && (*m.Code < 1 || *m.Code > 20) {
+	if m.Code != nil && !(*m.Code >= 1 && *m.Code <= 20) {
 		bad("match.code: %v is outside [1, 20] (1 turns the factor off)", *m.Code)
 	}
 	if m.Embedding.BatchSize <= 0 {

@@ -88,11 +88,13 @@ func (m *Everyday) logistic(words []string) float64 {
 
 // everydayWords are the distinct Porter2 stems of a message's words: runs
 // of letters and apostrophes, lower-cased, apostrophes trimmed, of two
-// bytes or more. Stop words stay; numbers and symbols go.
+// bytes or more. Stop words stay; numbers and symbols go. A typographic
+// apostrophe (’) is read as a straight one, so "don’t" is "don't".
 func everydayWords(message string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for w := range strings.FieldsFuncSeq(strings.ToLower(message), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+	message = strings.ReplaceAll(strings.ToLower(message), "’", "'")
+	for w := range strings.FieldsFuncSeq(message, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
 		w = strings.Trim(w, "'")
 		if len(w) < 2 {
 			continue
@@ -129,7 +131,8 @@ func (m *Everyday) WriteTo(out io.Writer) (int64, error) {
 }
 
 // ReadEveryday reads a classifier written by WriteTo. Lines starting with
-// '#' are comments; every other line must be a word, a tab and a number.
+// '#' are comments; every other line must be a word, a tab and a number,
+// with one (bias) line and each word once.
 func ReadEveryday(r io.Reader) (*Everyday, error) {
 	m := &Everyday{weights: map[string]float64{}}
 	sc := bufio.NewScanner(r)
@@ -146,8 +149,14 @@ func ReadEveryday(r io.Reader) (*Everyday, error) {
 			return nil, fmt.Errorf("everyday classifier line %d: want WORD<TAB>NUMBER, got %q", line, truncate(text, 60))
 		}
 		if word == everydayBias {
+			if sawBias {
+				return nil, fmt.Errorf("everyday classifier line %d: a second %s line", line, everydayBias)
+			}
 			m.bias, sawBias = v, true
 			continue
+		}
+		if _, dup := m.weights[word]; dup {
+			return nil, fmt.Errorf("everyday classifier line %d: %q a second time", line, truncate(word, 60))
 		}
 		m.weights[word] = v
 	}

@@ -17,6 +17,7 @@ func TestEverydayWords(t *testing.T) {
 		{"My dentist billed me twice", []string{"my", "dentist", "bill", "me", "twice"}},
 		{"'quoted' words, don't split; the THE the", []string{"quot", "word", "don't", "split", "the"}},
 		{"x 42 a1b2 — ok", []string{"ok"}},
+		{"Don’t know why I’m here", []string{"don't", "know", "why", "i'm", "here"}},
 		{"", nil},
 	} {
 		if got := everydayWords(c.message); !slices.Equal(got, c.want) {
@@ -49,17 +50,6 @@ func TestTrainEveryday(t *testing.T) {
 	if mine, ours := m.Probability("my son broke a filling"), m.Probability("our postgres image renders twice"); mine <= ours {
 		t.Errorf("an unseen personal question scored %.3f, an unseen technical one %.3f", mine, ours)
 	}
-	// The same examples give the same table, byte for byte.
-	var a, b bytes.Buffer
-	if _, err := m.WriteTo(&a); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50}).WriteTo(&b); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(a.Bytes(), b.Bytes()) {
-		t.Error("two trainings on the same examples wrote different tables")
-	}
 }
 
 func TestEverydayRoundTrip(t *testing.T) {
@@ -86,6 +76,8 @@ func TestReadEverydayErrors(t *testing.T) {
 		{"(bias)\t1\nword\tNaN\n", "line 2"},
 		{"\tword\t1\n", "line 1"},
 		{"word\t1\n", "no (bias) line"},
+		{"(bias)\t1\n(bias)\t2\n", "line 2: a second (bias) line"},
+		{"(bias)\t1\nword\t1\nword\t2\n", `line 3: "word" a second time`},
 	} {
 		_, err := ReadEveryday(strings.NewReader(c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -112,11 +112,14 @@ type LexicalOptions struct {
 	// exp(−Everyday·max(0, p − EverydayCentre)). Such a message often
 	// shares a word with a skill in another sense (bill, incident, chart),
 	// and its other words are ones no skill is about. Every skill is
-	// scaled alike, so the ranking does not change; only what clears the
-	// threshold does. The default is 4 with centre 0.5: a message the
-	// classifier is sure of is scaled by about 0.14, one it calls
-	// everyday at even odds or less is left alone. A negative value turns
-	// the factor off.
+	// scaled alike, so the lexical ranking does not change; only what
+	// clears the threshold does (under the hybrid strategy, which adds an
+	// embedding score, the order can change). The default is 4 with centre
+	// 0.5: a message the classifier is sure of is scaled by about 0.14, one
+	// it scores at 0.5 or less is left alone. The classifier's p is a
+	// score more than a calibrated probability: it depends on the order
+	// its training messages came in (docs/matching.md). A negative value
+	// turns the factor off.
 	Everyday, EverydayCentre float64
 	// EverydayModel is the classifier; nil means the one built into the
 	// binary (DefaultEveryday), read on the first Index.
@@ -396,9 +399,11 @@ type Explanation struct {
 	// Code is the factor for code in the message (see
 	// LexicalOptions.Code); 1 when it has none or the factor is off.
 	Code float64
+	// EverydayOn is whether the everyday factor is on; if so,
 	// EverydayProbability is the classifier's probability that the message
 	// is an everyday question, and Everyday the factor it gave (see
-	// LexicalOptions.Everyday); 0 and 1 when the factor is off.
+	// LexicalOptions.Everyday). When off they are 0 and 1.
+	EverydayOn                    bool
 	EverydayProbability, Everyday float64
 	// Coverage is the factor for the share of the message's Words that
 	// the skill has (Covered); 1 when the factor is off.
@@ -537,7 +542,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	for i, e := range scores {
 		if explain {
 			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, code, 1, int(words), 1
-			ex[i].EverydayProbability, ex[i].Everyday = pEveryday, everyday
+			ex[i].EverydayOn, ex[i].EverydayProbability, ex[i].Everyday = idx.everyday != nil, pEveryday, everyday
 		}
 		if e == 0 {
 			continue

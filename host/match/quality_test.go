@@ -2,8 +2,10 @@ package match
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -517,6 +519,68 @@ func TestTuneSemantic(t *testing.T) {
 	}
 	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5}
 	tuneSearch(t, sets, settings, 0.2)
+}
+
+// TestTuneEveryday is how the everyday factor's strength, centre and the
+// threshold were chosen (tuneSearch) on the 33 sets scored before it
+// (tune, test, holdout to holdout31), with the built-in classifier and
+// with classifiers learned at another L2 from the same messages. It runs
+// only with SKILLHOST_TUNE=everyday; holdout32 and later are never looked
+// at here.
+func TestTuneEveryday(t *testing.T) {
+	if os.Getenv("SKILLHOST_TUNE") != "everyday" {
+		t.Skip("set SKILLHOST_TUNE=everyday to search the everyday factor")
+	}
+	settings := []tuneSetting{{"everyday off", LexicalOptions{Everyday: -1}}}
+	for _, g := range []float64{2, 4, 8} {
+		for _, c := range []float64{0, 0.3, 0.5, 0.7} {
+			settings = append(settings, tuneSetting{fmt.Sprintf("everyday=%.0f centre=%.1f", g, c),
+				LexicalOptions{Everyday: g, EverydayCentre: zeroAsNegative(c)}})
+		}
+	}
+	files, err := filepath.Glob("../../tools/wordvec/tune/batch*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tune files: %v", err)
+	}
+	var examples []EverydayExample
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var l struct {
+				Message string  `json:"message"`
+				Skill   *string `json:"skill"`
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			examples = append(examples, EverydayExample{Message: l.Message, Everyday: l.Skill == nil})
+		}
+	}
+	for _, l2 := range []float64{0.001, 0.05} {
+		m := TrainEveryday(examples, EverydayOptions{L2: l2})
+		for _, gc := range [][2]float64{{4, 0.5}, {2, 0}} {
+			settings = append(settings, tuneSetting{fmt.Sprintf("L2=%g everyday=%.0f centre=%.1f", l2, gc[0], gc[1]),
+				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m}})
+		}
+	}
+	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5,
+		longHoldout6, longHoldout7, longHoldout8, longHoldout9, longHoldout10, longHoldout11, longHoldout12,
+		longHoldout13, longHoldout14, longHoldout15, longHoldout16, longHoldout17, longHoldout18, longHoldout19,
+		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
+		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31}
+	tuneSearch(t, sets, settings, DefaultLexicalThreshold)
+}
+
+// zeroAsNegative is v as LexicalOptions reads it: zero there means the
+// default, and a negative value zero.
+func zeroAsNegative(v float64) float64 {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // anthropicsFloors hold the matcher to what it scored on the labelled sets

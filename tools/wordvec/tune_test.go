@@ -128,3 +128,27 @@ func TestWriteEveryday(t *testing.T) {
 		t.Errorf("with a bad line: %v, want an error naming bad.jsonl:1", err)
 	}
 }
+
+// The classifier built into the binary is the one the committed messages
+// give, byte for byte: the table can be rebuilt and checked.
+func TestEverydayTableIsReproducible(t *testing.T) {
+	files, err := filepath.Glob("tune/batch*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tune files: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "everyday.tsv")
+	if err := writeEveryday(out, files); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../host/match/everyday.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Error("tools/wordvec -everyday on tune/batch*.jsonl does not give host/match/everyday.tsv; rebuild it with the command in docs/matching.md")
+	}
+}
