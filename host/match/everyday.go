@@ -73,7 +73,8 @@ func TrainEveryday(examples []EverydayExample, o EverydayOptions) *Everyday {
 }
 
 // Probability is the probability that message is an everyday question,
-// in (0, 1).
+// in [0, 1] (it rounds to 1 for a long run of everyday words). It is a
+// score more than a calibrated probability: see LexicalOptions.Everyday.
 func (m *Everyday) Probability(message string) float64 {
 	return m.logistic(everydayWords(message))
 }

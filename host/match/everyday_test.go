@@ -162,3 +162,28 @@ func TestLexicalEverydayFactor(t *testing.T) {
 		})
 	}
 }
+
+// A user's message is hostile input: whatever it holds, the classifier
+// gives a probability in [0, 1] (a long run of heavy words rounds to 1),
+// and its words are distinct, non-empty and free of separators.
+func FuzzEverydayProbability(f *testing.F) {
+	for _, s := range []string{"my dentist billed me twice", "Don’t '' ’’ x", "İstanbul ÇAĞ 2 \x00\xff", strings.Repeat("ab ", 50)} {
+		f.Add(s)
+	}
+	m, err := DefaultEveryday()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if p := m.Probability(in); !(p >= 0 && p <= 1) {
+			t.Fatalf("probability %v for %q", p, in)
+		}
+		seen := map[string]bool{}
+		for _, w := range everydayWords(in) {
+			if w == "" || seen[w] || strings.ContainsAny(w, " \t\n") {
+				t.Fatalf("word %q (seen %v) from %q", w, seen[w], in)
+			}
+			seen[w] = true
+		}
+	})
+}
