@@ -276,24 +276,18 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	var about, body []term // a skill's name and description, and its body, for its word vector
 	var half []float32     // the centroid of one of those, reused from skill to skill
 	if o.Semantic > 0 {
-		idx.vec = o.Vectors
-		if idx.vec == nil {
-			var err error
-			if idx.vec, err = DefaultWordVectors(); err != nil {
-				return err
-			}
+		var err error
+		if idx.vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
+			return err
 		}
 		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
 		idx.hasVector = make([]bool, len(docs))
 		half = make([]float32, idx.vec.Dim())
 	}
 	if o.Everyday > 0 {
-		idx.everyday = o.EverydayModel
-		if idx.everyday == nil {
-			var err error
-			if idx.everyday, err = DefaultEveryday(); err != nil {
-				return err
-			}
+		var err error
+		if idx.everyday, err = orBuiltIn(o.EverydayModel, DefaultEveryday); err != nil {
+			return err
 		}
 	}
 	for i, d := range docs {
@@ -358,6 +352,14 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 	l.idx = idx
 	l.mu.Unlock()
 	return nil
+}
+
+// orBuiltIn is given, or when it is nil the table built into the binary.
+func orBuiltIn[T any](given *T, builtIn func() (*T, error)) (*T, error) {
+	if given != nil {
+		return given, nil
+	}
+	return builtIn()
 }
 
 // idf is BM25's inverse document frequency, always positive.
