@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -118,13 +119,7 @@ func (m *Everyday) WriteTo(out io.Writer) (int64, error) {
 	var b strings.Builder
 	b.WriteString("# skillhost everyday-question classifier: word<TAB>weight\n")
 	fmt.Fprintf(&b, "%s\t%s\n", everydayBias, strconv.FormatFloat(m.bias, 'g', 6, 64))
-	for _, w := range slices.Sorted(func(yield func(string) bool) {
-		for w := range m.weights {
-			if !yield(w) {
-				return
-			}
-		}
-	}) {
+	for _, w := range slices.Sorted(maps.Keys(m.weights)) {
 		fmt.Fprintf(&b, "%s\t%s\n", w, strconv.FormatFloat(m.weights[w], 'g', 6, 64))
 	}
 	n, err := io.WriteString(out, b.String())

@@ -2,7 +2,6 @@ package match
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"slices"
 	"strings"
@@ -134,31 +133,8 @@ func TestLexicalEverydayFactor(t *testing.T) {
 		{"everyday, default", 0, everyday, math.Exp(-defaultEveryday * (p - 0.5))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			explain := func(o LexicalOptions) []Explanation {
-				ex, err := lexicalOf(t, docs, o).Explain(context.Background(), c.message)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return ex
-			}
-			off := explain(LexicalOptions{Everyday: -1})
-			on := explain(LexicalOptions{Everyday: c.strength, EverydayModel: model})
-			scored := 0
-			for i := range on {
-				if math.Abs(on[i].Everyday-c.want) > 1e-9 {
-					t.Errorf("%s: factor %v, want %v", docs[i].Name, on[i].Everyday, c.want)
-				}
-				if off[i].Evidence == 0 {
-					continue
-				}
-				scored++
-				if got := on[i].Evidence / off[i].Evidence; math.Abs(got-c.want) > 1e-9 {
-					t.Errorf("%s: evidence x%.4f with the factor, want x%.4f", docs[i].Name, got, c.want)
-				}
-			}
-			if scored == 0 {
-				t.Fatal("no skill scored: the test checks nothing")
-			}
+			checkWholeFactor(t, docs, c.message, LexicalOptions{Everyday: -1}, LexicalOptions{Everyday: c.strength, EverydayModel: model},
+				func(x Explanation) float64 { return x.Everyday }, c.want)
 		})
 	}
 }

@@ -299,14 +299,6 @@ func TestLexicalCodeFactor(t *testing.T) {
 		{Name: "latex-papers", Description: "Write papers in LaTeX: packages, math, bibliography.", Body: "Load amssymb for blackboard bold.\n"},
 		{Name: "charts", Description: "Plot data.", Body: "Math labels on a chart.\n"},
 	}
-	evidence := func(opts LexicalOptions, message string) []Explanation {
-		t.Helper()
-		ex, err := lexicalOf(t, docs, opts).Explain(context.Background(), message)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ex
-	}
 	const code = `Undefined control sequence \mathbb in my math`
 	const prose = "which package gives blackboard bold in my math"
 	for _, c := range []struct {
@@ -321,24 +313,40 @@ func TestLexicalCodeFactor(t *testing.T) {
 		{"code, default", 0, code, defaultCode},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			off := evidence(LexicalOptions{Code: -1}, c.message)
-			on := evidence(LexicalOptions{Code: c.factor}, c.message)
-			scored := 0
-			for i := range on {
-				if on[i].Code != c.want {
-					t.Errorf("%s: factor %v, want %v", docs[i].Name, on[i].Code, c.want)
-				}
-				if off[i].Evidence == 0 {
-					continue
-				}
-				scored++
-				if got := on[i].Evidence / off[i].Evidence; math.Abs(got-c.want) > 1e-9 {
-					t.Errorf("%s: evidence %.4f with the factor, %.4f without: x%.4f, want x%v", docs[i].Name, on[i].Evidence, off[i].Evidence, got, c.want)
-				}
-			}
-			if scored == 0 {
-				t.Fatal("no skill scored")
-			}
+			checkWholeFactor(t, docs, c.message, LexicalOptions{Code: -1}, LexicalOptions{Code: c.factor},
+				func(x Explanation) float64 { return x.Code }, c.want)
 		})
+	}
+}
+
+// checkWholeFactor checks a factor that scales every skill's evidence
+// alike: with on, each skill reports the factor want (through factor) and
+// has want times the evidence it has with off, and some skill scores, so
+// the check is not empty.
+func checkWholeFactor(t *testing.T, docs []Doc, message string, off, on LexicalOptions, factor func(Explanation) float64, want float64) {
+	t.Helper()
+	explain := func(o LexicalOptions) []Explanation {
+		ex, err := lexicalOf(t, docs, o).Explain(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	without, with := explain(off), explain(on)
+	scored := 0
+	for i := range with {
+		if f := factor(with[i]); math.Abs(f-want) > 1e-9 {
+			t.Errorf("%s: factor %v, want %v", docs[i].Name, f, want)
+		}
+		if without[i].Evidence == 0 {
+			continue
+		}
+		scored++
+		if got := with[i].Evidence / without[i].Evidence; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: evidence %.4f with the factor, %.4f without: x%.4f, want x%v", docs[i].Name, with[i].Evidence, without[i].Evidence, got, want)
+		}
+	}
+	if scored == 0 {
+		t.Fatal("no skill scored: the test checks nothing")
 	}
 }

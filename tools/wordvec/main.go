@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"iter"
 	"os"
@@ -139,14 +140,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
 		os.Exit(1)
 	}
-	f, err := os.Create(*out)
-	if err == nil {
-		_, err = w.WriteTo(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := writeFile(*out, w); err != nil {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
 		os.Exit(1)
 	}
@@ -229,4 +223,18 @@ func skillNames(dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// writeFile writes a table to path, reporting a failed close too: a full
+// disk shows there.
+func writeFile(path string, table io.WriterTo) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = table.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

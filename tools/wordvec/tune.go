@@ -145,16 +145,7 @@ func writeEveryday(path string, files []string) error {
 			everyday++
 		}
 	}
-	m := match.TrainEveryday(examples, match.EverydayOptions{})
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err = m.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err := writeFile(path, match.TrainEveryday(examples, match.EverydayOptions{})); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wordvec: learned the everyday classifier from %d messages, %d of them for no skill, to %s\n", len(labels), everyday, path)
