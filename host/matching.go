@@ -31,6 +31,7 @@ func (h *Host) newEngine() (*match.Engine, error) {
 	var lo match.LexicalOptions
 	lo.Semantic = strength(mc.Semantic)
 	lo.Everyday = strength(mc.Everyday)
+	lo.Breadth = strength(mc.Breadth)
 	if mc.Code != nil {
 		lo.Code = *mc.Code
 	}

@@ -22,7 +22,7 @@ type explainedJSON struct {
 	Score   float64 `json:"score"`
 	Matched bool    `json:"matched"`
 	// Evidence is after the anchor, unknown-word, code, everyday,
-	// coverage and semantic factors.
+	// breadth, coverage and semantic factors.
 	Evidence float64 `json:"evidence"`
 	Anchored bool    `json:"anchored"`
 	Known    float64 `json:"known"`
@@ -30,14 +30,19 @@ type explainedJSON struct {
 	// EverydayProbability is the classifier's probability that the
 	// message is an everyday question, absent when the factor is off;
 	// Everyday is the factor it gave (1 when off).
-	EverydayProbability *float64   `json:"everyday_probability,omitempty"`
-	Everyday            float64    `json:"everyday"`
-	Coverage            float64    `json:"coverage"`
-	Covered             int        `json:"covered"`
-	Words               int        `json:"words"`
-	Similarity          float64    `json:"similarity"`
-	Semantic            float64    `json:"semantic"`
-	Terms               []termJSON `json:"terms"`
+	EverydayProbability *float64 `json:"everyday_probability,omitempty"`
+	Everyday            float64  `json:"everyday"`
+	// Breadth is the share of the background messages the skill matches,
+	// absent when the breadth factor is off; Narrow is the factor it gave
+	// (1 when off).
+	Breadth    *float64   `json:"breadth,omitempty"`
+	Narrow     float64    `json:"narrow"`
+	Coverage   float64    `json:"coverage"`
+	Covered    int        `json:"covered"`
+	Words      int        `json:"words"`
+	Similarity float64    `json:"similarity"`
+	Semantic   float64    `json:"semantic"`
+	Terms      []termJSON `json:"terms"`
 }
 
 type termJSON struct {
@@ -68,12 +73,16 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
 				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code),
-				Everyday: round(x.Explanation.Everyday), Coverage: round(x.Explanation.Coverage),
+				Everyday: round(x.Explanation.Everyday), Narrow: round(x.Explanation.Narrow), Coverage: round(x.Explanation.Coverage),
 				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
 				Similarity: round(x.Explanation.Similarity), Semantic: round(x.Explanation.Semantic), Terms: []termJSON{}}
 			if x.Explanation.EverydayOn {
 				p := round(x.Explanation.EverydayProbability)
 				j.EverydayProbability = &p
+			}
+			if x.Explanation.BreadthOn {
+				b := round(x.Explanation.Breadth)
+				j.Breadth = &b
 			}
 			for _, t := range x.Explanation.Terms {
 				j.Terms = append(j.Terms, termJSON{Term: t.Term, Evidence: round(t.Evidence), Fields: t.Fields})
@@ -118,6 +127,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		if x.Explanation.Everyday != 1 {
 			fmt.Fprintf(a.stdout, "  an everyday question (probability %.2f): evidence x%.3g\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
 		}
+		if x.Explanation.Narrow != 1 {
+			fmt.Fprintf(a.stdout, "  a broad skill (matches %.1f%% of messages written for other skills): evidence x%.2f\n", 100*x.Explanation.Breadth, x.Explanation.Narrow)
+		}
 		if x.Explanation.Coverage < 1 {
 			fmt.Fprintf(a.stdout, "  has %d of the message's %d words: evidence x%.2f\n", x.Explanation.Covered, x.Explanation.Words, x.Explanation.Coverage)
 		}
@@ -156,7 +168,8 @@ func (a *app) matchCmd() *cobra.Command {
 			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has\n" +
 			"it, the factors for a skill with no term in its name or description, for words no skill uses,\n" +
 			"for code, markup or a formula pasted into the message, for an everyday question (\"my dentist\n" +
-			"billed me twice\"), for the share of the message's words the skill has and for how close\n" +
+			"billed me twice\"), for a broad skill (one that matches many messages written for other\n" +
+			"skills), for the share of the message's words the skill has and for how close\n" +
 			"their meanings are (the word-vector similarity), and the score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {

@@ -159,7 +159,11 @@ type Match struct {
 	Code *float64 `yaml:"code"`
 	// Everyday is the strength of the lexical matcher's everyday-question
 	// factor; nil means the default, 4, and 0 turns it off.
-	Everyday  *float64  `yaml:"everyday"`
+	Everyday *float64 `yaml:"everyday"`
+	// Breadth is the strength of the lexical matcher's breadth factor,
+	// which scales down a skill that matches many messages written for
+	// other skills; nil means the default, and 0 turns it off.
+	Breadth   *float64  `yaml:"breadth"`
 	Embedding Embedding `yaml:"embedding"`
 }
 

@@ -106,6 +106,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad code", "match:\n  code: 0.5\n", "match.code: 0.5 is outside [1, 20]"},
 		{"bad everyday", "match:\n  everyday: -1\n", "match.everyday: -1 is outside [0, 20]"},
 		{"NaN everyday", "match:\n  everyday: .nan\n", "match.everyday: NaN is outside [0, 20]"},
+		{"bad breadth", "match:\n  breadth: 21\n", "match.breadth: 21 is outside [0, 20]"},
+		{"NaN breadth", "match:\n  breadth: .nan\n", "match.breadth: NaN is outside [0, 20]"},
 		{"NaN semantic", "match:\n  semantic: .nan\n", "match.semantic: NaN is outside [0, 20]"},
 		{"NaN threshold", "match:\n  threshold: .nan\n", "match.threshold: NaN is outside [0, 1]"},
 		{"NaN code", "match:\n  code: .nan\n", "match.code: NaN is outside [1, 20]"},

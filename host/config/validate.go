@@ -95,6 +95,9 @@ func (c *Config) Validate() error {
 	if m.Everyday != nil && !(*m.Everyday >= 0 && *m.Everyday <= 20) {
 		bad("match.everyday: %v is outside [0, 20] (0 turns the factor off)", *m.Everyday)
 	}
+	if m.Breadth != nil && !(*m.Breadth >= 0 && *m.Breadth <= 20) {
+		bad("match.breadth: %v is outside [0, 20] (0 turns the factor off)", *m.Breadth)
+	}
 	if m.Code != nil && !(*m.Code >= 1 && *m.Code <= 20) {
 		bad("match.code: %v is outside [1, 20] (1 turns the factor off)", *m.Code)
 	}

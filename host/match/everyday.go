@@ -12,8 +12,6 @@ import (
 	"strings"
 	"sync"
 	"unicode"
-
-	"github.com/kljensen/snowball/english"
 )
 
 // Everyday tells everyday questions ("my dentist billed me for a filling I
@@ -56,7 +54,7 @@ func TrainEveryday(examples []EverydayExample, o EverydayOptions) *Everyday {
 	m := &Everyday{weights: map[string]float64{}}
 	words := make([][]string, len(examples))
 	for i, ex := range examples {
-		words[i] = everydayWords(ex.Message)
+		words[i] = everydayWords(ex.Message, nil)
 	}
 	for range o.Epochs {
 		for i, ex := range examples {
@@ -77,7 +75,12 @@ func TrainEveryday(examples []EverydayExample, o EverydayOptions) *Everyday {
 // in [0, 1] (it rounds to 1 for a long run of everyday words). It is a
 // score more than a calibrated probability: see LexicalOptions.Everyday.
 func (m *Everyday) Probability(message string) float64 {
-	return m.logistic(everydayWords(message))
+	return m.probability(message, nil)
+}
+
+// probability is Probability with stems cached in st, which may be nil.
+func (m *Everyday) probability(message string, st *memo) float64 {
+	return m.logistic(everydayWords(message, st))
 }
 
 func (m *Everyday) logistic(words []string) float64 {
@@ -91,8 +94,9 @@ func (m *Everyday) logistic(words []string) float64 {
 // everydayWords are the distinct Porter2 stems of a message's words: runs
 // of letters and apostrophes, lower-cased, apostrophes trimmed, of two
 // bytes or more. Stop words stay; numbers and symbols go. A typographic
-// apostrophe (’) is read as a straight one, so "don’t" is "don't".
-func everydayWords(message string) []string {
+// apostrophe (’) is read as a straight one, so "don’t" is "don't". m
+// caches stems and may be nil.
+func everydayWords(message string, m *memo) []string {
 	var out []string
 	seen := map[string]bool{}
 	message = strings.ReplaceAll(strings.ToLower(message), "’", "'")
@@ -101,7 +105,7 @@ func everydayWords(message string) []string {
 		if len(w) < 2 {
 			continue
 		}
-		if s := english.Stem(w, false); !seen[s] {
+		if s := m.stem(w); !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}

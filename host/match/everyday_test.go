@@ -19,7 +19,7 @@ func TestEverydayWords(t *testing.T) {
 		{"Don’t know why I’m here", []string{"don't", "know", "why", "i'm", "here"}},
 		{"", nil},
 	} {
-		if got := everydayWords(c.message); !slices.Equal(got, c.want) {
+		if got := everydayWords(c.message, nil); !slices.Equal(got, c.want) {
 			t.Errorf("everydayWords(%q) = %q, want %q", c.message, got, c.want)
 		}
 	}
@@ -155,7 +155,7 @@ func FuzzEverydayProbability(f *testing.F) {
 			t.Fatalf("probability %v for %q", p, in)
 		}
 		seen := map[string]bool{}
-		for _, w := range everydayWords(in) {
+		for _, w := range everydayWords(in, nil) {
 			if w == "" || seen[w] || strings.ContainsAny(w, " \t\n") {
 				t.Fatalf("word %q (seen %v) from %q", w, seen[w], in)
 			}

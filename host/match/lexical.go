@@ -124,6 +124,22 @@ type LexicalOptions struct {
 	// EverydayModel is the classifier; nil means the one built into the
 	// binary (DefaultEveryday), read on the first Index.
 	EverydayModel *Everyday
+	// Breadth is the strength of the breadth factor. A skill's breadth is
+	// the share of the background messages (written for other published
+	// skills) that it would match by itself, at a fixed threshold of
+	// 0.2125 with every other factor on. A broad skill, whose words are
+	// everyone's (writing skills, calling an LLM's API, CI pipelines),
+	// takes messages meant for something else; its evidence is multiplied
+	// by min(1, BreadthCentre/breadth)^Breadth. The factor depends only
+	// on the skill and the background, not on the other skills installed
+	// or the message, so a broad skill ranks lower as well as scoring
+	// lower. Measuring it costs a pass over the background when the
+	// catalog is indexed. 0 (the default) or a negative value turns the
+	// factor off.
+	Breadth, BreadthCentre float64
+	// Background are the messages breadth is measured on; nil means the
+	// ones built into the binary (DefaultBackground).
+	Background []string
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score,
@@ -138,6 +154,10 @@ const defaultSemantic = 4.0
 // defaultEveryday is LexicalOptions.Everyday's default, chosen on the 33
 // scored labelled sets and decided on four more (docs/matching.md).
 const defaultEveryday = 4.0
+
+// defaultBreadth is LexicalOptions.Breadth's default: off until a
+// decision on sets it was not chosen on (docs/matching.md).
+const defaultBreadth = 0.0
 
 // defaultCode is LexicalOptions.Code's default, chosen on twenty-one
 // labelled sets and decided on four more (candidate D of docs/matching.md).
@@ -175,6 +195,8 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.Code, defaultCode)
 	def(&o.Everyday, defaultEveryday)
 	def(&o.EverydayCentre, 0.5)
+	def(&o.Breadth, defaultBreadth)
+	def(&o.BreadthCentre, 0.05)
 	return o
 }
 
@@ -227,6 +249,9 @@ type lexIndex struct {
 	// everyday is the classifier of the everyday-question factor, nil
 	// when the factor is off.
 	everyday *Everyday
+	// breadth is each skill's breadth and narrow the factor it gives,
+	// both nil when the breadth factor is off.
+	breadth, narrow []float64
 }
 
 // NewLexical returns a lexical matcher.
@@ -348,6 +373,17 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 			idx.postings[t] = append(plist, p)
 		}
 	}
+	if o.Breadth > 0 {
+		bg := o.Background
+		if bg == nil {
+			bg = DefaultBackground()
+		}
+		idx.breadth = idx.measureBreadth(o, bg)
+		idx.narrow = make([]float64, idx.n)
+		for i, b := range idx.breadth {
+			idx.narrow[i] = breadthFactor(b, o.Breadth, o.BreadthCentre)
+		}
+	}
 	l.mu.Lock()
 	l.idx = idx
 	l.mu.Unlock()
@@ -407,6 +443,12 @@ type Explanation struct {
 	// LexicalOptions.Everyday). When off they are 0 and 1.
 	EverydayOn                    bool
 	EverydayProbability, Everyday float64
+	// BreadthOn is whether the breadth factor is on; if so, Breadth is
+	// the share of the background messages the skill matches by itself,
+	// and Narrow the factor that gave (see LexicalOptions.Breadth). When
+	// off they are 0 and 1.
+	BreadthOn       bool
+	Breadth, Narrow float64
 	// Coverage is the factor for the share of the message's Words that
 	// the skill has (Covered); 1 when the factor is off.
 	Coverage       float64
@@ -436,7 +478,12 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	if idx == nil || idx.n == 0 {
 		return nil, nil
 	}
-	o := l.opts
+	return idx.score(l.opts, message, nil, explain)
+}
+
+// score is Lexical.score on this index, with stems cached in m (which may
+// be nil).
+func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bool) ([]float64, []Explanation) {
 	scores := make([]float64, idx.n)
 	anchored := make([]bool, idx.n)
 	var ex []Explanation
@@ -448,7 +495,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	wordKnown := map[string]bool{}
 	seen := map[string]bool{}
 	maxIDF := idf(idx.n, 1)
-	terms := analyze(message, nil, true)
+	terms := analyze(message, m, true)
 	// Which of the message's words each skill has, as bits by word, for
 	// the coverage factor.
 	wordIndex := map[string]int{}
@@ -528,7 +575,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 	}
 	everyday, pEveryday := 1.0, 0.0
 	if idx.everyday != nil {
-		pEveryday = idx.everyday.Probability(message)
+		pEveryday = idx.everyday.probability(message, m)
 		everyday = math.Exp(-o.Everyday * max(0, pEveryday-o.EverydayCentre))
 	}
 	// The factor is (k/words)^(Coverage·g) for k covered words and a
@@ -545,6 +592,10 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 		if explain {
 			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, code, 1, int(words), 1
 			ex[i].EverydayOn, ex[i].EverydayProbability, ex[i].Everyday = idx.everyday != nil, pEveryday, everyday
+			ex[i].BreadthOn, ex[i].Narrow = idx.narrow != nil, 1
+			if idx.narrow != nil {
+				ex[i].Breadth, ex[i].Narrow = idx.breadth[i], idx.narrow[i]
+			}
 		}
 		if e == 0 {
 			continue
@@ -553,6 +604,9 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 			e *= o.Unanchored
 		}
 		e *= known * code * everyday
+		if idx.narrow != nil {
+			e *= idx.narrow[i]
+		}
 		// The coverage and semantic factors are powers of e, applied as
 		// one Exp of their summed logarithms: an Exp per skill is much of
 		// the time of scoring a large catalog.

@@ -574,6 +574,56 @@ func TestTuneEveryday(t *testing.T) {
 	tuneSearch(t, sets, settings, DefaultLexicalThreshold)
 }
 
+// TestTuneBreadth repeats the search that chose the breadth factor
+// (docs/matching.md): its centre and strength, the threshold, and the
+// whole of tools/wordvec/tune's messages for a skill as the background
+// against the built-in quarter. It runs only with SKILLHOST_TUNE=breadth;
+// holdout36 and later are never looked at here.
+func TestTuneBreadth(t *testing.T) {
+	if os.Getenv("SKILLHOST_TUNE") != "breadth" {
+		t.Skip("set SKILLHOST_TUNE=breadth to search the breadth factor")
+	}
+	files, err := filepath.Glob("../../tools/wordvec/tune/batch*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tune files: %v", err)
+	}
+	var whole []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var l struct {
+				Message string  `json:"message"`
+				Skill   *string `json:"skill"`
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if l.Skill != nil {
+				whole = append(whole, l.Message)
+			}
+		}
+	}
+	settings := []tuneSetting{{"breadth off", LexicalOptions{Breadth: -1}}}
+	for _, c := range []float64{0.04, 0.05, 0.06, 0.08, 0.1} {
+		for _, g := range []float64{0.25, 0.5, 0.75, 1, 1.5} {
+			settings = append(settings, tuneSetting{fmt.Sprintf("breadth=%.2f centre=%.2f", g, c),
+				LexicalOptions{Breadth: g, BreadthCentre: c}})
+		}
+	}
+	settings = append(settings, tuneSetting{"breadth=0.75 centre=0.05, whole background",
+		LexicalOptions{Breadth: 0.75, BreadthCentre: 0.05, Background: whole}})
+	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5,
+		longHoldout6, longHoldout7, longHoldout8, longHoldout9, longHoldout10, longHoldout11, longHoldout12,
+		longHoldout13, longHoldout14, longHoldout15, longHoldout16, longHoldout17, longHoldout18, longHoldout19,
+		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
+		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31, longHoldout32, longHoldout33,
+		longHoldout34, longHoldout35}
+	tuneSearch(t, sets, settings, DefaultLexicalThreshold)
+}
+
 // zeroAsNegative is v as LexicalOptions reads it: zero there means the
 // default, and a negative value zero.
 func zeroAsNegative(v float64) float64 {

@@ -89,22 +89,25 @@ type memo struct {
 
 func newMemo() *memo { return &memo{stems: map[string]string{}} }
 
+// stem is w's Porter2 stem; m may be nil, which caches nothing.
+func (m *memo) stem(w string) string {
+	if m == nil {
+		return english.Stem(w, false)
+	}
+	st, ok := m.stems[w]
+	if !ok {
+		st = english.Stem(w, false)
+		m.stems[w] = st
+	}
+	return st
+}
+
 // analyze returns the weighted terms of text, word pairs included when
 // pairs is set. m may be nil.
 func analyze(text string, m *memo, pairs bool) []term {
 	var out []term
 	prevWord := "" // the last whole word kept, for pairs
-	stem := func(w string) string {
-		if m == nil {
-			return english.Stem(w, false)
-		}
-		st, ok := m.stems[w]
-		if !ok {
-			st = english.Stem(w, false)
-			m.stems[w] = st
-		}
-		return st
-	}
+	stem := m.stem
 	keep := func(w string) (string, bool) {
 		if isNumber(w) {
 			// Small numbers (page 2, 5 slides) say nothing of the topic;

@@ -57,7 +57,15 @@ func main() {
 		return nil
 	})
 	everyday := flag.String("everyday", "", "write the everyday-question classifier learned from the -tune messages to this file, and build no table")
+	background := flag.String("background", "", "write the breadth factor's background messages, a sample of the -tune messages written for a skill, to this file, and build no table")
 	flag.Parse()
+	if *background != "" {
+		if err := writeBackground(*background, tuneFiles); err != nil {
+			fmt.Fprintln(os.Stderr, "wordvec:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *everyday != "" {
 		if err := writeEveryday(*everyday, tuneFiles); err != nil {
 			fmt.Fprintln(os.Stderr, "wordvec:", err)

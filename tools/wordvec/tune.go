@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/skillhost/skillhost/host/match"
 )
@@ -149,5 +151,35 @@ func writeEveryday(path string, files []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wordvec: learned the everyday classifier from %d messages, %d of them for no skill, to %s\n", len(labels), everyday, path)
+	return nil
+}
+
+// writeBackground writes the breadth factor's background messages: the
+// labelled messages written for a skill whose FNV-1a hash (of the message
+// with its white space runs made one space) is 0 modulo 4, about a
+// quarter of them. A quarter measures a skill's breadth as well as the
+// whole did (docs/matching.md) at a quarter of the time it adds to
+// indexing; the hash picks it without looking at what it gives.
+func writeBackground(path string, files []string) error {
+	if len(files) == 0 {
+		return fmt.Errorf("-background needs the labelled messages: give -tune FILE at least once")
+	}
+	labels, err := readLabels(files)
+	if err != nil {
+		return err
+	}
+	var kept []string
+	for _, l := range labels {
+		m := strings.Join(strings.Fields(l.message), " ")
+		h := fnv.New32a()
+		h.Write([]byte(m))
+		if l.folder != "" && h.Sum32()%4 == 0 {
+			kept = append(kept, m)
+		}
+	}
+	if err := os.WriteFile(path, []byte(match.WriteBackground(kept)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wordvec: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
 	return nil
 }

@@ -152,3 +152,25 @@ func TestEverydayTableIsReproducible(t *testing.T) {
 		t.Error("tools/wordvec -everyday on tune/batch*.jsonl does not give host/match/everyday.tsv; rebuild it with the command in docs/matching.md")
 	}
 }
+
+func TestBackgroundIsReproducible(t *testing.T) {
+	files, err := filepath.Glob("tune/batch*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tune files: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "background.txt")
+	if err := writeBackground(out, files); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../../host/match/background.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Error("tools/wordvec -background on tune/batch*.jsonl does not give host/match/background.txt; rebuild it with the command in docs/matching.md")
+	}
+}

@@ -1,0 +1,99 @@
+package match
+
+import (
+	_ "embed"
+	"math"
+	"runtime"
+	"strings"
+	"sync"
+)
+
+// breadthThreshold is the score at which a background message counts as
+// matching a skill when its breadth is measured. It is fixed, not the
+// configured threshold, so a skill's breadth is the same whatever a user
+// sets match.threshold to.
+const breadthThreshold = 0.2125
+
+//go:embed background.txt
+var builtinBackground string
+
+// DefaultBackground returns the background messages built into the
+// binary: the 7,840 messages of tools/wordvec/tune written for 1,960
+// published skills, one per line, none of them for the skills of the
+// labelled sets the defaults were chosen on. tools/wordvec -background
+// writes the file from the same messages.
+var DefaultBackground = sync.OnceValue(func() []string {
+	var out []string
+	for line := range strings.Lines(builtinBackground) {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return out
+})
+
+// WriteBackground writes messages in the form DefaultBackground reads: a
+// comment line, then one message per line, its white space runs made one
+// space.
+func WriteBackground(messages []string) string {
+	var b strings.Builder
+	b.WriteString("# skillhost background messages for the breadth factor: one per line\n")
+	for _, m := range messages {
+		if m = strings.Join(strings.Fields(m), " "); m != "" && !strings.HasPrefix(m, "#") {
+			b.WriteString(m)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// measureBreadth returns, for each skill of idx, the share of messages
+// that score at least breadthThreshold for it, scored as a message would
+// be with every factor of o but breadth itself. Messages are shared out
+// among the processors; the counts, and so the result, do not depend on
+// how.
+func (idx *lexIndex) measureBreadth(o LexicalOptions, messages []string) []float64 {
+	shares := make([]float64, idx.n)
+	if len(messages) == 0 || idx.n == 0 {
+		return shares
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(messages)/256))
+	counts := make([][]int32, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := make([]int32, idx.n)
+			m := newMemo()
+			for k := w; k < len(messages); k += workers {
+				scores, _ := idx.score(o, messages[k], m, false)
+				for i, s := range scores {
+					if s >= breadthThreshold {
+						c[i]++
+					}
+				}
+			}
+			counts[w] = c
+		}()
+	}
+	wg.Wait()
+	for _, c := range counts {
+		for i, k := range c {
+			shares[i] += float64(k)
+		}
+	}
+	for i := range shares {
+		shares[i] /= float64(len(messages))
+	}
+	return shares
+}
+
+// breadthFactor is the factor a skill of breadth b gets at strength s and
+// centre c: min(1, c/b)^s, so a skill no broader than c keeps its evidence.
+func breadthFactor(b, s, c float64) float64 {
+	if s <= 0 || b <= c {
+		return 1
+	}
+	return math.Pow(c/b, s)
+}
