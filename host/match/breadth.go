@@ -9,19 +9,20 @@ import (
 )
 
 // breadthThreshold is the score at which a background message counts as
-// matching a skill when its breadth is measured. It is fixed, not the
-// configured threshold, so a skill's breadth is the same whatever a user
-// sets match.threshold to.
+// matching a skill when its breadth is measured: the default threshold
+// before the breadth factor lowered it. It is fixed, not the configured
+// threshold, so a skill's breadth is the same whatever a user sets
+// match.threshold to.
 const breadthThreshold = 0.2125
 
 //go:embed background.txt
 var builtinBackground string
 
 // DefaultBackground returns the background messages built into the
-// binary: the 7,840 messages of tools/wordvec/tune written for 1,960
-// published skills, one per line, none of them for the skills of the
-// labelled sets the defaults were chosen on. tools/wordvec -background
-// writes the file from the same messages.
+// binary: 1,990 of the 7,840 messages of tools/wordvec/tune written for
+// 1,960 published skills (a quarter, picked by a hash of their text), none
+// of them for the skills of the labelled sets the defaults were chosen
+// on. tools/wordvec -background writes the file from those messages.
 var DefaultBackground = sync.OnceValue(func() []string {
 	var out []string
 	for line := range strings.Lines(builtinBackground) {

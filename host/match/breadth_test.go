@@ -62,7 +62,7 @@ func breadthBackground() []string {
 // several.
 func TestMeasureBreadth(t *testing.T) {
 	bg := breadthBackground()
-	off := lexicalOf(t, breadthDocs, LexicalOptions{})
+	off := lexicalOf(t, breadthDocs, LexicalOptions{Breadth: -1})
 	want := make([]float64, len(breadthDocs))
 	for _, m := range bg {
 		s, err := off.Score(context.Background(), m)
@@ -100,7 +100,8 @@ func TestMeasureBreadth(t *testing.T) {
 }
 
 // TestLexicalBreadthFactor checks that a skill's evidence is multiplied by
-// its own breadth factor, and that off, or no background, changes nothing.
+// its own breadth factor, that off, or no background, changes nothing, and
+// that the default is on, with the built-in background.
 func TestLexicalBreadthFactor(t *testing.T) {
 	bg := breadthBackground()
 	const message = "help me write and edit a project plan in a text file"
@@ -125,7 +126,12 @@ func TestLexicalBreadthFactor(t *testing.T) {
 			t.Errorf("%s: evidence x%v, want x%v", breadthDocs[i].Name, got, want)
 		}
 	}
-	for _, o := range []LexicalOptions{{}, {Breadth: -1, Background: bg}, {Breadth: 1, Background: []string{}}} {
+	for i, x := range explain(LexicalOptions{}) {
+		if !x.BreadthOn || x.Narrow != breadthFactor(x.Breadth, defaultBreadth, 0.05) {
+			t.Errorf("defaults: %s: breadth %v (on %v), factor %v", breadthDocs[i].Name, x.Breadth, x.BreadthOn, x.Narrow)
+		}
+	}
+	for _, o := range []LexicalOptions{{Breadth: -1, Background: bg}, {Breadth: 1, Background: []string{}}} {
 		for i, x := range explain(o) {
 			if x.Narrow != 1 || x.Evidence != without[i].Evidence {
 				t.Errorf("%+v: %s: factor %v, evidence %v, want 1 and %v", o.Breadth, breadthDocs[i].Name, x.Narrow, x.Evidence, without[i].Evidence)

@@ -23,7 +23,7 @@ func TestExplainAgreesWithScore(t *testing.T) {
 	}
 	l := e.m.(*Lexical)
 	o := l.opts
-	var checked, coded, everyday int
+	var checked, coded, everyday, narrow int
 	classifier, err := DefaultEveryday()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,14 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known * x.Code * x.Everyday * x.Coverage * x.Semantic
+				want := sum * x.Known * x.Code * x.Everyday * x.Narrow * x.Coverage * x.Semantic
+				// The breadth factor, from the skill's breadth.
+				if !x.BreadthOn || math.Abs(breadthFactor(x.Breadth, o.Breadth, o.BreadthCentre)-x.Narrow) > 1e-12 {
+					t.Errorf("%q, %s: breadth %.6f (on %v), factor %.6f", lb.Message, skills[i].Name, x.Breadth, x.BreadthOn, x.Narrow)
+				}
+				if x.Narrow < 1 {
+					narrow++
+				}
 				// The everyday factor, from the classifier's public Probability.
 				p := classifier.Probability(lb.Message)
 				if math.Abs(p-x.EverydayProbability) > 1e-12 || math.Abs(math.Exp(-o.Everyday*max(0, p-o.EverydayCentre))-x.Everyday) > 1e-12 {
@@ -90,8 +97,8 @@ func TestExplainAgreesWithScore(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 || coded < 10 || everyday < 10 {
-		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one", checked, coded, everyday)
+	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 {
+		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill", checked, coded, everyday, narrow)
 	}
 }
 

@@ -140,7 +140,9 @@ func TestLexicalCompoundPartDoesNotAnchor(t *testing.T) {
 		{Name: "other", Description: "Something else entirely."},
 	}
 	score := func(unanchored float64, message string) float64 {
-		l := NewLexical(LexicalOptions{Unanchored: unanchored})
+		// Breadth off: the two discounts would measure the skill's
+		// breadth differently.
+		l := NewLexical(LexicalOptions{Unanchored: unanchored, Breadth: -1})
 		if err := l.Index(context.Background(), docs); err != nil {
 			t.Fatal(err)
 		}
@@ -177,8 +179,10 @@ func TestLexicalSemanticFactor(t *testing.T) {
 		s, _ := l.Score(context.Background(), message)
 		return s, ex
 	}
-	on := LexicalOptions{Semantic: 4, SemanticCentre: 0.6, Vectors: vectors}
-	off := LexicalOptions{Semantic: -1, Vectors: vectors}
+	// Breadth off: with the factor on and off, the skills' breadths
+	// would differ too.
+	on := LexicalOptions{Semantic: 4, SemanticCentre: 0.6, Vectors: vectors, Breadth: -1}
+	off := LexicalOptions{Semantic: -1, Vectors: vectors, Breadth: -1}
 
 	// "image" is the docker skill's word, but the rest of the message is
 	// about payments.

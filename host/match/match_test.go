@@ -285,7 +285,9 @@ func TestRankDuringReloads(t *testing.T) {
 		writeSkill(t, root, fmt.Sprintf("pdf-tools-%d", i), "Merge and split PDF files.", "Use qpdf to merge PDF files.")
 	}
 	cat := catalog.New([]string{root})
-	e := NewEngine(cat, slowScorer{NewLexical(LexicalOptions{})}, DefaultLexicalThreshold, 0)
+	// Breadth off: each reload re-measures it, which is not what this
+	// test is about and would make it minutes long under -race.
+	e := NewEngine(cat, slowScorer{NewLexical(LexicalOptions{Breadth: -1})}, DefaultLexicalThreshold, 0)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

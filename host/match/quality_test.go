@@ -305,6 +305,12 @@ const (
 	longHoldout33 = "../../testdata/match-long/holdout33.jsonl"
 	longHoldout34 = "../../testdata/match-long/holdout34.jsonl"
 	longHoldout35 = "../../testdata/match-long/holdout35.jsonl"
+	// longHoldout36 to longHoldout39 were written blind, committed, and
+	// scored once: they decided for the breadth factor (docs/matching.md).
+	longHoldout36 = "../../testdata/match-long/holdout36.jsonl"
+	longHoldout37 = "../../testdata/match-long/holdout37.jsonl"
+	longHoldout38 = "../../testdata/match-long/holdout38.jsonl"
+	longHoldout39 = "../../testdata/match-long/holdout39.jsonl"
 )
 
 // floorSet is a labelled set and the quality the defaults must keep on it.
@@ -316,43 +322,47 @@ type floorSet struct {
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on any of the sets.
 var longFloors = []floorSet{
-	{longTune, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 1.00}},
-	{longTest, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
+	{longTune, Metrics{Hit1: 0.88, MRR: 0.88, Abstain: 1.00}},
+	{longTest, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.97}},
 	{longHoldout, Metrics{Hit1: 0.76, MRR: 0.76, Abstain: 0.97}},
 	{longHoldout2, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.91}},
-	{longHoldout3, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.91}},
-	{longHoldout4, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.91}},
+	{longHoldout3, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.91}},
+	{longHoldout4, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.88}},
 	{longHoldout5, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.94}},
-	{longHoldout6, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.94}},
-	{longHoldout7, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.85}},
-	{longHoldout8, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.85}},
-	{longHoldout9, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 1.00}},
-	{longHoldout10, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.88}},
-	{longHoldout11, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout12, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
-	{longHoldout13, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.94}},
-	{longHoldout14, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.91}},
-	{longHoldout15, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout16, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.97}},
-	{longHoldout17, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.94}},
-	{longHoldout18, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.94}},
+	{longHoldout6, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.94}},
+	{longHoldout7, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.85}},
+	{longHoldout8, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.91}},
+	{longHoldout9, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 1.00}},
+	{longHoldout10, Metrics{Hit1: 0.97, MRR: 0.98, Abstain: 0.88}},
+	{longHoldout11, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.88}},
+	{longHoldout12, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.82}},
+	{longHoldout13, Metrics{Hit1: 0.85, MRR: 0.87, Abstain: 0.97}},
+	{longHoldout14, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.94}},
+	{longHoldout15, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.91}},
+	{longHoldout16, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 1.00}},
+	{longHoldout17, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
+	{longHoldout18, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.94}},
 	{longHoldout19, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout20, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout21, Metrics{Hit1: 0.89, MRR: 0.92, Abstain: 0.94}},
-	{longHoldout22, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.94}},
-	{longHoldout23, Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.94}},
+	{longHoldout20, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.88}},
+	{longHoldout21, Metrics{Hit1: 0.88, MRR: 0.91, Abstain: 0.94}},
+	{longHoldout22, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 1.00}},
+	{longHoldout23, Metrics{Hit1: 0.88, MRR: 0.91, Abstain: 0.97}},
 	{longHoldout24, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.91}},
 	{longHoldout25, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.91}},
-	{longHoldout26, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
-	{longHoldout27, Metrics{Hit1: 0.82, MRR: 0.84, Abstain: 0.97}},
-	{longHoldout28, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 0.82}},
-	{longHoldout29, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout30, Metrics{Hit1: 0.81, MRR: 0.84, Abstain: 0.85}},
-	{longHoldout31, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout32, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.88}},
-	{longHoldout33, Metrics{Hit1: 0.86, MRR: 0.87, Abstain: 0.91}},
-	{longHoldout34, Metrics{Hit1: 0.83, MRR: 0.84, Abstain: 0.94}},
-	{longHoldout35, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.88}},
+	{longHoldout26, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
+	{longHoldout27, Metrics{Hit1: 0.83, MRR: 0.86, Abstain: 0.97}},
+	{longHoldout28, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.85}},
+	{longHoldout29, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.97}},
+	{longHoldout30, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.88}},
+	{longHoldout31, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.91}},
+	{longHoldout32, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
+	{longHoldout33, Metrics{Hit1: 0.86, MRR: 0.88, Abstain: 0.91}},
+	{longHoldout34, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.94}},
+	{longHoldout35, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout36, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.97}},
+	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.88}},
+	{longHoldout38, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout39, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.85}},
 }
 
 func TestQualityLong(t *testing.T) {
@@ -634,11 +644,11 @@ func zeroAsNegative(v float64) float64 {
 }
 
 // anthropicsFloors hold the matcher to what it scored on the labelled sets
-// of testdata/match-anthropics when they were first scored, with the
-// defaults unchanged (docs/matching.md).
+// of testdata/match-anthropics with the breadth factor (docs/matching.md:
+// it raised the first set's floors and lowered the second's MRR).
 var anthropicsFloors = []floorSet{
-	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.91}},
+	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.94}},
+	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.94}},
 }
 
 // TestQualityAnthropics measures the defaults on a second catalog, the 17
