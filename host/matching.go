@@ -32,6 +32,11 @@ func (h *Host) newEngine() (*match.Engine, error) {
 	lo.Semantic = strength(mc.Semantic)
 	lo.Everyday = strength(mc.Everyday)
 	lo.Breadth = strength(mc.Breadth)
+	if base, err := os.UserCacheDir(); err == nil {
+		// One-shot commands index on every call; the breadth pass need not
+		// be repeated for an unchanged catalog.
+		lo.BreadthCache = match.DirBreadthCache(filepath.Join(base, "skillhost", "breadth"))
+	}
 	if mc.Code != nil {
 		lo.Code = *mc.Code
 	}

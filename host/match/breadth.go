@@ -48,6 +48,28 @@ func WriteBackground(messages []string) string {
 	return b.String()
 }
 
+// breadths are the skills' breadths under o: from o.BreadthCache when it
+// holds them for these docs, else measured (and then stored there).
+func (idx *lexIndex) breadths(o LexicalOptions, docs []Doc) []float64 {
+	var key string
+	if o.BreadthCache != nil {
+		if key = breadthKey(o, docs); key != "" {
+			if b, ok := o.BreadthCache.Load(key); ok && validBreadths(b, idx.n) {
+				return b
+			}
+		}
+	}
+	bg := o.Background
+	if bg == nil {
+		bg = DefaultBackground()
+	}
+	b := idx.measureBreadth(o, bg)
+	if key != "" {
+		o.BreadthCache.Store(key, b)
+	}
+	return b
+}
+
 // measureBreadth returns, for each skill of idx, the share of messages
 // that score at least breadthThreshold for it, scored as a message would
 // be with every factor of o but breadth itself. Messages are shared out

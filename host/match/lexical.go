@@ -143,6 +143,13 @@ type LexicalOptions struct {
 	// Background are the messages breadth is measured on; nil means the
 	// ones built into the binary (DefaultBackground).
 	Background []string
+	// BreadthCache, if set, keeps the measured breadths between
+	// processes, keyed by the build (its module version, clean VCS
+	// revision, or else the executable's path, size and modification
+	// time), the options and every indexed field of every skill. Nothing
+	// is cached when Vectors, EverydayModel or Background are given, or
+	// when the build cannot be named.
+	BreadthCache BreadthCache
 }
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score.
@@ -378,11 +385,7 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		}
 	}
 	if o.Breadth > 0 {
-		bg := o.Background
-		if bg == nil {
-			bg = DefaultBackground()
-		}
-		idx.breadth = idx.measureBreadth(o, bg)
+		idx.breadth = idx.breadths(o, docs)
 		idx.narrow = make([]float64, idx.n)
 		for i, b := range idx.breadth {
 			idx.narrow[i] = breadthFactor(b, o.Breadth, o.BreadthCentre)

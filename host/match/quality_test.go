@@ -536,44 +536,27 @@ func TestTuneSemantic(t *testing.T) {
 // (tune, test, holdout to holdout31), with the built-in classifier and
 // with classifiers learned at another L2 from the same messages. It runs
 // only with SKILLHOST_TUNE=everyday; holdout32 and later are never looked
-// at here.
+// at here. The breadth factor, adopted later, is off, as it was then.
 func TestTuneEveryday(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "everyday" {
 		t.Skip("set SKILLHOST_TUNE=everyday to search the everyday factor")
 	}
-	settings := []tuneSetting{{"everyday off", LexicalOptions{Everyday: -1}}}
+	settings := []tuneSetting{{"everyday off", LexicalOptions{Everyday: -1, Breadth: -1}}}
 	for _, g := range []float64{2, 4, 8} {
 		for _, c := range []float64{0, 0.3, 0.5, 0.7} {
 			settings = append(settings, tuneSetting{fmt.Sprintf("everyday=%.0f centre=%.1f", g, c),
-				LexicalOptions{Everyday: g, EverydayCentre: zeroAsNegative(c)}})
+				LexicalOptions{Everyday: g, EverydayCentre: zeroAsNegative(c), Breadth: -1}})
 		}
-	}
-	files, err := filepath.Glob("../../tools/wordvec/tune/batch*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no tune files: %v", err)
 	}
 	var examples []EverydayExample
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range strings.Lines(string(data)) {
-			var l struct {
-				Message string  `json:"message"`
-				Skill   *string `json:"skill"`
-			}
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			examples = append(examples, EverydayExample{Message: l.Message, Everyday: l.Skill == nil})
-		}
+	for _, l := range readTuneMessages(t) {
+		examples = append(examples, EverydayExample{Message: l.Message, Everyday: l.Skill == nil})
 	}
 	for _, l2 := range []float64{0.001, 0.05} {
 		m := TrainEveryday(examples, EverydayOptions{L2: l2})
 		for _, gc := range [][2]float64{{4, 0.5}, {2, 0}} {
 			settings = append(settings, tuneSetting{fmt.Sprintf("L2=%g everyday=%.0f centre=%.1f", l2, gc[0], gc[1]),
-				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m}})
+				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m, Breadth: -1}})
 		}
 	}
 	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5,
@@ -581,7 +564,7 @@ func TestTuneEveryday(t *testing.T) {
 		longHoldout13, longHoldout14, longHoldout15, longHoldout16, longHoldout17, longHoldout18, longHoldout19,
 		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
 		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31}
-	tuneSearch(t, sets, settings, DefaultLexicalThreshold)
+	tuneSearch(t, sets, settings, 0.2125) // the default threshold then
 }
 
 // TestTuneBreadth repeats the search that chose the breadth factor
@@ -593,27 +576,10 @@ func TestTuneBreadth(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "breadth" {
 		t.Skip("set SKILLHOST_TUNE=breadth to search the breadth factor")
 	}
-	files, err := filepath.Glob("../../tools/wordvec/tune/batch*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no tune files: %v", err)
-	}
 	var whole []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range strings.Lines(string(data)) {
-			var l struct {
-				Message string  `json:"message"`
-				Skill   *string `json:"skill"`
-			}
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if l.Skill != nil {
-				whole = append(whole, l.Message)
-			}
+	for _, l := range readTuneMessages(t) {
+		if l.Skill != nil {
+			whole = append(whole, l.Message)
 		}
 	}
 	settings := []tuneSetting{{"breadth off", LexicalOptions{Breadth: -1}}}
@@ -631,7 +597,39 @@ func TestTuneBreadth(t *testing.T) {
 		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
 		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31, longHoldout32, longHoldout33,
 		longHoldout34, longHoldout35}
-	tuneSearch(t, sets, settings, DefaultLexicalThreshold)
+	tuneSearch(t, sets, settings, 0.2125) // the default threshold before it
+}
+
+// tuneMessage is a labelled message of tools/wordvec/tune: Skill is nil
+// for a message written for no skill.
+type tuneMessage struct {
+	Message string  `json:"message"`
+	Skill   *string `json:"skill"`
+}
+
+// readTuneMessages reads every message of tools/wordvec/tune, in file
+// order.
+func readTuneMessages(t *testing.T) []tuneMessage {
+	t.Helper()
+	files, err := filepath.Glob("../../tools/wordvec/tune/batch*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tune files: %v", err)
+	}
+	var out []tuneMessage
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			var l tuneMessage
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // zeroAsNegative is v as LexicalOptions reads it: zero there means the

@@ -1,0 +1,190 @@
+package match
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"sync"
+)
+
+// BreadthCache keeps skills' breadths between processes. Measuring them
+// costs a pass over the background messages each time a catalog is
+// indexed, and a one-shot command (skillhost match, activate) indexes on
+// every call; with a cache, an unchanged catalog is measured once.
+type BreadthCache interface {
+	// Load returns the breadths stored under key, if any.
+	Load(key string) ([]float64, bool)
+	// Store keeps breadths under key. It is only a cache: a failure is
+	// not reported.
+	Store(key string, breadths []float64)
+}
+
+// DirBreadthCache is a BreadthCache of one small JSON file per key in a
+// directory (created 0700 on the first Store). It keeps the newest
+// MaxBreadthFiles files and removes older ones on Store; a file that
+// cannot be read or does not hold what its name says is ignored.
+type DirBreadthCache string
+
+// MaxBreadthFiles is how many catalogs' breadths a DirBreadthCache keeps.
+const MaxBreadthFiles = 64
+
+type breadthFile struct {
+	Key     string    `json:"key"`
+	Breadth []float64 `json:"breadth"`
+}
+
+func (d DirBreadthCache) path(key string) string {
+	return filepath.Join(string(d), "breadth-"+key[:32]+".json")
+}
+
+// Load implements BreadthCache.
+func (d DirBreadthCache) Load(key string) ([]float64, bool) {
+	if d == "" || len(key) < 32 {
+		return nil, false
+	}
+	data, err := os.ReadFile(d.path(key))
+	if err != nil {
+		return nil, false
+	}
+	var f breadthFile
+	if json.Unmarshal(data, &f) != nil || f.Key != key {
+		return nil, false
+	}
+	return f.Breadth, true
+}
+
+// Store implements BreadthCache: it writes a temporary file and renames
+// it, so a concurrent Load sees the old file or the new one, never half.
+func (d DirBreadthCache) Store(key string, breadths []float64) {
+	if d == "" || len(key) < 32 {
+		return
+	}
+	dir := string(d)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	data, err := json.Marshal(breadthFile{Key: key, Breadth: breadths})
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".breadth-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return
+	}
+	if os.Rename(tmp.Name(), d.path(key)) != nil {
+		return
+	}
+	d.prune()
+}
+
+// prune removes all but the newest MaxBreadthFiles breadth files.
+func (d DirBreadthCache) prune() {
+	files, err := filepath.Glob(filepath.Join(string(d), "breadth-*.json"))
+	if err != nil || len(files) <= MaxBreadthFiles {
+		return
+	}
+	type aged struct {
+		path string
+		mod  int64
+	}
+	var all []aged
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			all = append(all, aged{f, st.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].mod > all[j].mod })
+	for _, a := range all[min(len(all), MaxBreadthFiles):] {
+		os.Remove(a.path)
+	}
+}
+
+// buildIdentity names the code that measures breadth: the module version
+// of a released build, the VCS revision of a build from a clean checkout,
+// or else the executable's path, size and modification time (a rebuilt
+// binary is another file). It is "" when none of these can be had, and
+// then nothing is cached: a breadth cached by other code could be wrong.
+var buildIdentity = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return bi.Main.Path + "@" + v
+		}
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" && modified == "false" {
+			return bi.Main.Path + "@" + rev
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano())
+})
+
+// breadthKey is the cache key of the breadths of docs under o: a hash of
+// the build, every option that changes a score, and every field that is
+// indexed. It is "" when the breadths must not be cached: an unknown
+// build, or tables given in the options rather than built in.
+func breadthKey(o LexicalOptions, docs []Doc) string {
+	build := buildIdentity()
+	if build == "" || o.Vectors != nil || o.EverydayModel != nil || o.Background != nil {
+		return ""
+	}
+	// What the breadth does not depend on: its own strength and centre,
+	// and the cache.
+	o.Breadth, o.BreadthCentre, o.BreadthCache = 0, 0, nil
+	h := sha256.New()
+	var n [8]byte
+	write := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	write("skillhost breadth 1")
+	write(build)
+	write(fmt.Sprintf("%+v", o))
+	for _, d := range docs {
+		for _, f := range fields(d) {
+			write(f)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// validBreadths reports whether b can be n skills' breadths: shares in
+// [0, 1]. A cache holds what any process wrote, so it is checked.
+func validBreadths(b []float64, n int) bool {
+	if len(b) != n {
+		return false
+	}
+	for _, x := range b {
+		if !(x >= 0 && x <= 1) { // NaN too
+			return false
+		}
+	}
+	return true
+}
