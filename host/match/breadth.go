@@ -1,6 +1,7 @@
 package match
 
 import (
+	"context"
 	_ "embed"
 	"math"
 	"runtime"
@@ -49,13 +50,17 @@ func WriteBackground(messages []string) string {
 }
 
 // breadths are the skills' breadths under o: from o.BreadthCache when it
-// holds them for these docs, else measured (and then stored there).
-func (idx *lexIndex) breadths(o LexicalOptions, docs []Doc) []float64 {
+// holds them for these docs, else measured (and then stored there). It
+// fails only when ctx ends first.
+func (idx *lexIndex) breadths(ctx context.Context, o LexicalOptions, docs []Doc) ([]float64, error) {
+	if idx.n == 0 {
+		return nil, nil
+	}
 	var key string
 	if o.BreadthCache != nil {
 		if key = breadthKey(o, docs); key != "" {
 			if b, ok := o.BreadthCache.Load(key); ok && validBreadths(b, idx.n) {
-				return b
+				return b, nil
 			}
 		}
 	}
@@ -63,22 +68,27 @@ func (idx *lexIndex) breadths(o LexicalOptions, docs []Doc) []float64 {
 	if bg == nil {
 		bg = DefaultBackground()
 	}
-	b := idx.measureBreadth(o, bg)
+	b, err := idx.measureBreadth(ctx, o, bg)
+	if err != nil {
+		return nil, err
+	}
 	if key != "" {
 		o.BreadthCache.Store(key, b)
 	}
-	return b
+	return b, nil
 }
 
 // measureBreadth returns, for each skill of idx, the share of messages
 // that score at least breadthThreshold for it, scored as a message would
-// be with every factor of o but breadth itself. Messages are shared out
-// among the processors; the counts, and so the result, do not depend on
-// how.
-func (idx *lexIndex) measureBreadth(o LexicalOptions, messages []string) []float64 {
+// be with every factor of o but breadth itself, in this catalog (so a
+// skill's breadth depends on the other skills too, through each term's
+// idf). Messages are shared out among the processors; the counts, and so
+// the result, do not depend on how. It stops with ctx's error when ctx
+// ends first.
+func (idx *lexIndex) measureBreadth(ctx context.Context, o LexicalOptions, messages []string) ([]float64, error) {
 	shares := make([]float64, idx.n)
 	if len(messages) == 0 || idx.n == 0 {
-		return shares
+		return shares, nil
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(messages)/256))
 	counts := make([][]int32, workers)
@@ -90,6 +100,9 @@ func (idx *lexIndex) measureBreadth(o LexicalOptions, messages []string) []float
 			c := make([]int32, idx.n)
 			m := newMemo()
 			for k := w; k < len(messages); k += workers {
+				if ctx.Err() != nil {
+					return
+				}
 				scores, _ := idx.score(o, messages[k], m, false)
 				for i, s := range scores {
 					if s >= breadthThreshold {
@@ -101,6 +114,9 @@ func (idx *lexIndex) measureBreadth(o LexicalOptions, messages []string) []float
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, c := range counts {
 		for i, k := range c {
 			shares[i] += float64(k)
@@ -109,7 +125,7 @@ func (idx *lexIndex) measureBreadth(o LexicalOptions, messages []string) []float
 	for i := range shares {
 		shares[i] /= float64(len(messages))
 	}
-	return shares
+	return shares, nil
 }
 
 // breadthFactor is the factor a skill of breadth b gets at strength s and

@@ -2,6 +2,7 @@ package match
 
 import (
 	"context"
+	"errors"
 	"math"
 	"runtime"
 	"strings"
@@ -133,10 +134,27 @@ func TestLexicalBreadthFactor(t *testing.T) {
 	}
 	for _, o := range []LexicalOptions{{Breadth: -1, Background: bg}, {Breadth: 1, Background: []string{}}} {
 		for i, x := range explain(o) {
+			if x.BreadthOn != (o.Breadth > 0) {
+				t.Errorf("%+v: %s: BreadthOn %v", o.Breadth, breadthDocs[i].Name, x.BreadthOn)
+			}
 			if x.Narrow != 1 || x.Evidence != without[i].Evidence {
 				t.Errorf("%+v: %s: factor %v, evidence %v, want 1 and %v", o.Breadth, breadthDocs[i].Name, x.Narrow, x.Evidence, without[i].Evidence)
 			}
 		}
+	}
+}
+
+// TestIndexCancelled checks that indexing stops with the context's error
+// when the context ends during the breadth pass.
+func TestIndexCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := NewLexical(LexicalOptions{Background: breadthBackground()}).Index(ctx, breadthDocs)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Index with a cancelled context: %v, want context.Canceled", err)
+	}
+	if err := NewLexical(LexicalOptions{Breadth: -1}).Index(ctx, breadthDocs); err != nil {
+		t.Errorf("Index without the breadth pass: %v, want no error", err)
 	}
 }
 

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
+	"time"
 )
 
 // BreadthCache keeps skills' breadths between processes. Measuring them
@@ -88,8 +90,17 @@ func (d DirBreadthCache) Store(key string, breadths []float64) {
 	d.prune()
 }
 
-// prune removes all but the newest MaxBreadthFiles breadth files.
+// prune removes all but the newest MaxBreadthFiles breadth files, and
+// temporary files more than an hour old (left by a process that died
+// between writing and renaming).
 func (d DirBreadthCache) prune() {
+	if tmps, err := filepath.Glob(filepath.Join(string(d), ".breadth-*")); err == nil {
+		for _, f := range tmps {
+			if st, err := os.Stat(f); err == nil && time.Since(st.ModTime()) > time.Hour {
+				os.Remove(f)
+			}
+		}
+	}
 	files, err := filepath.Glob(filepath.Join(string(d), "breadth-*.json"))
 	if err != nil || len(files) <= MaxBreadthFiles {
 		return
@@ -113,12 +124,21 @@ func (d DirBreadthCache) prune() {
 // buildIdentity names the code that measures breadth: the module version
 // of a released build, the VCS revision of a build from a clean checkout,
 // or else the executable's path, size and modification time (a rebuilt
-// binary is another file). It is "" when none of these can be had, and
-// then nothing is cached: a breadth cached by other code could be wrong.
+// binary is another file). A build from a modified checkout is named by
+// its executable: Go stamps it with the revision and "+dirty", which
+// every edit of that checkout shares. It is "" when none of these can be
+// had, and then nothing is cached: a breadth cached by other code could
+// be wrong.
 var buildIdentity = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
+	bi, _ := debug.ReadBuildInfo()
+	return identityOf(bi, os.Executable)
+})
+
+// identityOf is buildIdentity from the build information bi (nil when the
+// binary has none) and the executable's path.
+func identityOf(bi *debug.BuildInfo, executable func() (string, error)) string {
+	if bi != nil {
+		if v := bi.Main.Version; v != "" && v != "(devel)" && !strings.Contains(v, "+dirty") {
 			return bi.Main.Path + "@" + v
 		}
 		var rev, modified string
@@ -134,7 +154,7 @@ var buildIdentity = sync.OnceValue(func() string {
 			return bi.Main.Path + "@" + rev
 		}
 	}
-	exe, err := os.Executable()
+	exe, err := executable()
 	if err != nil {
 		return ""
 	}
@@ -143,7 +163,7 @@ var buildIdentity = sync.OnceValue(func() string {
 		return ""
 	}
 	return fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano())
-})
+}
 
 // breadthKey is the cache key of the breadths of docs under o: a hash of
 // the build, every option that changes a score, and every field that is

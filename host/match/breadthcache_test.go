@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -57,10 +58,64 @@ func TestDirBreadthCache(t *testing.T) {
 	if _, ok := c.Load(keyOf(1000)); !ok {
 		t.Error("the newest file was pruned")
 	}
+	// A temporary file left by a process that died is removed once old.
+	stale, fresh := filepath.Join(dir, ".breadth-1"), filepath.Join(dir, ".breadth-2")
+	for _, f := range []string{stale, fresh} {
+		if err := os.WriteFile(f, []byte("{"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(stale, old, old)
+	c.Store(keyOf(1001), want)
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a two-hour-old temporary file survived: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a new temporary file was removed: %v", err)
+	}
 	// No directory: nothing stored, nothing loaded, no panic.
 	DirBreadthCache("").Store(key, want)
 	if _, ok := DirBreadthCache("").Load(key); ok {
 		t.Error("an unnamed cache loaded something")
+	}
+}
+
+func TestIdentityOf(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "skillhost")
+	if err := os.WriteFile(exe, []byte("binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byFile := fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano())
+	found := func() (string, error) { return exe, nil }
+	lost := func() (string, error) { return "", os.ErrNotExist }
+	vcs := func(rev, modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	const path = "github.com/skillhost/skillhost"
+	for _, c := range []struct {
+		name       string
+		bi         *debug.BuildInfo
+		executable func() (string, error)
+		want       string
+	}{
+		{"released", &debug.BuildInfo{Main: debug.Module{Path: path, Version: "v1.2.0"}}, found, path + "@v1.2.0"},
+		{"clean checkout", &debug.BuildInfo{Main: debug.Module{Path: path, Version: "(devel)"}, Settings: vcs("abc123", "false")}, found, path + "@abc123"},
+		// Go stamps a modified checkout "v0.0.0-<date>-<rev>+dirty", the
+		// same for every edit: only the file can tell them apart.
+		{"modified checkout, stamped", &debug.BuildInfo{Main: debug.Module{Path: path, Version: "v0.0.0-20261201165209-b6361c1c1d0a+dirty"}, Settings: vcs("b6361c1c1d0a", "true")}, found, byFile},
+		{"modified checkout", &debug.BuildInfo{Main: debug.Module{Path: path, Version: "(devel)"}, Settings: vcs("abc123", "true")}, found, byFile},
+		{"no VCS information", &debug.BuildInfo{Main: debug.Module{Path: path, Version: "(devel)"}}, found, byFile},
+		{"no build information", nil, found, byFile},
+		{"nothing to go by", nil, lost, ""},
+	} {
+		if got := identityOf(c.bi, c.executable); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 
@@ -99,10 +154,14 @@ func TestBreadthKey(t *testing.T) {
 			t.Errorf("%s: key %s, base %s, want same=%v", c.name, c.key, base, c.same)
 		}
 	}
-	given := o
-	given.Background = []string{"a message"}
-	if k := breadthKey(given, breadthDocs); k != "" {
-		t.Errorf("a given background is cached under %q", k)
+	for name, given := range map[string]LexicalOptions{
+		"background":   {Background: []string{"a message"}},
+		"word vectors": {Vectors: &WordVectors{}},
+		"classifier":   {EverydayModel: &Everyday{}},
+	} {
+		if k := breadthKey(given.withDefaults(), breadthDocs); k != "" {
+			t.Errorf("a given %s is cached under %q", name, k)
+		}
 	}
 	withBuildIdentity(t, "another build")
 	if breadthKey(o, breadthDocs) == base {
@@ -163,6 +222,10 @@ func TestLexicalBreadthCache(t *testing.T) {
 	cache.m[key] = []float64{0.5, 0.25}
 	if got := breadths(); !slices.Equal(got, []float64{0.5, 0.25}) || cache.stores != 1 {
 		t.Errorf("with the cache holding [0.5 0.25]: breadths %v after %d stores; want the cache's, no new store", got, cache.stores)
+	}
+	lexicalOf(t, nil, LexicalOptions{BreadthCache: cache})
+	if cache.stores != 1 || cache.loads != 2 {
+		t.Errorf("an empty catalog used the cache: %d loads, %d stores; want 2 and 1 as before", cache.loads, cache.stores)
 	}
 	for _, bad := range [][]float64{{0.5}, {0.5, 2}, {0.5, -0.1}} {
 		cache.m[key] = bad

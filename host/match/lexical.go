@@ -2,6 +2,7 @@ package match
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/bits"
 	"sort"
@@ -127,18 +128,20 @@ type LexicalOptions struct {
 	EverydayModel *Everyday
 	// Breadth is the strength of the breadth factor. A skill's breadth is
 	// the share of the background messages (written for other published
-	// skills) that it would match by itself, at a fixed threshold of
-	// 0.2125 with every other factor on. A broad skill, whose words are
+	// skills) that would match it in this catalog, at a fixed threshold
+	// of 0.2125 with every other factor on. A broad skill, whose words are
 	// everyone's (writing skills, calling an LLM's API, CI pipelines),
 	// takes messages meant for something else; its evidence is multiplied
-	// by min(1, BreadthCentre/breadth)^Breadth. The factor depends only
-	// on the skill and the background, not on the other skills installed
-	// or the message, so a broad skill ranks lower as well as scoring
-	// lower. The default is 0.75 with centre 0.05: a skill that matches
-	// one background message in twenty or fewer keeps its evidence, and
-	// one that matches 15 % of them has it scaled by 0.44. Measuring it
-	// costs a pass over the background each time a catalog is indexed. A
-	// negative value turns the factor off.
+	// by min(1, BreadthCentre/breadth)^Breadth. The factor does not depend
+	// on the message, so a broad skill ranks lower as well as scoring
+	// lower. It does depend on the other skills, through each term's idf:
+	// in a catalog of one or two skills every shared word counts as rare,
+	// and most skills look broad. The default is 0.75 with centre 0.05: a
+	// skill that matches one background message in twenty or fewer keeps
+	// its evidence, and one that matches 15 % of them has it scaled by
+	// 0.44. Measuring it costs a pass over the background each time a
+	// catalog is indexed (see BreadthCache). A negative value turns the
+	// factor off.
 	Breadth, BreadthCentre float64
 	// Background are the messages breadth is measured on; nil means the
 	// ones built into the binary (DefaultBackground).
@@ -293,7 +296,7 @@ func fields(d Doc) [numFields]string {
 }
 
 // Index implements Matcher.
-func (l *Lexical) Index(_ context.Context, docs []Doc) error {
+func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	idx := &lexIndex{n: len(docs), postings: map[string][]posting{}}
 	o := l.opts
 	var weights [numFields]float64
@@ -385,7 +388,10 @@ func (l *Lexical) Index(_ context.Context, docs []Doc) error {
 		}
 	}
 	if o.Breadth > 0 {
-		idx.breadth = idx.breadths(o, docs)
+		var err error
+		if idx.breadth, err = idx.breadths(ctx, o, docs); err != nil {
+			return fmt.Errorf("measure breadth: %w", err)
+		}
 		idx.narrow = make([]float64, idx.n)
 		for i, b := range idx.breadth {
 			idx.narrow[i] = breadthFactor(b, o.Breadth, o.BreadthCentre)
@@ -451,8 +457,8 @@ type Explanation struct {
 	EverydayOn                    bool
 	EverydayProbability, Everyday float64
 	// BreadthOn is whether the breadth factor is on; if so, Breadth is
-	// the share of the background messages the skill matches by itself,
-	// and Narrow the factor that gave (see LexicalOptions.Breadth). When
+	// the share of the background messages that match the skill in this
+	// catalog, and Narrow the factor that gave (see LexicalOptions.Breadth). When
 	// off they are 0 and 1.
 	BreadthOn       bool
 	Breadth, Narrow float64
