@@ -36,7 +36,8 @@ var DefaultBackground = sync.OnceValue(func() []string {
 
 // WriteBackground writes messages in the form DefaultBackground reads: a
 // comment line, then one message per line, its white space runs made one
-// space.
+// space. An empty message, or one that starts with "#" (it would read as
+// a comment), is left out; none of the built-in messages is.
 func WriteBackground(messages []string) string {
 	var b strings.Builder
 	b.WriteString("# skillhost background messages for the breadth factor: one per line\n")
