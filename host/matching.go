@@ -32,10 +32,10 @@ func (h *Host) newEngine() (*match.Engine, error) {
 	lo.Semantic = strength(mc.Semantic)
 	lo.Everyday = strength(mc.Everyday)
 	lo.Breadth = strength(mc.Breadth)
-	if base, err := os.UserCacheDir(); err == nil {
+	if dir := userCacheDir("breadth"); dir != "" {
 		// One-shot commands index on every call; the breadth pass need not
 		// be repeated for an unchanged catalog.
-		lo.BreadthCache = match.DirBreadthCache(filepath.Join(base, "skillhost", "breadth"))
+		lo.BreadthCache = match.DirBreadthCache(dir)
 	}
 	if mc.Code != nil {
 		lo.Code = *mc.Code
@@ -68,9 +68,7 @@ func (h *Host) embedding() (*match.Embedding, error) {
 	}
 	dir := ec.CacheDir
 	if dir == "" {
-		if base, err := os.UserCacheDir(); err == nil {
-			dir = filepath.Join(base, "skillhost", "embeddings")
-		}
+		dir = userCacheDir("embeddings")
 	}
 	return match.NewEmbedding(match.EmbeddingOptions{
 		URL: ec.URL, Model: ec.Model, APIKey: key, CacheDir: dir,
@@ -170,6 +168,16 @@ func (h *Host) ExplainMatch(ctx context.Context, message string, limit int) ([]m
 		return nil, err
 	}
 	return e.Explain(ctx, message, limit)
+}
+
+// userCacheDir is the directory of skillhost's cache called name under the
+// user's cache directory, or "" when there is none.
+func userCacheDir(name string) string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "skillhost", name)
 }
 
 // strength is a factor's strength as LexicalOptions reads it: the

@@ -81,26 +81,22 @@ func (c *Config) Validate() error {
 	default:
 		bad("match.strategy: %q is not lexical, embedding or hybrid", m.Strategy)
 	}
-	if m.Threshold != nil && !(*m.Threshold >= 0 && *m.Threshold <= 1) {
-		bad("match.threshold: %v is outside [0, 1]", *m.Threshold)
+	// inRange reports a set value outside [lo, hi], NaN included (it
+	// compares false with everything); note says what a value means.
+	inRange := func(key string, v *float64, lo, hi float64, note string) {
+		if v != nil && !(*v >= lo && *v <= hi) {
+			bad("match.%s: %v is outside [%v, %v]%s", key, *v, lo, hi, note)
+		}
 	}
+	inRange("threshold", m.Threshold, 0, 1, "")
 	if m.Limit < 0 {
 		bad("match.limit: must not be negative (0 means no cap)")
 	}
-	// Written as !(in range) so that NaN, which compares false with
-	// everything, is out of range too.
-	if m.Semantic != nil && !(*m.Semantic >= 0 && *m.Semantic <= 20) {
-		bad("match.semantic: %v is outside [0, 20] (0 turns the factor off)", *m.Semantic)
-	}
-	if m.Everyday != nil && !(*m.Everyday >= 0 && *m.Everyday <= 20) {
-		bad("match.everyday: %v is outside [0, 20] (0 turns the factor off)", *m.Everyday)
-	}
-	if m.Breadth != nil && !(*m.Breadth >= 0 && *m.Breadth <= 20) {
-		bad("match.breadth: %v is outside [0, 20] (0 turns the factor off)", *m.Breadth)
-	}
-	if m.Code != nil && !(*m.Code >= 1 && *m.Code <= 20) {
-		bad("match.code: %v is outside [1, 20] (1 turns the factor off)", *m.Code)
-	}
+	const off = " (0 turns the factor off)"
+	inRange("semantic", m.Semantic, 0, 20, off)
+	inRange("everyday", m.Everyday, 0, 20, off)
+	inRange("breadth", m.Breadth, 0, 20, off)
+	inRange("code", m.Code, 1, 20, " (1 turns the factor off)")
 	if m.Embedding.BatchSize <= 0 {
 		bad("match.embedding.batch_size: must be positive")
 	}

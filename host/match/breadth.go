@@ -51,15 +51,15 @@ func WriteBackground(messages []string) string {
 }
 
 // breadths are the skills' breadths under o: from o.BreadthCache when it
-// holds them for these docs, else measured (and then stored there). It
-// fails only when ctx ends first.
-func (idx *lexIndex) breadths(ctx context.Context, o LexicalOptions, docs []Doc) ([]float64, error) {
+// holds them for the skills whose fields hash to fields, else measured
+// (and then stored there). It fails only when ctx ends first.
+func (idx *lexIndex) breadths(ctx context.Context, o LexicalOptions, fields []byte) ([]float64, error) {
 	if idx.n == 0 {
 		return nil, nil
 	}
 	var key string
 	if o.BreadthCache != nil {
-		if key = breadthKey(o, docs); key != "" {
+		if key = breadthKey(o, fields); key != "" {
 			if b, ok := o.BreadthCache.Load(key); ok && validBreadths(b, idx.n) {
 				return b, nil
 			}

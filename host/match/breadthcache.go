@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -61,30 +62,14 @@ func (d DirBreadthCache) Load(key string) ([]float64, bool) {
 	return f.Breadth, true
 }
 
-// Store implements BreadthCache: it writes a temporary file and renames
-// it, so a concurrent Load sees the old file or the new one, never half.
+// Store implements BreadthCache: a concurrent Load sees the old file or
+// the new one, never half (writeCacheFile).
 func (d DirBreadthCache) Store(key string, breadths []float64) {
 	if d == "" || len(key) < 32 {
 		return
 	}
-	dir := string(d)
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
 	data, err := json.Marshal(breadthFile{Key: key, Breadth: breadths})
-	if err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".breadth-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return
-	}
-	if os.Rename(tmp.Name(), d.path(key)) != nil {
+	if err != nil || writeCacheFile(d.path(key), data) != nil {
 		return
 	}
 	d.prune()
@@ -165,33 +150,57 @@ func identityOf(bi *debug.BuildInfo, executable func() (string, error)) string {
 	return fmt.Sprintf("%s %d %d", exe, st.Size(), st.ModTime().UnixNano())
 }
 
-// breadthKey is the cache key of the breadths of docs under o: a hash of
-// the build, every option that changes a score, and every field that is
-// indexed. It is "" when the breadths must not be cached: an unknown
-// build, or tables given in the options rather than built in.
-func breadthKey(o LexicalOptions, docs []Doc) string {
+// fieldDigest hashes the indexed fields of a catalog's skills, in index
+// order, as Index splits them out, for the breadth cache's key. A nil
+// *fieldDigest ignores what it is given.
+type fieldDigest struct{ h hash.Hash }
+
+func newFieldDigest() *fieldDigest { return &fieldDigest{sha256.New()} }
+
+// add hashes one skill's fields.
+func (d *fieldDigest) add(fields [numFields]string) {
+	if d == nil {
+		return
+	}
+	for _, f := range fields {
+		writeLenPrefixed(d.h, f)
+	}
+}
+
+func (d *fieldDigest) sum() []byte {
+	if d == nil {
+		return nil
+	}
+	return d.h.Sum(nil)
+}
+
+// writeLenPrefixed writes s to h after its length, so that no two
+// sequences of strings hash alike.
+func writeLenPrefixed(h hash.Hash, s string) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.Write([]byte(s))
+}
+
+// breadthKey is the cache key of the breadths under o of the skills whose
+// fields hash to fields (a fieldDigest's sum): a hash of the build, every
+// option that changes a score, and those fields. It is "" when the
+// breadths must not be cached: an unknown build, or tables given in the
+// options rather than built in.
+func breadthKey(o LexicalOptions, fields []byte) string {
 	build := buildIdentity()
-	if build == "" || o.Vectors != nil || o.EverydayModel != nil || o.Background != nil {
+	if build == "" || fields == nil || o.Vectors != nil || o.EverydayModel != nil || o.Background != nil {
 		return ""
 	}
 	// What the breadth does not depend on: its own strength and centre,
 	// and the cache.
 	o.Breadth, o.BreadthCentre, o.BreadthCache = 0, 0, nil
 	h := sha256.New()
-	var n [8]byte
-	write := func(s string) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
-	}
-	write("skillhost breadth 1")
-	write(build)
-	write(fmt.Sprintf("%+v", o))
-	for _, d := range docs {
-		for _, f := range fields(d) {
-			write(f)
-		}
-	}
+	writeLenPrefixed(h, "skillhost breadth 1")
+	writeLenPrefixed(h, build)
+	writeLenPrefixed(h, fmt.Sprintf("%+v", o))
+	h.Write(fields)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -126,10 +126,19 @@ func withBuildIdentity(t *testing.T, id string) {
 	t.Cleanup(func() { buildIdentity = saved })
 }
 
+// docsKey is breadthKey for docs, their fields hashed as Index does.
+func docsKey(o LexicalOptions, docs []Doc) string {
+	d := newFieldDigest()
+	for _, doc := range docs {
+		d.add(fields(doc))
+	}
+	return breadthKey(o, d.sum())
+}
+
 func TestBreadthKey(t *testing.T) {
 	withBuildIdentity(t, "test build")
 	o := LexicalOptions{}.withDefaults()
-	base := breadthKey(o, breadthDocs)
+	base := docsKey(o, breadthDocs)
 	if len(base) != 64 {
 		t.Fatalf("key %q", base)
 	}
@@ -144,11 +153,11 @@ func TestBreadthKey(t *testing.T) {
 		key  string
 		same bool
 	}{
-		{"same inputs", breadthKey(o, breadthDocs), true},
-		{"the breadth's own strength and centre", breadthKey(strength, breadthDocs), true},
-		{"a body changed", breadthKey(o, changedDoc), false},
-		{"a skill fewer", breadthKey(o, breadthDocs[:1]), false},
-		{"another option", breadthKey(semantic, breadthDocs), false},
+		{"same inputs", docsKey(o, breadthDocs), true},
+		{"the breadth's own strength and centre", docsKey(strength, breadthDocs), true},
+		{"a body changed", docsKey(o, changedDoc), false},
+		{"a skill fewer", docsKey(o, breadthDocs[:1]), false},
+		{"another option", docsKey(semantic, breadthDocs), false},
 	} {
 		if (c.key == base) != c.same {
 			t.Errorf("%s: key %s, base %s, want same=%v", c.name, c.key, base, c.same)
@@ -159,16 +168,16 @@ func TestBreadthKey(t *testing.T) {
 		"word vectors": {Vectors: &WordVectors{}},
 		"classifier":   {EverydayModel: &Everyday{}},
 	} {
-		if k := breadthKey(given.withDefaults(), breadthDocs); k != "" {
+		if k := docsKey(given.withDefaults(), breadthDocs); k != "" {
 			t.Errorf("a given %s is cached under %q", name, k)
 		}
 	}
 	withBuildIdentity(t, "another build")
-	if breadthKey(o, breadthDocs) == base {
+	if docsKey(o, breadthDocs) == base {
 		t.Error("another build has the same key")
 	}
 	withBuildIdentity(t, "")
-	if k := breadthKey(o, breadthDocs); k != "" {
+	if k := docsKey(o, breadthDocs); k != "" {
 		t.Errorf("an unknown build is cached under %q", k)
 	}
 }

@@ -315,26 +315,11 @@ func (e *Embedding) saveCache() error {
 	if e.opts.CacheDir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(e.opts.CacheDir, 0o700); err != nil {
-		return fmt.Errorf("embedding cache: %w", err)
-	}
 	data, err := json.Marshal(cacheFile{Model: e.opts.Model, Vectors: e.cache})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(e.opts.CacheDir, ".embeddings-*")
-	if err != nil {
-		return fmt.Errorf("embedding cache: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("embedding cache: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("embedding cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), e.cachePath()); err != nil {
+	if err := writeCacheFile(e.cachePath(), data); err != nil {
 		return fmt.Errorf("embedding cache: %w", err)
 	}
 	return nil

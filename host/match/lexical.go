@@ -329,13 +329,21 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 			return err
 		}
 	}
+	// The fields are hashed as they are split out, for the breadth
+	// cache's key.
+	var digest *fieldDigest
+	if o.Breadth > 0 && o.BreadthCache != nil {
+		digest = newFieldDigest()
+	}
 	for i, d := range docs {
 		clear(slot)
 		tf, terms, named = tf[:0], terms[:0], named[:0]
 		var norm [numFields]float64 // BM25's length divisor of each field
 		var docLen float64
 		about, body = about[:0], body[:0]
-		for f, text := range fields(d) {
+		fs := fields(d)
+		digest.add(fs)
+		for f, text := range fs {
 			var length float64
 			// Word pairs are not indexed in the body: they would double
 			// the index for little gain where the body counts little.
@@ -389,7 +397,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	}
 	if o.Breadth > 0 {
 		var err error
-		if idx.breadth, err = idx.breadths(ctx, o, docs); err != nil {
+		if idx.breadth, err = idx.breadths(ctx, o, digest.sum()); err != nil {
 			return fmt.Errorf("measure breadth: %w", err)
 		}
 		idx.narrow = make([]float64, idx.n)

@@ -559,12 +559,7 @@ func TestTuneEveryday(t *testing.T) {
 				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m, Breadth: -1}})
 		}
 	}
-	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5,
-		longHoldout6, longHoldout7, longHoldout8, longHoldout9, longHoldout10, longHoldout11, longHoldout12,
-		longHoldout13, longHoldout14, longHoldout15, longHoldout16, longHoldout17, longHoldout18, longHoldout19,
-		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
-		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31}
-	tuneSearch(t, sets, settings, 0.2125) // the default threshold then
+	tuneSearch(t, longSetsThrough(longHoldout31), settings, 0.2125) // the default threshold then
 }
 
 // TestTuneBreadth repeats the search that chose the breadth factor
@@ -591,13 +586,7 @@ func TestTuneBreadth(t *testing.T) {
 	}
 	settings = append(settings, tuneSetting{"breadth=0.75 centre=0.05, whole background",
 		LexicalOptions{Breadth: 0.75, BreadthCentre: 0.05, Background: whole}})
-	sets := []string{longTune, longTest, longHoldout, longHoldout2, longHoldout3, longHoldout4, longHoldout5,
-		longHoldout6, longHoldout7, longHoldout8, longHoldout9, longHoldout10, longHoldout11, longHoldout12,
-		longHoldout13, longHoldout14, longHoldout15, longHoldout16, longHoldout17, longHoldout18, longHoldout19,
-		longHoldout20, longHoldout21, longHoldout22, longHoldout23, longHoldout24, longHoldout25, longHoldout26,
-		longHoldout27, longHoldout28, longHoldout29, longHoldout30, longHoldout31, longHoldout32, longHoldout33,
-		longHoldout34, longHoldout35}
-	tuneSearch(t, sets, settings, 0.2125) // the default threshold before it
+	tuneSearch(t, longSetsThrough(longHoldout35), settings, 0.2125) // the default threshold before it
 }
 
 // tuneMessage is a labelled message of tools/wordvec/tune: Skill is nil
@@ -630,6 +619,19 @@ func readTuneMessages(t *testing.T) []tuneMessage {
 		}
 	}
 	return out
+}
+
+// longSetsThrough is the realistic sets in the order they were written
+// (longFloors' order), from the tune half up to and including last.
+func longSetsThrough(last string) []string {
+	var out []string
+	for _, f := range longFloors {
+		out = append(out, f.path)
+		if f.path == last {
+			return out
+		}
+	}
+	panic("longSetsThrough: " + last + " is not in longFloors")
 }
 
 // zeroAsNegative is v as LexicalOptions reads it: zero there means the

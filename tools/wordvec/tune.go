@@ -129,13 +129,19 @@ func readTable(path string) (*match.WordVectors, error) {
 	return match.ReadWordVectors(f)
 }
 
+// readLabelsFor is readLabels for a flag that builds something from the
+// labelled messages alone, which it needs at least one file of.
+func readLabelsFor(flag string, files []string) ([]label, error) {
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s needs the labelled messages: give -tune FILE at least once", flag)
+	}
+	return readLabels(files)
+}
+
 // writeEveryday learns the everyday-question classifier from the labelled
 // messages in files and writes it to path.
 func writeEveryday(path string, files []string) error {
-	if len(files) == 0 {
-		return fmt.Errorf("-everyday needs the labelled messages: give -tune FILE at least once")
-	}
-	labels, err := readLabels(files)
+	labels, err := readLabelsFor("-everyday", files)
 	if err != nil {
 		return err
 	}
@@ -161,10 +167,7 @@ func writeEveryday(path string, files []string) error {
 // whole did (docs/matching.md) at a quarter of the time it adds to
 // indexing; the hash picks it without looking at what it gives.
 func writeBackground(path string, files []string) error {
-	if len(files) == 0 {
-		return fmt.Errorf("-background needs the labelled messages: give -tune FILE at least once")
-	}
-	labels, err := readLabels(files)
+	labels, err := readLabelsFor("-background", files)
 	if err != nil {
 		return err
 	}

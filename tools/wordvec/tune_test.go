@@ -129,48 +129,38 @@ func TestWriteEveryday(t *testing.T) {
 	}
 }
 
-// The classifier built into the binary is the one the committed messages
-// give, byte for byte: the table can be rebuilt and checked.
+// The classifier and the background messages built into the binary are
+// what the committed messages give, byte for byte: both can be rebuilt and
+// checked.
 func TestEverydayTableIsReproducible(t *testing.T) {
-	files, err := filepath.Glob("tune/batch*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no tune files: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "everyday.tsv")
-	if err := writeEveryday(out, files); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile("../../host/match/everyday.tsv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != string(want) {
-		t.Error("tools/wordvec -everyday on tune/batch*.jsonl does not give host/match/everyday.tsv; rebuild it with the command in docs/matching.md")
-	}
+	checkReproducible(t, writeEveryday, "-everyday", "../../host/match/everyday.tsv")
 }
 
 func TestBackgroundIsReproducible(t *testing.T) {
+	checkReproducible(t, writeBackground, "-background", "../../host/match/background.txt")
+}
+
+// checkReproducible runs write on tune/batch*.jsonl and compares what it
+// writes with the committed file.
+func checkReproducible(t *testing.T, write func(path string, files []string) error, flag, committed string) {
+	t.Helper()
 	files, err := filepath.Glob("tune/batch*.jsonl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no tune files: %v", err)
 	}
-	out := filepath.Join(t.TempDir(), "background.txt")
-	if err := writeBackground(out, files); err != nil {
+	out := filepath.Join(t.TempDir(), filepath.Base(committed))
+	if err := write(out, files); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("../../host/match/background.txt")
+	want, err := os.ReadFile(committed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Error("tools/wordvec -background on tune/batch*.jsonl does not give host/match/background.txt; rebuild it with the command in docs/matching.md")
+		t.Errorf("tools/wordvec %s on tune/batch*.jsonl does not give %s; rebuild it with the command in docs/matching.md", flag, strings.TrimPrefix(committed, "../../"))
 	}
 }
