@@ -158,7 +158,7 @@ type fieldDigest struct{ h hash.Hash }
 func newFieldDigest() *fieldDigest { return &fieldDigest{sha256.New()} }
 
 // add hashes one skill's fields.
-func (d *fieldDigest) add(fields [numFields]string) {
+func (d *fieldDigest) add(fields ...string) {
 	if d == nil {
 		return
 	}
@@ -190,7 +190,7 @@ func writeLenPrefixed(h hash.Hash, s string) {
 // options rather than built in.
 func breadthKey(o LexicalOptions, fields []byte) string {
 	build := buildIdentity()
-	if build == "" || fields == nil || o.Vectors != nil || o.EverydayModel != nil || o.Background != nil {
+	if build == "" || fields == nil || o.Vectors != nil || o.EverydayModel != nil || o.Background != nil || o.ExampleSet != nil {
 		return ""
 	}
 	// What the breadth does not depend on: its own strength and centre,

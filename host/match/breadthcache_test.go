@@ -130,7 +130,8 @@ func withBuildIdentity(t *testing.T, id string) {
 func docsKey(o LexicalOptions, docs []Doc) string {
 	d := newFieldDigest()
 	for _, doc := range docs {
-		d.add(fields(doc))
+		f := fields(doc)
+		d.add(f[:]...)
 	}
 	return breadthKey(o, d.sum())
 }

@@ -21,6 +21,15 @@ const (
 	numFields
 )
 
+// The texts Index reads a skill as, in order: its fields, with the
+// requests lent to it (LexicalOptions.Examples) after its outline, in
+// the outline field.
+const (
+	textOutline = fieldOutline
+	textLent    = fieldOutline + 1
+	numTexts    = numFields + 1
+)
+
 // FieldOptions weigh and length-normalise one field.
 type FieldOptions struct {
 	// Weight scales the field's term frequencies.
@@ -96,6 +105,18 @@ type LexicalOptions struct {
 	// table built into the binary (DefaultWordVectors), read on the first
 	// Index.
 	Vectors *WordVectors
+	// Examples is how many published skills lend each skill the requests
+	// their users wrote (see the type Examples): those whose name and
+	// description are nearest the skill's by word vector, at a cosine of
+	// 0.5 or more, nearest first. The requests are added to the skill's
+	// outline, so a skill written in its author's words also has its
+	// users'. Zero means the default (0 while the option is registered and
+	// not yet decided; docs/matching.md); a negative value turns it off.
+	Examples int
+	// ExampleSet are the requests lent; nil means those built into the
+	// binary (DefaultExamples), read on the first Index. Their vectors must
+	// come from the same word-vector table as Vectors.
+	ExampleSet *Examples
 	// Code multiplies every skill's evidence for a message that pastes
 	// code, markup or a formula (see hasCode): a pasted pattern, error
 	// line or formula says the message asks about a technical artifact,
@@ -150,8 +171,8 @@ type LexicalOptions struct {
 	// processes, keyed by the build (its module version, clean VCS
 	// revision, or else the executable's path, size and modification
 	// time), the options and every indexed field of every skill. Nothing
-	// is cached when Vectors, EverydayModel or Background are given, or
-	// when the build cannot be named.
+	// is cached when Vectors, EverydayModel, Background or ExampleSet are
+	// given, or when the build cannot be named.
 	BreadthCache BreadthCache
 }
 
@@ -172,6 +193,10 @@ const defaultEveryday = 4.0
 // defaultBreadth is LexicalOptions.Breadth's default, chosen on the 37
 // scored labelled sets and decided on four more (docs/matching.md).
 const defaultBreadth = 0.75
+
+// defaultExamples is LexicalOptions.Examples's default: registered, not
+// yet decided (docs/matching.md).
+const defaultExamples = 0
 
 // defaultCode is LexicalOptions.Code's default, chosen on twenty-one
 // labelled sets and decided on four more (candidate D of docs/matching.md).
@@ -211,6 +236,12 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.EverydayCentre, 0.5)
 	def(&o.Breadth, defaultBreadth)
 	def(&o.BreadthCentre, 0.05)
+	switch {
+	case o.Examples == 0:
+		o.Examples = defaultExamples
+	case o.Examples < 0:
+		o.Examples = 0
+	}
 	return o
 }
 
@@ -246,6 +277,10 @@ type posting struct {
 	// inName and inDescription anchor the skill (see Unanchored); a
 	// lesser part of a compound word does not.
 	inName, inDescription bool
+	// inOutline and inLent say, for explanations, whether the term is in
+	// the skill's own outline and in the requests lent to it (see
+	// LexicalOptions.Examples), as a word or a part.
+	inOutline, inLent bool
 }
 
 type lexIndex struct {
@@ -306,11 +341,11 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	m := newMemo()
 	slot := map[string]int{}    // term to its row in tf, per skill
 	var tf [][numFields]float64 // weighted frequency of each term by field
-	// inName and inDescription of each term: the term occurs there as a
+	// Where each term occurs, by text. In the name and description: as a
 	// word or a pair, not only as a lesser part of a compound word, so
 	// "TypeScript" in a description does not anchor a message about a
-	// "script".
-	var named [][2]bool
+	// "script". In the outline and the lent requests: in any form.
+	var named [][numTexts]bool
 	var terms []string
 	var about, body []term // a skill's name and description, and its body, for its word vector
 	var half []float32     // the centroid of one of those, reused from skill to skill
@@ -322,6 +357,21 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
 		idx.hasVector = make([]bool, len(docs))
 		half = make([]float32, idx.vec.Dim())
+	}
+	// The requests lent to a skill are those of the published skills
+	// nearest its name and description.
+	var examples *Examples
+	var exampleVec *WordVectors
+	var lendVec []float32
+	if o.Examples > 0 {
+		var err error
+		if examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
+			return err
+		}
+		if exampleVec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
+			return err
+		}
+		lendVec = make([]float32, exampleVec.Dim())
 	}
 	if o.Everyday > 0 {
 		var err error
@@ -338,21 +388,31 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	for i, d := range docs {
 		clear(slot)
 		tf, terms, named = tf[:0], terms[:0], named[:0]
-		var norm [numFields]float64 // BM25's length divisor of each field
-		var docLen float64
+		var length [numFields]float64 // each field's weighted token count
 		about, body = about[:0], body[:0]
 		fs := fields(d)
-		digest.add(fs)
-		for f, text := range fs {
-			var length float64
+		// The lent requests follow from the name and description (and the
+		// options and the build), so the digest need not hash them.
+		digest.add(fs[:]...)
+		for x, text := range [...]string{fs[fieldName], fs[fieldDescription], fs[fieldOutline], "", fs[fieldBody]} {
+			// The requests lent by published skills are part of the
+			// outline: they say what the skill is for, as its headings do.
+			f, lent := x, x == textLent
+			if x >= textLent {
+				f = x - 1
+			}
+			if lent && examples != nil && exampleVec.centroid(about, lendVec) {
+				text = strings.Join(examples.lend(lendVec, o.Examples), "\n")
+			}
 			// Word pairs are not indexed in the body: they would double
 			// the index for little gain where the body counts little.
 			analyzed := analyze(text, m, f != fieldBody)
 			switch {
-			case idx.vectors == nil:
 			case f == fieldName || f == fieldDescription:
-				about = append(about, analyzed...)
-			case f == fieldBody:
+				if idx.vectors != nil || examples != nil {
+					about = append(about, analyzed...)
+				}
+			case f == fieldBody && idx.vectors != nil:
 				body = analyzed
 			}
 			for _, t := range analyzed {
@@ -361,18 +421,22 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 					k = len(tf)
 					slot[t.text] = k
 					tf = append(tf, [numFields]float64{})
-					named = append(named, [2]bool{})
+					named = append(named, [numTexts]bool{})
 					terms = append(terms, t.text)
 				}
 				tf[k][f] += t.weight
-				if (f == fieldName || f == fieldDescription) && (t.whole == "" || t.weight == 1) {
-					named[k][f] = true
+				if x == textOutline || lent || t.whole == "" || t.weight == 1 {
+					named[k][x] = true
 				}
-				length += t.weight
+				length[f] += t.weight
 			}
+		}
+		var norm [numFields]float64 // BM25's length divisor of each field
+		var docLen float64
+		for f, n := range length {
 			fo := o.field(f)
-			norm[f] = 1 - fo.B + fo.B*length/fo.RefLen
-			docLen += length
+			norm[f] = 1 - fo.B + fo.B*n/fo.RefLen
+			docLen += n
 		}
 		idx.lengths = append(idx.lengths, docLen)
 		if idx.vectors != nil {
@@ -386,6 +450,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 				idx.words++
 			}
 			p := posting{doc: int32(i), inName: named[k][fieldName], inDescription: named[k][fieldDescription],
+				inOutline: named[k][textOutline], inLent: named[k][textLent],
 				body: float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])}
 			var other float64
 			for f := range fieldBody {
@@ -770,8 +835,11 @@ func (p posting) fields() []string {
 	if p.inDescription {
 		f = append(f, "description")
 	}
-	if p.other > 0 && !p.inName && !p.inDescription {
+	if p.other > 0 && !p.inName && !p.inDescription && (p.inOutline || !p.inLent) {
 		f = append(f, "outline")
+	}
+	if p.inLent {
+		f = append(f, "examples")
 	}
 	if p.body > 0 {
 		f = append(f, "body")

@@ -68,6 +68,13 @@ func (w *WordVectors) Similarity(a, b string) float64 {
 	return dot(ca, cb)
 }
 
+// TextVector is the centroid of text's words (see centroid), and false
+// when no word of text is in the table.
+func (w *WordVectors) TextVector(text string) ([]float32, bool) {
+	v := make([]float32, w.dim)
+	return v, w.centroid(analyze(text, nil, false), v)
+}
+
 // centroid writes into dst the unit-length sum of the vectors of the
 // words of terms that centroidRows yields, each weighted by its idf in the
 // corpus (a word most skills use says little about what a text is about).

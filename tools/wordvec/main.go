@@ -58,7 +58,19 @@ func main() {
 	})
 	everyday := flag.String("everyday", "", "write the everyday-question classifier learned from the -tune messages to this file, and build no table")
 	background := flag.String("background", "", "write the breadth factor's background messages, a sample of the -tune messages written for a skill, to this file, and build no table")
+	examples := flag.String("examples", "", "write the example requests the matcher lends, the -tune messages written for a skill and not in the background, with the vectors of their skills in the registry checkout DIR, to this file, and build no table")
 	flag.Parse()
+	if *examples != "" {
+		if flag.NArg() != 1 {
+			fmt.Fprintln(os.Stderr, "usage: wordvec -examples FILE [-cut TEXT] -tune FILE... DIR")
+			os.Exit(2)
+		}
+		if err := writeExamples(*examples, flag.Arg(0), *cut, tuneFiles); err != nil {
+			fmt.Fprintln(os.Stderr, "wordvec:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *background != "" {
 		if err := writeBackground(*background, tuneFiles); err != nil {
 			fmt.Fprintln(os.Stderr, "wordvec:", err)

@@ -173,10 +173,7 @@ func writeBackground(path string, files []string) error {
 	}
 	var kept []string
 	for _, l := range labels {
-		m := strings.Join(strings.Fields(l.message), " ")
-		h := fnv.New32a()
-		h.Write([]byte(m))
-		if l.folder != "" && h.Sum32()%4 == 0 {
+		if m := oneLine(l.message); l.folder != "" && inBackground(m) {
 			kept = append(kept, m)
 		}
 	}
@@ -184,5 +181,73 @@ func writeBackground(path string, files []string) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wordvec: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
+	return nil
+}
+
+// oneLine is m with its white space runs made one space, as the built-in
+// files hold messages.
+func oneLine(m string) string { return strings.Join(strings.Fields(m), " ") }
+
+// inBackground reports whether the message m (see oneLine), written for a
+// skill, is one of the breadth factor's background messages: a quarter,
+// by a hash of its text, so that the sample is fixed before any result is
+// seen.
+func inBackground(m string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(m))
+	return h.Sum32()%4 == 0
+}
+
+// writeExamples writes to path the example requests the lexical matcher
+// lends (match.Examples): the messages of files written for a skill that
+// are not background messages, grouped by skill in the order first met,
+// each group with the word vector of its skill's name and description in
+// the registry checkout dir (read as the corpus is, with cut). A skill
+// whose SKILL.md is missing or unreadable is an error: the labels and the
+// checkout must be the ones the README names.
+func writeExamples(path, dir, cut string, files []string) error {
+	labels, err := readLabelsFor("-examples", files)
+	if err != nil {
+		return err
+	}
+	w, err := match.DefaultWordVectors()
+	if err != nil {
+		return err
+	}
+	var order []string
+	messages := map[string][]string{}
+	for _, l := range labels {
+		if m := oneLine(l.message); l.folder != "" && !inBackground(m) {
+			if messages[l.folder] == nil {
+				order = append(order, l.folder)
+			}
+			messages[l.folder] = append(messages[l.folder], m)
+		}
+	}
+	var groups []match.ExampleGroup
+	var kept, noVector int
+	for _, folder := range order {
+		file := filepath.Join(dir, folder, "SKILL.md")
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		d, ok := skillDoc(data, cut)
+		if !ok {
+			return fmt.Errorf("%s: no front matter with a name", file)
+		}
+		v, ok := w.TextVector(d.Name + "\n" + d.Description)
+		if !ok {
+			noVector++ // no word of it in the table: it could lend to nothing
+			continue
+		}
+		groups = append(groups, match.ExampleGroup{Vector: v, Messages: messages[folder]})
+		kept += len(messages[folder])
+	}
+	if err := os.WriteFile(path, []byte(match.WriteExamples(groups)), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wordvec: wrote %d messages of %d skills to %s (%d skills with no word in the table left out)\n",
+		kept, len(groups), path, noVector)
 	return nil
 }
