@@ -32,6 +32,12 @@ func (h *Host) newEngine() (*match.Engine, error) {
 	lo.Semantic = strength(mc.Semantic)
 	lo.Everyday = strength(mc.Everyday)
 	lo.Breadth = strength(mc.Breadth)
+	if mc.Examples != nil {
+		lo.Examples = *mc.Examples
+		if lo.Examples == 0 {
+			lo.Examples = -1 // off; zero is the default to LexicalOptions
+		}
+	}
 	if dir := userCacheDir("breadth"); dir != "" {
 		// One-shot commands index on every call; the breadth pass need not
 		// be repeated for an unchanged catalog.

@@ -163,7 +163,10 @@ type Match struct {
 	// Breadth is the strength of the lexical matcher's breadth factor,
 	// which scales down a skill that matches many messages written for
 	// other skills; nil means the default, and 0 turns it off.
-	Breadth   *float64  `yaml:"breadth"`
+	Breadth *float64 `yaml:"breadth"`
+	// Examples is how many published skills lend each skill the requests
+	// their users wrote; nil means the default, 5, and 0 turns it off.
+	Examples  *int      `yaml:"examples"`
 	Embedding Embedding `yaml:"embedding"`
 }
 

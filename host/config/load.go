@@ -291,8 +291,30 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 		if !ok {
 			return fmt.Errorf("line %d: unknown key %s%s (known: %s)", key.Line, prefix, key.Value, strings.Join(tags(t), ", "))
 		}
+		if err := wholeNumber(val, f.Type); err != nil {
+			return fmt.Errorf("line %d: %s%s: %w", val.Line, prefix, key.Value, err)
+		}
 		if err := checkKeys(val, f.Type, prefix+key.Value+"."); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// wholeNumber refuses a fraction for an integer setting: YAML's decoder
+// would silently drop what follows the point (limit: 2.5 would be 2).
+func wholeNumber(n *yaml.Node, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return nil // it reads its own values (a timeout in seconds may be 2.5)
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			return fmt.Errorf("%s is not a whole number", n.Value)
 		}
 	}
 	return nil
@@ -388,6 +410,9 @@ func (c *Config) override(path []string, value string) error {
 		}
 	}
 	leaf, err := valueNode(t, value)
+	if err == nil {
+		err = wholeNumber(leaf, t)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", strings.Join(path, "."), err)
 	}

@@ -97,6 +97,9 @@ func (c *Config) Validate() error {
 	inRange("everyday", m.Everyday, 0, 20, off)
 	inRange("breadth", m.Breadth, 0, 20, off)
 	inRange("code", m.Code, 1, 20, " (1 turns the factor off)")
+	if m.Examples != nil && (*m.Examples < 0 || *m.Examples > 50) {
+		bad("match.examples: %d is outside [0, 50] (0 lends no requests)", *m.Examples)
+	}
 	if m.Embedding.BatchSize <= 0 {
 		bad("match.embedding.batch_size: must be positive")
 	}

@@ -149,6 +149,8 @@ func TestBreadthKey(t *testing.T) {
 	semantic.Semantic = 2
 	strength := o
 	strength.Breadth, strength.BreadthCentre = 3, 0.1
+	lent := o
+	lent.Examples = 2
 	for _, c := range []struct {
 		name string
 		key  string
@@ -159,6 +161,7 @@ func TestBreadthKey(t *testing.T) {
 		{"a body changed", docsKey(o, changedDoc), false},
 		{"a skill fewer", docsKey(o, breadthDocs[:1]), false},
 		{"another option", docsKey(semantic, breadthDocs), false},
+		{"other requests lent", docsKey(lent, breadthDocs), false},
 	} {
 		if (c.key == base) != c.same {
 			t.Errorf("%s: key %s, base %s, want same=%v", c.name, c.key, base, c.same)
@@ -168,6 +171,7 @@ func TestBreadthKey(t *testing.T) {
 		"background":   {Background: []string{"a message"}},
 		"word vectors": {Vectors: &WordVectors{}},
 		"classifier":   {EverydayModel: &Everyday{}},
+		"examples":     {ExampleSet: &Examples{}},
 	} {
 		if k := docsKey(given.withDefaults(), breadthDocs); k != "" {
 			t.Errorf("a given %s is cached under %q", name, k)

@@ -32,9 +32,17 @@ var pdfDoc = Doc{Name: "pdf-tools", Description: "Merge and split PDF files.", B
 
 // A skill's score for words only it has does not depend on which other
 // skills are installed or how long they are: lengths are normalised
-// against fixed references, not the catalog's average.
+// against fixed references, not the catalog's average. (Requests lent
+// by published skills are off: they give the other skills words too.)
 func TestLexicalScoreIndependentOfCatalog(t *testing.T) {
 	long := strings.Repeat("Summarize the columns and rows of a table with statistics. ", 300)
+	scoreOf := func(t *testing.T, docs []Doc, message string) []float64 {
+		s, err := lexicalOf(t, docs, LexicalOptions{Examples: -1}).Score(context.Background(), message)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	small := scoreOf(t, []Doc{pdfDoc, {Name: "csv-summary", Description: "Summarize CSV files."}}, "merge a PDF")
 	large := scoreOf(t, []Doc{pdfDoc,
 		{Name: "csv-summary", Description: "Summarize CSV files.", Body: long},

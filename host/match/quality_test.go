@@ -311,6 +311,13 @@ const (
 	longHoldout37 = "../../testdata/match-long/holdout37.jsonl"
 	longHoldout38 = "../../testdata/match-long/holdout38.jsonl"
 	longHoldout39 = "../../testdata/match-long/holdout39.jsonl"
+	// longHoldout40 to longHoldout43 were written blind, committed, and
+	// scored once: they decided for the requests lent by published skills
+	// (docs/matching.md).
+	longHoldout40 = "../../testdata/match-long/holdout40.jsonl"
+	longHoldout41 = "../../testdata/match-long/holdout41.jsonl"
+	longHoldout42 = "../../testdata/match-long/holdout42.jsonl"
+	longHoldout43 = "../../testdata/match-long/holdout43.jsonl"
 )
 
 // floorSet is a labelled set and the quality the defaults must keep on it.
@@ -322,47 +329,51 @@ type floorSet struct {
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on any of the sets.
 var longFloors = []floorSet{
-	{longTune, Metrics{Hit1: 0.88, MRR: 0.88, Abstain: 1.00}},
-	{longTest, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.97}},
-	{longHoldout, Metrics{Hit1: 0.76, MRR: 0.76, Abstain: 0.97}},
-	{longHoldout2, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.91}},
-	{longHoldout3, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.91}},
-	{longHoldout4, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.88}},
-	{longHoldout5, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.94}},
-	{longHoldout6, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.94}},
-	{longHoldout7, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.85}},
-	{longHoldout8, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.91}},
-	{longHoldout9, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 1.00}},
-	{longHoldout10, Metrics{Hit1: 0.97, MRR: 0.98, Abstain: 0.88}},
-	{longHoldout11, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.88}},
-	{longHoldout12, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.82}},
-	{longHoldout13, Metrics{Hit1: 0.85, MRR: 0.87, Abstain: 0.97}},
-	{longHoldout14, Metrics{Hit1: 0.85, MRR: 0.86, Abstain: 0.94}},
-	{longHoldout15, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.91}},
-	{longHoldout16, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 1.00}},
-	{longHoldout17, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout18, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.94}},
-	{longHoldout19, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout20, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.88}},
-	{longHoldout21, Metrics{Hit1: 0.88, MRR: 0.91, Abstain: 0.94}},
-	{longHoldout22, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 1.00}},
-	{longHoldout23, Metrics{Hit1: 0.88, MRR: 0.91, Abstain: 0.97}},
-	{longHoldout24, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.91}},
-	{longHoldout25, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.91}},
-	{longHoldout26, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout27, Metrics{Hit1: 0.83, MRR: 0.86, Abstain: 0.97}},
-	{longHoldout28, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.85}},
-	{longHoldout29, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.97}},
-	{longHoldout30, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.88}},
-	{longHoldout31, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.91}},
-	{longHoldout32, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
-	{longHoldout33, Metrics{Hit1: 0.86, MRR: 0.88, Abstain: 0.91}},
-	{longHoldout34, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.94}},
-	{longHoldout35, Metrics{Hit1: 0.90, MRR: 0.92, Abstain: 0.91}},
-	{longHoldout36, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.97}},
-	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.88}},
-	{longHoldout38, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout39, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.85}},
+	{longTune, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 1.00}},
+	{longTest, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.94}},
+	{longHoldout, Metrics{Hit1: 0.80, MRR: 0.80, Abstain: 0.94}},
+	{longHoldout2, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
+	{longHoldout3, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
+	{longHoldout4, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
+	{longHoldout5, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.91}},
+	{longHoldout6, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 1.00}},
+	{longHoldout7, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.85}},
+	{longHoldout8, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
+	{longHoldout9, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 1.00}},
+	{longHoldout10, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.88}},
+	{longHoldout11, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.88}},
+	{longHoldout12, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.76}},
+	{longHoldout13, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.97}},
+	{longHoldout14, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.91}},
+	{longHoldout15, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.97}},
+	{longHoldout16, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 1.00}},
+	{longHoldout17, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.97}},
+	{longHoldout18, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 1.00}},
+	{longHoldout19, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 0.94}},
+	{longHoldout20, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
+	{longHoldout21, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.97}},
+	{longHoldout22, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 1.00}},
+	{longHoldout23, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.91}},
+	{longHoldout24, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.94}},
+	{longHoldout25, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.85}},
+	{longHoldout26, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 0.91}},
+	{longHoldout27, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.97}},
+	{longHoldout28, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout29, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.97}},
+	{longHoldout30, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.88}},
+	{longHoldout31, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout32, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.88}},
+	{longHoldout33, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.91}},
+	{longHoldout34, Metrics{Hit1: 0.86, MRR: 0.87, Abstain: 0.97}},
+	{longHoldout35, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.91}},
+	{longHoldout36, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.97}},
+	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout38, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout39, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
+	{longHoldout40, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 1.00}},
+	{longHoldout41, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.97}},
+	{longHoldout42, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 1.00}},
+	{longHoldout43, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.82}},
 }
 
 func TestQualityLong(t *testing.T) {
@@ -536,16 +547,17 @@ func TestTuneSemantic(t *testing.T) {
 // (tune, test, holdout to holdout31), with the built-in classifier and
 // with classifiers learned at another L2 from the same messages. It runs
 // only with SKILLHOST_TUNE=everyday; holdout32 and later are never looked
-// at here. The breadth factor, adopted later, is off, as it was then.
+// at here. The breadth factor and the lent requests, adopted later, are
+// off, as they were then.
 func TestTuneEveryday(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "everyday" {
 		t.Skip("set SKILLHOST_TUNE=everyday to search the everyday factor")
 	}
-	settings := []tuneSetting{{"everyday off", LexicalOptions{Everyday: -1, Breadth: -1}}}
+	settings := []tuneSetting{{"everyday off", LexicalOptions{Everyday: -1, Breadth: -1, Examples: -1}}}
 	for _, g := range []float64{2, 4, 8} {
 		for _, c := range []float64{0, 0.3, 0.5, 0.7} {
 			settings = append(settings, tuneSetting{fmt.Sprintf("everyday=%.0f centre=%.1f", g, c),
-				LexicalOptions{Everyday: g, EverydayCentre: zeroAsNegative(c), Breadth: -1}})
+				LexicalOptions{Everyday: g, EverydayCentre: zeroAsNegative(c), Breadth: -1, Examples: -1}})
 		}
 	}
 	var examples []EverydayExample
@@ -556,7 +568,7 @@ func TestTuneEveryday(t *testing.T) {
 		m := TrainEveryday(examples, EverydayOptions{L2: l2})
 		for _, gc := range [][2]float64{{4, 0.5}, {2, 0}} {
 			settings = append(settings, tuneSetting{fmt.Sprintf("L2=%g everyday=%.0f centre=%.1f", l2, gc[0], gc[1]),
-				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m, Breadth: -1}})
+				LexicalOptions{Everyday: gc[0], EverydayCentre: zeroAsNegative(gc[1]), EverydayModel: m, Breadth: -1, Examples: -1}})
 		}
 	}
 	tuneSearch(t, longSetsThrough(longHoldout31), settings, 0.2125) // the default threshold then
@@ -566,7 +578,8 @@ func TestTuneEveryday(t *testing.T) {
 // (docs/matching.md): its centre and strength, the threshold, and the
 // whole of tools/wordvec/tune's messages for a skill as the background
 // against the built-in quarter. It runs only with SKILLHOST_TUNE=breadth;
-// holdout36 and later are never looked at here.
+// holdout36 and later are never looked at here. The lent requests,
+// adopted later, are off, as they were then.
 func TestTuneBreadth(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "breadth" {
 		t.Skip("set SKILLHOST_TUNE=breadth to search the breadth factor")
@@ -577,16 +590,31 @@ func TestTuneBreadth(t *testing.T) {
 			whole = append(whole, l.Message)
 		}
 	}
-	settings := []tuneSetting{{"breadth off", LexicalOptions{Breadth: -1}}}
+	settings := []tuneSetting{{"breadth off", LexicalOptions{Breadth: -1, Examples: -1}}}
 	for _, c := range []float64{0.04, 0.05, 0.06, 0.08, 0.1} {
 		for _, g := range []float64{0.25, 0.5, 0.75, 1, 1.5} {
 			settings = append(settings, tuneSetting{fmt.Sprintf("breadth=%.2f centre=%.2f", g, c),
-				LexicalOptions{Breadth: g, BreadthCentre: c}})
+				LexicalOptions{Breadth: g, BreadthCentre: c, Examples: -1}})
 		}
 	}
 	settings = append(settings, tuneSetting{"breadth=0.75 centre=0.05, whole background",
-		LexicalOptions{Breadth: 0.75, BreadthCentre: 0.05, Background: whole}})
+		LexicalOptions{Breadth: 0.75, BreadthCentre: 0.05, Background: whole, Examples: -1}})
 	tuneSearch(t, longSetsThrough(longHoldout35), settings, 0.2125) // the default threshold before it
+}
+
+// TestTuneExamples repeats the search that chose how many published
+// skills lend each skill their requests (docs/matching.md), with the
+// threshold, on the 41 sets scored before it. It runs only with
+// SKILLHOST_TUNE=examples; holdout40 and later are never looked at here.
+func TestTuneExamples(t *testing.T) {
+	if os.Getenv("SKILLHOST_TUNE") != "examples" {
+		t.Skip("set SKILLHOST_TUNE=examples to search the lent requests")
+	}
+	settings := []tuneSetting{{"none lent", LexicalOptions{Examples: -1}}}
+	for _, k := range []int{1, 2, 3, 4, 5, 6, 8, 10} {
+		settings = append(settings, tuneSetting{fmt.Sprintf("examples=%d", k), LexicalOptions{Examples: k}})
+	}
+	tuneSearch(t, longSetsThrough(longHoldout39), settings, 0.2) // the default threshold before it
 }
 
 // tuneMessage is a labelled message of tools/wordvec/tune: Skill is nil
@@ -644,11 +672,12 @@ func zeroAsNegative(v float64) float64 {
 }
 
 // anthropicsFloors hold the matcher to what it scored on the labelled sets
-// of testdata/match-anthropics with the breadth factor (docs/matching.md:
-// it raised the first set's floors and lowered the second's MRR).
+// of testdata/match-anthropics with the lent requests (docs/matching.md:
+// they lowered the first set's Hit@1 by three messages and raised the
+// second's MRR).
 var anthropicsFloors = []floorSet{
-	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 0.94}},
-	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.94}},
+	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.94}},
+	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.94}},
 }
 
 // TestQualityAnthropics measures the defaults on a second catalog, the 17

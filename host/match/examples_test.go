@@ -1,0 +1,209 @@
+package match
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExamplesRoundTrip(t *testing.T) {
+	groups := []ExampleGroup{
+		{Vector: []float32{1, 0, 0}, Messages: []string{"pull out  every\temail address", "", "# not a comment here", "@ nor a vector"}},
+		{Vector: []float32{0, 0, 0}, Messages: []string{"a zero vector lends nothing"}},
+		{Vector: []float32{0, 3, 4}, Messages: []string{"check ticket ids in commit messages", "find dates in a log"}},
+		{Vector: []float32{0, 1, 0}, Messages: []string{"   "}},
+	}
+	e, err := ParseExamples(WriteExamples(groups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"pull out every email address"}, {"check ticket ids in commit messages", "find dates in a log"}}
+	if e.Len() != 2 || !slices.EqualFunc(e.groups, want, slices.Equal) {
+		t.Fatalf("groups %q, want %q", e.groups, want)
+	}
+	// Vectors come back as unit vectors, within a byte's rounding.
+	for k, x := range []float32{0, 0.6, 0.8} {
+		if got := e.vecs[e.dim+k]; math.Abs(float64(got-x)) > 0.01 {
+			t.Errorf("second vector [%d] = %.3f, want %.3f", k, got, x)
+		}
+	}
+}
+
+func TestParseExamplesErrors(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"a message\n", "line 1: a message before the first vector"},
+		{"@ AQID\n@ AQID\nm\n", "line 2: the group before has no message"},
+		{"@ AQID\nm\n@ AQID\n", "the last group has no message"},
+		{"@ !!\nm\n", "line 1: vector"},
+		{"@ AQID\nm\n@ AQIDBA==\nm\n", "line 3: want a non-zero vector of 3 bytes, have 4 bytes"},
+		{"@ AAAA\nm\n", "line 1: want a non-zero vector"},
+	} {
+		_, err := ParseExamples(c.text)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseExamples(%q) = %v, want an error containing %q", c.text, err, c.want)
+		}
+	}
+	if e, err := ParseExamples("# only a comment\n\n"); err != nil || e.Len() != 0 {
+		t.Errorf("comment only: %v, %d groups", err, e.Len())
+	}
+}
+
+func TestExamplesLend(t *testing.T) {
+	e, err := ParseExamples(WriteExamples([]ExampleGroup{
+		{Vector: []float32{1, 0}, Messages: []string{"east"}},
+		{Vector: []float32{0.8, 0.6}, Messages: []string{"east by north", "also east by north"}},
+		{Vector: []float32{0.6, 0.8}, Messages: []string{"north by east"}},
+		{Vector: []float32{0, 1}, Messages: []string{"north"}},
+		{Vector: []float32{-1, 0}, Messages: []string{"west"}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	east := []float32{1, 0}
+	for _, c := range []struct {
+		k    int
+		want []string
+	}{
+		{0, nil},
+		{1, []string{"east"}},
+		{2, []string{"east", "east by north", "also east by north"}},
+		// north (cosine 0) and west (-1) are under the least cosine, 0.5
+		{5, []string{"east", "east by north", "also east by north", "north by east"}},
+	} {
+		if got := e.lend(east, c.k); !slices.Equal(got, c.want) {
+			t.Errorf("lend(east, %d) = %q, want %q", c.k, got, c.want)
+		}
+	}
+	if got := e.lend([]float32{0.6, 0.8}, 2); !slices.Equal(got, []string{"north by east", "east by north", "also east by north"}) {
+		t.Errorf("nearest first: got %q", got)
+	}
+	if got := e.lend([]float32{1, 0, 0}, 3); got != nil {
+		t.Errorf("a vector of another length is lent %q", got)
+	}
+}
+
+// The built-in requests are what tools/wordvec -examples makes of the
+// tune files: every message written for a skill that is not a background
+// message, once, grouped by its skill, in file order, but for a message
+// that starts with "@" or "#", which the file cannot hold (one does, an
+// annotation of Java's). (The vectors need
+// the registry checkout; their length and the table's must agree.)
+func TestDefaultExamples(t *testing.T) {
+	e, err := DefaultExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := DefaultWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.dim != w.Dim() {
+		t.Fatalf("example vectors of %d dimensions, word vectors of %d", e.dim, w.Dim())
+	}
+	var want [][]string
+	group := map[string]int{}
+	for _, l := range readTuneMessages(t) {
+		m := strings.Join(strings.Fields(l.Message), " ")
+		h := fnv.New32a()
+		h.Write([]byte(m))
+		if l.Skill == nil || h.Sum32()%4 == 0 || strings.HasPrefix(m, "@") || strings.HasPrefix(m, "#") {
+			continue
+		}
+		g, ok := group[*l.Skill]
+		if !ok {
+			g = len(want)
+			group[*l.Skill] = g
+			want = append(want, nil)
+		}
+		want[g] = append(want[g], m)
+	}
+	if !slices.EqualFunc(e.groups, want, slices.Equal) {
+		t.Fatalf("the built-in examples are %d groups, the tune files give %d: rebuild host/match/examples.txt (docs/matching.md)", e.Len(), len(want))
+	}
+	background := map[string]bool{}
+	for _, m := range DefaultBackground() {
+		background[m] = true
+	}
+	for _, g := range e.groups {
+		for _, m := range g {
+			if background[m] {
+				t.Fatalf("%q is lent and a background message", m)
+			}
+		}
+	}
+}
+
+func TestLexicalExamples(t *testing.T) {
+	w, err := DefaultWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	about := "regex-builder\nBuild, test and explain regular expressions: patterns, groups, lookahead."
+	v, ok := w.TextVector(about)
+	if !ok {
+		t.Fatal("no vector for the regex skill")
+	}
+	far, _ := w.TextVector("kubernetes cluster autoscaling and node pools")
+	bread, _ := w.TextVector("bread\nSourdough bread baking with a starter.")
+	for _, c := range [][2][]float32{{v, far}, {bread, far}, {bread, v}} {
+		if dot(c[0], c[1]) >= exampleSimilarity {
+			t.Fatalf("the test's skills are too alike: cosine %.2f", dot(c[0], c[1]))
+		}
+	}
+	set, err := ParseExamples(WriteExamples([]ExampleGroup{
+		{Vector: v, Messages: []string{"pull out every email address from this text", "check that order numbers look like ORD-12345"}},
+		{Vector: far, Messages: []string{"my email addresses bounce in a file"}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []Doc{
+		{Name: "regex-builder", Description: "Build, test and explain regular expressions: patterns, groups, lookahead."},
+		{Name: "bread", Description: "Sourdough bread baking with a starter."},
+	}
+	explain := func(o LexicalOptions) []Explanation {
+		t.Helper()
+		o.ExampleSet, o.Breadth = set, -1
+		l := NewLexical(o)
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		ex, err := l.Explain(context.Background(), "extract the email addresses in a file")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ex
+	}
+	off, on := explain(LexicalOptions{Examples: -1}), explain(LexicalOptions{Examples: 2})
+	if off[0].Score != 0 || off[1].Score != 0 {
+		t.Fatalf("without lent requests: scores %.3f, %.3f, want 0 (no shared word)", off[0].Score, off[1].Score)
+	}
+	if on[0].Score <= 0 {
+		t.Fatal("the regex skill scores 0 with the requests lent to it")
+	}
+	// No group is near the bread skill, and the Kubernetes group is not
+	// near the regex skill: the least cosine keeps strangers' requests
+	// out, even where two groups may be lent.
+	if on[1].Score != 0 {
+		t.Errorf("the bread skill scores %.3f: it was lent requests", on[1].Score)
+	}
+	var fields []string
+	for _, term := range on[0].Terms {
+		switch term.Term {
+		case "email":
+			fields = term.Fields
+		case "file":
+			t.Errorf("file in regex-builder: lent from the Kubernetes group")
+		}
+	}
+	if !slices.Equal(fields, []string{"examples"}) {
+		t.Errorf("email in regex-builder: fields %v, want [examples]", fields)
+	}
+	// Lent words do not anchor a skill: only its name and description do.
+	if on[0].Anchored {
+		t.Error("the regex skill is anchored by lent words")
+	}
+}
