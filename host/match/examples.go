@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -86,7 +87,11 @@ func WriteExamples(groups []ExampleGroup) string {
 // and blank lines are skipped. Every vector must have the same length, no
 // group may be empty and no message may come before the first vector.
 func ParseExamples(text string) (*Examples, error) {
-	e := &Examples{}
+	// The built-in file is read by every process that indexes a catalog,
+	// so the vectors are sized once and decoded into one buffer.
+	groups := strings.Count(text, "\n@ ") + 1
+	e := &Examples{groups: make([][]string, 0, groups)}
+	var raw []byte
 	line := 0
 	for l := range strings.Lines(text) {
 		line++
@@ -97,12 +102,15 @@ func ParseExamples(text string) (*Examples, error) {
 			if n := len(e.groups); n > 0 && len(e.groups[n-1]) == 0 {
 				return nil, fmt.Errorf("examples: line %d: the group before has no message", line)
 			}
-			raw, err := base64.StdEncoding.DecodeString(l[2:])
+			raw = slices.Grow(raw[:0], base64.StdEncoding.DecodedLen(len(l)-2))[:base64.StdEncoding.DecodedLen(len(l)-2)]
+			n, err := base64.StdEncoding.Decode(raw, []byte(l[2:]))
 			if err != nil {
 				return nil, fmt.Errorf("examples: line %d: vector: %w", line, err)
 			}
+			raw = raw[:n]
 			if e.dim == 0 {
 				e.dim = len(raw)
+				e.vecs = make([]float32, 0, groups*e.dim)
 			}
 			q := make([]int8, len(raw))
 			for k, x := range raw {
