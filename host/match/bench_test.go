@@ -73,13 +73,14 @@ func BenchmarkLexicalIndex10k(b *testing.B) {
 // BenchmarkLexicalIndex10kWords indexes 10,000 skills of the word-vector
 // table's words (600-word bodies) with the semantic factor and without:
 // what computing each skill's vector costs; and with the defaults, whose
-// breadth factor adds a pass over the background messages.
+// breadth factor adds a pass over the background messages, and without
+// the lent requests.
 func BenchmarkLexicalIndex10kWords(b *testing.B) {
 	docs := generatedFrom(tableWords()[:20000], 10000, 600)
 	for _, c := range []struct {
 		name string
 		o    LexicalOptions
-	}{{"semantic", LexicalOptions{Breadth: -1}}, {"no-semantic", LexicalOptions{Semantic: -1, Breadth: -1}}, {"breadth", LexicalOptions{}}} {
+	}{{"semantic", LexicalOptions{Breadth: -1}}, {"no-semantic", LexicalOptions{Semantic: -1, Breadth: -1}}, {"breadth", LexicalOptions{}}, {"no-examples", LexicalOptions{Examples: -1}}} {
 		b.Run(c.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if err := NewLexical(c.o).Index(context.Background(), docs); err != nil {
@@ -103,13 +104,15 @@ func BenchmarkLexicalMatch10kLong(b *testing.B) {
 
 // BenchmarkLexicalMatch10kWords is BenchmarkLexicalMatch10kLong with the
 // words of the word-vector table, so every skill and message has a word
-// vector, with the semantic factor and without, and without the everyday
-// factor: what each costs. Run it with -count to alternate them.
+// vector, with the semantic factor and without, without the everyday
+// factor, and without the lent requests: what each costs. Run it with
+// -count to alternate them.
 func BenchmarkLexicalMatch10kWords(b *testing.B) {
 	docs := generatedFrom(tableWords()[:20000], 10000, 600)
 	b.Run("semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{}) })
 	b.Run("no-semantic", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Semantic: -1}) })
 	b.Run("no-everyday", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Everyday: -1}) })
+	b.Run("no-examples", func(b *testing.B) { benchMatch(b, docs, LexicalOptions{Examples: -1}) })
 }
 
 // BenchmarkEverydayProbability is the everyday classifier on one message
