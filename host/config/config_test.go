@@ -112,6 +112,8 @@ func TestLoadErrors(t *testing.T) {
 		{"too many examples", "match:\n  examples: 51\n", "match.examples: 51 is outside [0, 50]"},
 		{"fractional examples", "match:\n  examples: 2.5\n", "line 2: match.examples: 2.5 is not a whole number"},
 		{"fractional limit", "match:\n  limit: 1.5\n", "line 2: match.limit: 1.5 is not a whole number"},
+		{"fraction through an alias", "match:\n  threshold: &x 0.5\n  limit: *x\n", "line 3: match.limit: 0.5 is not a whole number"},
+		{"infinite limit", "match:\n  limit: .inf\n", "match.limit: .inf is not a whole number"},
 		{"NaN semantic", "match:\n  semantic: .nan\n", "match.semantic: NaN is outside [0, 20]"},
 		{"NaN threshold", "match:\n  threshold: .nan\n", "match.threshold: NaN is outside [0, 1]"},
 		{"NaN code", "match:\n  code: .nan\n", "match.code: NaN is outside [1, 20]"},
@@ -241,5 +243,22 @@ func TestWritePins(t *testing.T) {
 	}
 	if c, err := Load(fresh); err != nil || c.Plugins.SHA256["landlock"] != sum {
 		t.Fatalf("fresh file: %v", err)
+	}
+}
+
+// A whole number written as a float is a whole number, in a file and in
+// the environment.
+func TestWholeNumberAsFloat(t *testing.T) {
+	isolate(t)
+	c, err := Load(write(t, "match:\n  limit: 2.0\n  examples: !!float 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Match.Limit != 2 || c.Match.Examples == nil || *c.Match.Examples != 3 {
+		t.Fatalf("limit %d, examples %v; want 2 and 3", c.Match.Limit, c.Match.Examples)
+	}
+	t.Setenv("SKILLHOST_MATCH__EXAMPLES", "1e1")
+	if c, err = Load(write(t, "")); err != nil || *c.Match.Examples != 10 {
+		t.Fatalf("SKILLHOST_MATCH__EXAMPLES=1e1: %v, %v", err, c)
 	}
 }

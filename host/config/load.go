@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -302,8 +303,12 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string) error {
 }
 
 // wholeNumber refuses a fraction for an integer setting: YAML's decoder
-// would silently drop what follows the point (limit: 2.5 would be 2).
+// would silently drop what follows the point (limit: 2.5 would be 2). A
+// whole number written as a float (2.0, 1e1) is one.
 func wholeNumber(n *yaml.Node, t reflect.Type) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -313,7 +318,8 @@ func wholeNumber(n *yaml.Node, t reflect.Type) error {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+		var f float64
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" && (n.Decode(&f) != nil || math.IsInf(f, 0) || f != math.Trunc(f)) {
 			return fmt.Errorf("%s is not a whole number", n.Value)
 		}
 	}

@@ -33,6 +33,15 @@ type Examples struct {
 // Len is the number of groups.
 func (e *Examples) Len() int { return len(e.groups) }
 
+// Messages is the number of messages in all groups.
+func (e *Examples) Messages() int {
+	n := 0
+	for _, g := range e.groups {
+		n += len(g)
+	}
+	return n
+}
+
 // ExampleGroup is one published skill's requests and its vector.
 type ExampleGroup struct {
 	Vector   []float32
@@ -84,7 +93,7 @@ func WriteExamples(groups []ExampleGroup) string {
 }
 
 // ParseExamples reads what WriteExamples wrote. Lines starting with "#"
-// and blank lines are skipped. Every vector must have the same length, no
+// and blank lines are skipped, and a line starting with "@" is a vector. Every vector must have the same length, no
 // group may be empty and no message may come before the first vector.
 func ParseExamples(text string) (*Examples, error) {
 	// The built-in file is read by every process that indexes a catalog,
@@ -98,16 +107,20 @@ func ParseExamples(text string) (*Examples, error) {
 		l = strings.TrimSpace(l)
 		switch {
 		case l == "" || l[0] == '#':
-		case strings.HasPrefix(l, "@ "):
+		case l[0] == '@':
 			if n := len(e.groups); n > 0 && len(e.groups[n-1]) == 0 {
 				return nil, fmt.Errorf("examples: line %d: the group before has no message", line)
 			}
-			raw = slices.Grow(raw[:0], base64.StdEncoding.DecodedLen(len(l)-2))[:base64.StdEncoding.DecodedLen(len(l)-2)]
-			n, err := base64.StdEncoding.Decode(raw, []byte(l[2:]))
+			enc := strings.TrimSpace(l[1:])
+			raw = slices.Grow(raw[:0], base64.StdEncoding.DecodedLen(len(enc)))[:base64.StdEncoding.DecodedLen(len(enc))]
+			n, err := base64.StdEncoding.Decode(raw, []byte(enc))
 			if err != nil {
 				return nil, fmt.Errorf("examples: line %d: vector: %w", line, err)
 			}
 			raw = raw[:n]
+			if len(raw) == 0 {
+				return nil, fmt.Errorf("examples: line %d: an empty vector", line)
+			}
 			if e.dim == 0 {
 				e.dim = len(raw)
 				e.vecs = make([]float32, 0, groups*e.dim)

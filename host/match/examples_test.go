@@ -40,6 +40,8 @@ func TestParseExamplesErrors(t *testing.T) {
 		{"@ !!\nm\n", "line 1: vector"},
 		{"@ AQID\nm\n@ AQIDBA==\nm\n", "line 3: want a non-zero vector of 3 bytes, have 4 bytes"},
 		{"@ AAAA\nm\n", "line 1: want a non-zero vector"},
+		{"@\nm\n", "line 1: an empty vector"},
+		{"@AQID\nm\n@ \n", "line 3: an empty vector"},
 	} {
 		_, err := ParseExamples(c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -58,6 +60,7 @@ func TestExamplesLend(t *testing.T) {
 		{Vector: []float32{0.6, 0.8}, Messages: []string{"north by east"}},
 		{Vector: []float32{0, 1}, Messages: []string{"north"}},
 		{Vector: []float32{-1, 0}, Messages: []string{"west"}},
+		{Vector: []float32{0.8, 0.6}, Messages: []string{"east by north again"}},
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -70,8 +73,10 @@ func TestExamplesLend(t *testing.T) {
 		{0, nil},
 		{1, []string{"east"}},
 		{2, []string{"east", "east by north", "also east by north"}},
+		// a tie keeps the file's order
+		{3, []string{"east", "east by north", "also east by north", "east by north again"}},
 		// north (cosine 0) and west (-1) are under the least cosine, 0.5
-		{5, []string{"east", "east by north", "also east by north", "north by east"}},
+		{5, []string{"east", "east by north", "also east by north", "east by north again", "north by east"}},
 	} {
 		if got := e.lend(east, c.k); !slices.Equal(got, c.want) {
 			t.Errorf("lend(east, %d) = %q, want %q", c.k, got, c.want)
@@ -88,8 +93,8 @@ func TestExamplesLend(t *testing.T) {
 // The built-in requests are what tools/wordvec -examples makes of the
 // tune files: every message written for a skill that is not a background
 // message, once, grouped by its skill, in file order, but for a message
-// that starts with "@" or "#", which the file cannot hold (one does, an
-// annotation of Java's). (The vectors need
+// that starts with "@" or "#", which the file cannot hold (three do:
+// annotations and scoped packages, such as "@Tool methods ..."). (The vectors need
 // the registry checkout; their length and the table's must agree.)
 func TestDefaultExamples(t *testing.T) {
 	e, err := DefaultExamples()
@@ -205,5 +210,71 @@ func TestLexicalExamples(t *testing.T) {
 	// Lent words do not anchor a skill: only its name and description do.
 	if on[0].Anchored {
 		t.Error("the regex skill is anchored by lent words")
+	}
+}
+
+// A term that is only a lesser part of a word of the description
+// (TypeScript: script) is listed as the outline's, and, when it is in the
+// lent requests too, as the examples' as well.
+func TestExplainLentPart(t *testing.T) {
+	w, err := DefaultWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Doc{Name: "ts-build", Description: "Configure TypeScript compilers and bundlers."}
+	v, ok := w.TextVector(d.Name + "\n" + d.Description)
+	if !ok {
+		t.Fatal("no vector")
+	}
+	set, err := ParseExamples(WriteExamples([]ExampleGroup{{Vector: v, Messages: []string{"my build script fails"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fieldsOf := func(o LexicalOptions) []string {
+		t.Helper()
+		o.ExampleSet, o.Breadth = set, -1
+		l := NewLexical(o)
+		if err := l.Index(context.Background(), []Doc{d}); err != nil {
+			t.Fatal(err)
+		}
+		ex, _ := l.Explain(context.Background(), "the script")
+		for _, term := range ex[0].Terms {
+			if term.Term == "script" {
+				return term.Fields
+			}
+		}
+		return nil
+	}
+	if got := fieldsOf(LexicalOptions{Examples: -1}); !slices.Equal(got, []string{"outline"}) {
+		t.Errorf("none lent: fields %v, want [outline]", got)
+	}
+	if got := fieldsOf(LexicalOptions{Examples: 1}); !slices.Equal(got, []string{"outline", "examples"}) {
+		t.Errorf("lent: fields %v, want [outline examples]", got)
+	}
+}
+
+// The built-in requests' vectors are the built-in table's: with other
+// word vectors and no requests of their own, nothing is lent.
+func TestExamplesNeedTheirTable(t *testing.T) {
+	w, err := DefaultWordVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []Doc{{Name: "regex-builder", Description: "Build, test and explain regular expressions."}}
+	lengths := func(o LexicalOptions) float64 {
+		t.Helper()
+		o.Breadth = -1
+		l := NewLexical(o)
+		if err := l.Index(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		return l.idx.lengths[0]
+	}
+	none := lengths(LexicalOptions{Examples: -1})
+	if lengths(LexicalOptions{Examples: 5}) == none {
+		t.Fatal("the built-in requests lend nothing to a regular-expression skill")
+	}
+	if got := lengths(LexicalOptions{Examples: 5, Vectors: w}); got != none {
+		t.Errorf("with given vectors and no requests of their own, the skill has length %.1f, want %.1f", got, none)
 	}
 }

@@ -114,7 +114,9 @@ type LexicalOptions struct {
 	Examples int
 	// ExampleSet are the requests lent; nil means those built into the
 	// binary (DefaultExamples), read on the first Index. Their vectors must
-	// come from the same word-vector table as Vectors.
+	// come from the same word-vector table as Vectors. The built-in ones
+	// come from the built-in table, so when Vectors is given and
+	// ExampleSet is not, no request is lent.
 	ExampleSet *Examples
 	// Code multiplies every skill's evidence for a message that pastes
 	// code, markup or a formula (see hasCode): a pasted pattern, error
@@ -278,11 +280,17 @@ type posting struct {
 	// inName and inDescription anchor the skill (see Unanchored); a
 	// lesser part of a compound word does not.
 	inName, inDescription bool
-	// inOutline and inLent say, for explanations, whether the term is in
-	// the skill's own outline and in the requests lent to it (see
-	// LexicalOptions.Examples), as a word or a part.
-	inOutline, inLent bool
+	// where says, for explanations, where else the term is (the where*
+	// bits): a byte, so a posting stays 16 bytes.
+	where uint8
 }
+
+// Bits of posting.where.
+const (
+	whereOutline uint8 = 1 << iota // the skill's own outline, as a word or a part
+	whereLent                      // the requests lent to it (LexicalOptions.Examples)
+	wherePart                      // its name or description, only as a lesser part of a compound word
+)
 
 type lexIndex struct {
 	n int
@@ -345,8 +353,9 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	// Where each term occurs, by text. In the name and description: as a
 	// word or a pair, not only as a lesser part of a compound word, so
 	// "TypeScript" in a description does not anchor a message about a
-	// "script". In the outline and the lent requests: in any form.
-	var named [][numTexts]bool
+	// "script" (a lesser part there is noted apart, at numTexts). In the
+	// outline and the lent requests: in any form.
+	var named [][numTexts + 1]bool
 	var terms []string
 	var about, body []term // a skill's name and description, and its body, for its word vector
 	var half []float32     // the centroid of one of those, reused from skill to skill
@@ -364,7 +373,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	var examples *Examples
 	var exampleVec *WordVectors
 	var lendVec []float32
-	if o.Examples > 0 {
+	if o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil) {
 		var err error
 		if examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
 			return err
@@ -422,12 +431,15 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 					k = len(tf)
 					slot[t.text] = k
 					tf = append(tf, [numFields]float64{})
-					named = append(named, [numTexts]bool{})
+					named = append(named, [numTexts + 1]bool{})
 					terms = append(terms, t.text)
 				}
 				tf[k][f] += t.weight
-				if x == textOutline || lent || t.whole == "" || t.weight == 1 {
+				switch {
+				case x == textOutline || lent || t.whole == "" || t.weight == 1:
 					named[k][x] = true
+				case f == fieldName || f == fieldDescription:
+					named[k][numTexts] = true
 				}
 				length[f] += t.weight
 			}
@@ -451,13 +463,21 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 				idx.words++
 			}
 			p := posting{doc: int32(i), inName: named[k][fieldName], inDescription: named[k][fieldDescription],
-				inOutline: named[k][textOutline], inLent: named[k][textLent],
 				body: float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])}
 			var other float64
 			for f := range fieldBody {
 				other += weights[f] * v[f] / norm[f]
 			}
 			p.other = float32(other)
+			if named[k][textOutline] {
+				p.where |= whereOutline
+			}
+			if named[k][textLent] {
+				p.where |= whereLent
+			}
+			if named[k][numTexts] {
+				p.where |= wherePart
+			}
 			idx.postings[t] = append(plist, p)
 		}
 	}
@@ -503,10 +523,11 @@ type TermEvidence struct {
 	Term     string
 	Evidence float64
 	// Fields are where the skill has the term: name, description,
-	// outline and body. Outline (headings and tools) is named only when
-	// the term is in neither the name nor the description, which it then
-	// may be as a lesser part of a compound word: the index keeps those
-	// three fields as one frequency.
+	// outline, examples (the requests lent to it, see
+	// LexicalOptions.Examples) and body. Outline (headings and tools) is
+	// named only when the term is in neither the name nor the
+	// description, which it then may be as a lesser part of a compound
+	// word: the index keeps those three fields as one frequency.
 	Fields []string
 }
 
@@ -836,10 +857,10 @@ func (p posting) fields() []string {
 	if p.inDescription {
 		f = append(f, "description")
 	}
-	if p.other > 0 && !p.inName && !p.inDescription && (p.inOutline || !p.inLent) {
+	if p.where&(whereOutline|wherePart) != 0 && !p.inName && !p.inDescription {
 		f = append(f, "outline")
 	}
-	if p.inLent {
+	if p.where&whereLent != 0 {
 		f = append(f, "examples")
 	}
 	if p.body > 0 {

@@ -225,7 +225,7 @@ func writeExamples(path, dir, cut string, files []string) error {
 		}
 	}
 	var groups []match.ExampleGroup
-	var kept, noVector int
+	var noVector int
 	for _, folder := range order {
 		file := filepath.Join(dir, folder, "SKILL.md")
 		data, err := os.ReadFile(file)
@@ -242,12 +242,18 @@ func writeExamples(path, dir, cut string, files []string) error {
 			continue
 		}
 		groups = append(groups, match.ExampleGroup{Vector: v, Messages: messages[folder]})
-		kept += len(messages[folder])
 	}
-	if err := os.WriteFile(path, []byte(match.WriteExamples(groups)), 0o644); err != nil {
+	text := match.WriteExamples(groups)
+	// What was written is read back, to check it and to count what the
+	// form could not hold (a message starting with "@" or "#").
+	e, err := match.ParseExamples(text)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wordvec: wrote %d messages of %d skills to %s (%d skills with no word in the table left out)\n",
-		kept, len(groups), path, noVector)
+		e.Messages(), e.Len(), path, noVector)
 	return nil
 }
