@@ -149,10 +149,19 @@ func ParseExamples(text string) (*Examples, error) {
 	return e, nil
 }
 
-// lend returns the messages of the k groups nearest v (a unit vector of
-// the table's length) among those at a cosine of exampleSimilarity or
-// more, nearest first; ties keep the file's order.
+// lend returns the messages of the k groups nearest v (see nearest).
 func (e *Examples) lend(v []float32, k int) []string {
+	var out []string
+	for _, g := range e.nearest(v, k) {
+		out = append(out, e.groups[g]...)
+	}
+	return out
+}
+
+// nearest returns the k groups nearest v (a unit vector of the table's
+// length) among those at a cosine of exampleSimilarity or more, nearest
+// first; ties keep the file's order.
+func (e *Examples) nearest(v []float32, k int) []int {
 	if k <= 0 || len(v) != e.dim {
 		return nil
 	}
@@ -173,9 +182,9 @@ func (e *Examples) lend(v []float32, k int) []string {
 		copy(best[i+1:], best[i:])
 		best[i] = near{g, c}
 	}
-	var out []string
-	for _, n := range best {
-		out = append(out, e.groups[n.group]...)
+	out := make([]int, len(best))
+	for i, n := range best {
+		out[i] = n.group
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -276,5 +277,43 @@ func TestExamplesNeedTheirTable(t *testing.T) {
 	}
 	if got := lengths(LexicalOptions{Examples: 5, Vectors: w}); got != none {
 		t.Errorf("with given vectors and no requests of their own, the skill has length %.1f, want %.1f", got, none)
+	}
+}
+
+// Texts scanned alone and joined give the terms of the texts joined by
+// newlines, in the same order: Index analyses each lent group once and
+// joins them. The texts are the lent requests and cases at the joins: a
+// text that starts with a stop word or a negation, one of numbers only,
+// one of nothing but an apostrophe's leftovers, compound words and
+// identifiers.
+func TestJoinScans(t *testing.T) {
+	e, err := DefaultExamples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"the build fails", "don't retry", "12", "'s", "", "TypeScript and SEV2 on node18",
+		"work_mem tuning", "PDFs, APIs", "caf\u00e9 na\u00efve r\u00e9sum\u00e9", "export", "42 1234",
+	}
+	for g := 0; g < e.Len(); g += 97 {
+		texts = append(texts, strings.Join(e.groups[g], "\n"))
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 3000 {
+		n := 1 + r.IntN(5)
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = texts[r.IntN(len(texts))]
+		}
+		for _, pairs := range []bool{true, false} {
+			scans := make([]scanned, n)
+			for i, p := range parts {
+				scans[i] = scan(p, nil, pairs)
+			}
+			want := analyze(strings.Join(parts, "\n"), nil, pairs)
+			if got := joinScans(scans, pairs); !slices.Equal(got, want) {
+				t.Fatalf("trial %d, pairs %v, %q:\njoined %v\nwhole  %v", trial, pairs, parts, got, want)
+			}
+		}
 	}
 }

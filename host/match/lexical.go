@@ -383,6 +383,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 		}
 		lendVec = make([]float32, exampleVec.Dim())
 	}
+	lentScans := map[int]scanned{} // by group
 	if o.Everyday > 0 {
 		var err error
 		if idx.everyday, err = orBuiltIn(o.EverydayModel, DefaultEveryday); err != nil {
@@ -411,12 +412,28 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 			if x >= textLent {
 				f = x - 1
 			}
-			if lent && examples != nil && exampleVec.centroid(about, lendVec) {
-				text = strings.Join(examples.lend(lendVec, o.Examples), "\n")
-			}
 			// Word pairs are not indexed in the body: they would double
 			// the index for little gain where the body counts little.
-			analyzed := analyze(text, m, f != fieldBody)
+			var analyzed []term
+			switch {
+			case !lent:
+				analyzed = analyze(text, m, f != fieldBody)
+			case examples != nil && exampleVec.centroid(about, lendVec):
+				// Many skills borrow the same groups: each is analysed
+				// once, and the pairs across groups joined as if the
+				// requests were one text.
+				groups := examples.nearest(lendVec, o.Examples)
+				parts := make([]scanned, len(groups))
+				for j, g := range groups {
+					sc, ok := lentScans[g]
+					if !ok {
+						sc = scan(strings.Join(examples.groups[g], "\n"), m, true)
+						lentScans[g] = sc
+					}
+					parts[j] = sc
+				}
+				analyzed = joinScans(parts, true)
+			}
 			switch {
 			case f == fieldName || f == fieldDescription:
 				if idx.vectors != nil || examples != nil {

@@ -105,8 +105,34 @@ func (m *memo) stem(w string) string {
 // analyze returns the weighted terms of text, word pairs included when
 // pairs is set. m may be nil.
 func analyze(text string, m *memo, pairs bool) []term {
+	return scan(text, m, pairs).terms
+}
+
+// scanned is the analysis of a text that may follow another: what a word
+// pair across the join needs, besides the terms.
+type scanned struct {
+	terms []term
+	// lead is the first word kept, when nothing before it broke the run
+	// of words (a stop word, a negation): a text before this one ending
+	// in a kept word makes a pair with it. leadEnd is where in terms that
+	// pair would go: after lead's own terms.
+	lead    string
+	leadEnd int
+	// end is the last word kept when the run reaches the end of the text,
+	// else ""; through is set when the text neither keeps a word nor
+	// breaks the run, so the word before it passes through.
+	end     string
+	through bool
+}
+
+// scan is analyze with the state a following text needs (scanned).
+// analyze(a + "\n" + b) has the terms of scan(a), then those of scan(b)
+// with the pair of a's end and b's lead at b's leadEnd (see joinScans).
+func scan(text string, m *memo, pairs bool) scanned {
 	var out []term
-	prevWord := "" // the last whole word kept, for pairs
+	var sc scanned
+	touched := false // a word kept, or the run broken
+	prevWord := ""   // the last whole word kept, for pairs
 	stem := m.stem
 	keep := func(w string) (string, bool) {
 		if isNumber(w) {
@@ -134,7 +160,7 @@ func analyze(text string, m *memo, pairs bool) []term {
 	for _, raw := range words(text) {
 		if i := strings.IndexByte(raw, '\''); i >= 0 {
 			if strings.HasSuffix(raw, "n't") || strings.HasSuffix(raw, "N'T") {
-				prevWord = ""
+				prevWord, touched = "", true
 				continue // negations carry no topic
 			}
 			raw = raw[:i]
@@ -155,10 +181,12 @@ func analyze(text string, m *memo, pairs bool) []term {
 			st, ok = keep(w)
 		}
 		if !ok {
-			prevWord = ""
+			prevWord, touched = "", true
 			continue
 		}
 		out = append(out, term{text: st, weight: 1})
+		lead := !touched
+		touched = true
 		if compound {
 			if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
 				// A word and a number (SEV2, python3, node18) is the word
@@ -174,10 +202,35 @@ func analyze(text string, m *memo, pairs bool) []term {
 				}
 			}
 		}
+		if lead {
+			sc.lead, sc.leadEnd = st, len(out)
+		}
 		if pairs && prevWord != "" {
 			out = append(out, term{text: prevWord + " " + st, weight: bigramWeight})
 		}
 		prevWord = st
+	}
+	sc.terms, sc.end, sc.through = out, prevWord, !touched
+	return sc
+}
+
+// joinScans returns the terms analyze would give the texts of parts joined
+// by newlines, each scanned alone (with the same pairs setting), so that a
+// text met many times is analysed once.
+func joinScans(parts []scanned, pairs bool) []term {
+	var out []term
+	prev := ""
+	for _, p := range parts {
+		if pairs && prev != "" && p.lead != "" {
+			out = append(out, p.terms[:p.leadEnd]...)
+			out = append(out, term{text: prev + " " + p.lead, weight: bigramWeight})
+			out = append(out, p.terms[p.leadEnd:]...)
+		} else {
+			out = append(out, p.terms...)
+		}
+		if !p.through {
+			prev = p.end
+		}
 	}
 	return out
 }
