@@ -32,12 +32,7 @@ func (h *Host) newEngine() (*match.Engine, error) {
 	lo.Semantic = strength(mc.Semantic)
 	lo.Everyday = strength(mc.Everyday)
 	lo.Breadth = strength(mc.Breadth)
-	if mc.Examples != nil {
-		lo.Examples = *mc.Examples
-		if lo.Examples == 0 {
-			lo.Examples = -1 // off; zero is the default to LexicalOptions
-		}
-	}
+	lo.Examples = strength(mc.Examples)
 	if dir := userCacheDir("breadth"); dir != "" {
 		// One-shot commands index on every call; the breadth pass need not
 		// be repeated for an unchanged catalog.
@@ -189,7 +184,7 @@ func userCacheDir(name string) string {
 // strength is a factor's strength as LexicalOptions reads it: the
 // configuration's 0 turns the factor off, while LexicalOptions reads zero
 // as the default and a negative value as off; nil is the default.
-func strength(v *float64) float64 {
+func strength[T int | float64](v *T) T {
 	switch {
 	case v == nil:
 		return 0

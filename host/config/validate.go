@@ -20,6 +20,11 @@ var pluginNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	also := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 
 	if w := c.Scripts.Workdir; w != WorkdirCwd && w != WorkdirSkill {
 		bad("scripts.workdir: %q is neither %q nor %q", w, WorkdirCwd, WorkdirSkill)
@@ -81,25 +86,16 @@ func (c *Config) Validate() error {
 	default:
 		bad("match.strategy: %q is not lexical, embedding or hybrid", m.Strategy)
 	}
-	// inRange reports a set value outside [lo, hi], NaN included (it
-	// compares false with everything); note says what a value means.
-	inRange := func(key string, v *float64, lo, hi float64, note string) {
-		if v != nil && !(*v >= lo && *v <= hi) {
-			bad("match.%s: %v is outside [%v, %v]%s", key, *v, lo, hi, note)
-		}
-	}
-	inRange("threshold", m.Threshold, 0, 1, "")
+	also(inRange("threshold", m.Threshold, 0, 1, ""))
 	if m.Limit < 0 {
 		bad("match.limit: must not be negative (0 means no cap)")
 	}
 	const off = " (0 turns the factor off)"
-	inRange("semantic", m.Semantic, 0, 20, off)
-	inRange("everyday", m.Everyday, 0, 20, off)
-	inRange("breadth", m.Breadth, 0, 20, off)
-	inRange("code", m.Code, 1, 20, " (1 turns the factor off)")
-	if m.Examples != nil && (*m.Examples < 0 || *m.Examples > 50) {
-		bad("match.examples: %d is outside [0, 50] (0 lends no requests)", *m.Examples)
-	}
+	also(inRange("semantic", m.Semantic, 0, 20, off))
+	also(inRange("everyday", m.Everyday, 0, 20, off))
+	also(inRange("breadth", m.Breadth, 0, 20, off))
+	also(inRange("code", m.Code, 1, 20, " (1 turns the factor off)"))
+	also(inRange("examples", m.Examples, 0, 50, " (0 lends no requests)"))
 	if m.Embedding.BatchSize <= 0 {
 		bad("match.embedding.batch_size: must be positive")
 	}
@@ -107,4 +103,14 @@ func (c *Config) Validate() error {
 		bad("match.embedding.timeout: must be positive")
 	}
 	return errors.Join(errs...)
+}
+
+// inRange is the error of a match setting set outside [lo, hi], NaN
+// included (it compares false with everything), or nil; note says what a
+// value means.
+func inRange[T int | float64](key string, v *T, lo, hi T, note string) error {
+	if v != nil && !(*v >= lo && *v <= hi) {
+		return fmt.Errorf("match.%s: %v is outside [%v, %v]%s", key, *v, lo, hi, note)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package match
 import (
 	"context"
 	_ "embed"
+	"hash/fnv"
 	"math"
 	"runtime"
 	"strings"
@@ -42,12 +43,23 @@ func WriteBackground(messages []string) string {
 	var b strings.Builder
 	b.WriteString("# skillhost background messages for the breadth factor: one per line\n")
 	for _, m := range messages {
-		if m = strings.Join(strings.Fields(m), " "); m != "" && !strings.HasPrefix(m, "#") {
+		if m = oneLine(m); m != "" && !strings.HasPrefix(m, "#") {
 			b.WriteString(m)
 			b.WriteByte('\n')
 		}
 	}
 	return b.String()
+}
+
+// InBackground reports whether a message written for a skill belongs to
+// the background: a quarter of such messages, those whose FNV-1a hash (of
+// the message with its white space runs made one space) is 0 modulo 4.
+// The hash picks them without looking at what they give. The other three
+// quarters are the requests lent to skills (DefaultExamples).
+func InBackground(message string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(oneLine(message)))
+	return h.Sum32()%4 == 0
 }
 
 // breadths are the skills' breadths under o: from o.BreadthCache when it

@@ -71,7 +71,7 @@ func WriteExamples(groups []ExampleGroup) string {
 	for _, g := range groups {
 		var msgs []string
 		for _, m := range g.Messages {
-			if m = strings.Join(strings.Fields(m), " "); m != "" && m[0] != '#' && m[0] != '@' {
+			if m = oneLine(m); m != "" && m[0] != '#' && m[0] != '@' {
 				msgs = append(msgs, m)
 			}
 		}
@@ -147,15 +147,6 @@ func ParseExamples(text string) (*Examples, error) {
 		return nil, fmt.Errorf("examples: line %d: the last group has no message", line)
 	}
 	return e, nil
-}
-
-// lend returns the messages of the k groups nearest v (see nearest).
-func (e *Examples) lend(v []float32, k int) []string {
-	var out []string
-	for _, g := range e.nearest(v, k) {
-		out = append(out, e.groups[g]...)
-	}
-	return out
 }
 
 // nearest returns the k groups nearest v (a unit vector of the table's

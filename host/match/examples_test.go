@@ -2,7 +2,6 @@ package match
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -52,6 +51,15 @@ func TestParseExamplesErrors(t *testing.T) {
 	if e, err := ParseExamples("# only a comment\n\n"); err != nil || e.Len() != 0 {
 		t.Errorf("comment only: %v, %d groups", err, e.Len())
 	}
+}
+
+// lend is the messages of the k groups nearest v, as Index lends them.
+func (e *Examples) lend(v []float32, k int) []string {
+	var out []string
+	for _, g := range e.nearest(v, k) {
+		out = append(out, e.groups[g]...)
+	}
+	return out
 }
 
 func TestExamplesLend(t *testing.T) {
@@ -112,10 +120,8 @@ func TestDefaultExamples(t *testing.T) {
 	var want [][]string
 	group := map[string]int{}
 	for _, l := range readTuneMessages(t) {
-		m := strings.Join(strings.Fields(l.Message), " ")
-		h := fnv.New32a()
-		h.Write([]byte(m))
-		if l.Skill == nil || h.Sum32()%4 == 0 || strings.HasPrefix(m, "@") || strings.HasPrefix(m, "#") {
+		m := oneLine(l.Message)
+		if l.Skill == nil || InBackground(m) || strings.HasPrefix(m, "@") || strings.HasPrefix(m, "#") {
 			continue
 		}
 		g, ok := group[*l.Skill]

@@ -21,14 +21,13 @@ const (
 	numFields
 )
 
-// The texts Index reads a skill as, in order: its fields, with the
-// requests lent to it (LexicalOptions.Examples) after its outline, in
-// the outline field.
-const (
-	textOutline = fieldOutline
-	textLent    = fieldOutline + 1
-	numTexts    = numFields + 1
-)
+// textFields are the texts Index reads a skill as, in order, by the field
+// each counts in: the requests lent to it (LexicalOptions.Examples, at
+// textLent) are part of its outline, read after its own, since they say
+// what the skill is for as its headings do.
+var textFields = [...]int{fieldName, fieldDescription, fieldOutline, fieldOutline, fieldBody}
+
+const textLent = 3
 
 // FieldOptions weigh and length-normalise one field.
 type FieldOptions struct {
@@ -350,38 +349,37 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	m := newMemo()
 	slot := map[string]int{}    // term to its row in tf, per skill
 	var tf [][numFields]float64 // weighted frequency of each term by field
-	// Where each term occurs, by text. In the name and description: as a
-	// word or a pair, not only as a lesser part of a compound word, so
-	// "TypeScript" in a description does not anchor a message about a
-	// "script" (a lesser part there is noted apart, at numTexts). In the
-	// outline and the lent requests: in any form.
-	var named [][numTexts + 1]bool
+	// Where each term occurs, as its posting will say: in the name and
+	// description as a word or a pair, not only as a lesser part of a
+	// compound word, so "TypeScript" in a description does not anchor a
+	// message about a "script"; and the where bits.
+	var marks []posting
 	var terms []string
 	var about, body []term // a skill's name and description, and its body, for its word vector
-	var half []float32     // the centroid of one of those, reused from skill to skill
-	if o.Semantic > 0 {
+	// The requests lent to a skill are those of the published skills
+	// nearest its name and description; the built-in ones have the
+	// built-in table's vectors (see LexicalOptions.ExampleSet).
+	lending := o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil)
+	var vec *WordVectors
+	var aboutVec, half []float32 // the centroid of the name and description, and scratch
+	if o.Semantic > 0 || lending {
 		var err error
-		if idx.vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
+		if vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
 			return err
 		}
-		idx.vectors = make([]float32, len(docs)*idx.vec.Dim())
-		idx.hasVector = make([]bool, len(docs))
-		half = make([]float32, idx.vec.Dim())
+		aboutVec, half = make([]float32, vec.Dim()), make([]float32, vec.Dim())
 	}
-	// The requests lent to a skill are those of the published skills
-	// nearest its name and description.
+	if o.Semantic > 0 {
+		idx.vec = vec
+		idx.vectors = make([]float32, len(docs)*vec.Dim())
+		idx.hasVector = make([]bool, len(docs))
+	}
 	var examples *Examples
-	var exampleVec *WordVectors
-	var lendVec []float32
-	if o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil) {
+	if lending {
 		var err error
 		if examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
 			return err
 		}
-		if exampleVec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
-			return err
-		}
-		lendVec = make([]float32, exampleVec.Dim())
 	}
 	lentScans := map[int]scanned{} // by group
 	if o.Everyday > 0 {
@@ -398,31 +396,30 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	}
 	for i, d := range docs {
 		clear(slot)
-		tf, terms, named = tf[:0], terms[:0], named[:0]
+		tf, terms, marks = tf[:0], terms[:0], marks[:0]
 		var length [numFields]float64 // each field's weighted token count
 		about, body = about[:0], body[:0]
+		var hasAbout bool // aboutVec holds this skill's centroid
 		fs := fields(d)
 		// The lent requests follow from the name and description (and the
 		// options and the build), so the digest need not hash them.
 		digest.add(fs[:]...)
-		for x, text := range [...]string{fs[fieldName], fs[fieldDescription], fs[fieldOutline], "", fs[fieldBody]} {
-			// The requests lent by published skills are part of the
-			// outline: they say what the skill is for, as its headings do.
-			f, lent := x, x == textLent
-			if x >= textLent {
-				f = x - 1
+		for x, f := range textFields {
+			lent := x == textLent
+			if lent && vec != nil {
+				hasAbout = vec.centroid(about, aboutVec) // the name and description are read
 			}
 			// Word pairs are not indexed in the body: they would double
 			// the index for little gain where the body counts little.
 			var analyzed []term
 			switch {
 			case !lent:
-				analyzed = analyze(text, m, f != fieldBody)
-			case examples != nil && exampleVec.centroid(about, lendVec):
+				analyzed = analyze(fs[f], m, f != fieldBody)
+			case examples != nil && hasAbout:
 				// Many skills borrow the same groups: each is analysed
 				// once, and the pairs across groups joined as if the
 				// requests were one text.
-				groups := examples.nearest(lendVec, o.Examples)
+				groups := examples.nearest(aboutVec, o.Examples)
 				parts := make([]scanned, len(groups))
 				for j, g := range groups {
 					sc, ok := lentScans[g]
@@ -436,7 +433,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 			}
 			switch {
 			case f == fieldName || f == fieldDescription:
-				if idx.vectors != nil || examples != nil {
+				if vec != nil {
 					about = append(about, analyzed...)
 				}
 			case f == fieldBody && idx.vectors != nil:
@@ -448,15 +445,23 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 					k = len(tf)
 					slot[t.text] = k
 					tf = append(tf, [numFields]float64{})
-					named = append(named, [numTexts + 1]bool{})
+					marks = append(marks, posting{})
 					terms = append(terms, t.text)
 				}
 				tf[k][f] += t.weight
+				mark := &marks[k]
+				whole := t.whole == "" || t.weight == 1
 				switch {
-				case x == textOutline || lent || t.whole == "" || t.weight == 1:
-					named[k][x] = true
+				case lent:
+					mark.where |= whereLent
+				case f == fieldOutline:
+					mark.where |= whereOutline
+				case f == fieldName && whole:
+					mark.inName = true
+				case f == fieldDescription && whole:
+					mark.inDescription = true
 				case f == fieldName || f == fieldDescription:
-					named[k][numTexts] = true
+					mark.where |= wherePart
 				}
 				length[f] += t.weight
 			}
@@ -470,8 +475,8 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 		}
 		idx.lengths = append(idx.lengths, docLen)
 		if idx.vectors != nil {
-			dim := idx.vec.Dim()
-			idx.hasVector[i] = skillVector(idx.vec, about, body, idx.vectors[i*dim:(i+1)*dim], half)
+			dim := vec.Dim()
+			idx.hasVector[i] = skillVector(vec, aboutVec, hasAbout, body, idx.vectors[i*dim:(i+1)*dim], half)
 		}
 		for k, t := range terms {
 			v := &tf[k]
@@ -479,22 +484,14 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 			if len(plist) == 0 && !strings.Contains(t, " ") {
 				idx.words++
 			}
-			p := posting{doc: int32(i), inName: named[k][fieldName], inDescription: named[k][fieldDescription],
-				body: float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])}
+			p := marks[k]
+			p.doc = int32(i)
+			p.body = float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])
 			var other float64
 			for f := range fieldBody {
 				other += weights[f] * v[f] / norm[f]
 			}
 			p.other = float32(other)
-			if named[k][textOutline] {
-				p.where |= whereOutline
-			}
-			if named[k][textLent] {
-				p.where |= whereLent
-			}
-			if named[k][numTexts] {
-				p.where |= wherePart
-			}
 			idx.postings[t] = append(plist, p)
 		}
 	}
@@ -847,17 +844,23 @@ func withoutURL(w string) string {
 // product with a message's vector is the mean of the message's cosines
 // with the two, or the one centroid that has a word in the table. It
 // reports whether either had. Two halves, not one centroid of everything,
-// so a long body does not drown what the skill says it is for. part is
-// scratch of dst's length.
-func skillVector(w *WordVectors, about, body []term, dst, part []float32) bool {
+// so a long body does not drown what the skill says it is for. about is
+// the name and description's centroid if hasAbout (Index has it already:
+// it chooses the requests lent to the skill); part is scratch of dst's
+// length.
+func skillVector(w *WordVectors, about []float32, hasAbout bool, body []term, dst, part []float32) bool {
 	var halves float32
-	for _, terms := range [][]term{about, body} {
-		if w.centroid(terms, part) {
-			halves++
-			for k, x := range part {
-				dst[k] += x
-			}
+	add := func(v []float32) {
+		halves++
+		for k, x := range v {
+			dst[k] += x
 		}
+	}
+	if hasAbout {
+		add(about)
+	}
+	if w.centroid(body, part) {
+		add(part)
 	}
 	for k := range dst {
 		dst[k] /= max(halves, 1)

@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/match"
 )
@@ -161,9 +159,8 @@ func writeEveryday(path string, files []string) error {
 }
 
 // writeBackground writes the breadth factor's background messages: the
-// labelled messages written for a skill whose FNV-1a hash (of the message
-// with its white space runs made one space) is 0 modulo 4, about a
-// quarter of them. A quarter measures a skill's breadth as well as the
+// labelled messages written for a skill that match.InBackground picks,
+// about a quarter of them. A quarter measures a skill's breadth as well as the
 // whole did (docs/matching.md) at a quarter of the time it adds to
 // indexing; the hash picks it without looking at what it gives.
 func writeBackground(path string, files []string) error {
@@ -173,8 +170,8 @@ func writeBackground(path string, files []string) error {
 	}
 	var kept []string
 	for _, l := range labels {
-		if m := oneLine(l.message); l.folder != "" && inBackground(m) {
-			kept = append(kept, m)
+		if l.folder != "" && match.InBackground(l.message) {
+			kept = append(kept, l.message)
 		}
 	}
 	if err := os.WriteFile(path, []byte(match.WriteBackground(kept)), 0o644); err != nil {
@@ -182,20 +179,6 @@ func writeBackground(path string, files []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "wordvec: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
 	return nil
-}
-
-// oneLine is m with its white space runs made one space, as the built-in
-// files hold messages.
-func oneLine(m string) string { return strings.Join(strings.Fields(m), " ") }
-
-// inBackground reports whether the message m (see oneLine), written for a
-// skill, is one of the breadth factor's background messages: a quarter,
-// by a hash of its text, so that the sample is fixed before any result is
-// seen.
-func inBackground(m string) bool {
-	h := fnv.New32a()
-	h.Write([]byte(m))
-	return h.Sum32()%4 == 0
 }
 
 // writeExamples writes to path the example requests the lexical matcher
@@ -217,11 +200,11 @@ func writeExamples(path, dir, cut string, files []string) error {
 	var order []string
 	messages := map[string][]string{}
 	for _, l := range labels {
-		if m := oneLine(l.message); l.folder != "" && !inBackground(m) {
+		if l.folder != "" && !match.InBackground(l.message) {
 			if messages[l.folder] == nil {
 				order = append(order, l.folder)
 			}
-			messages[l.folder] = append(messages[l.folder], m)
+			messages[l.folder] = append(messages[l.folder], l.message)
 		}
 	}
 	var groups []match.ExampleGroup
