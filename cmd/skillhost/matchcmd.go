@@ -25,8 +25,12 @@ type explainedJSON struct {
 	// breadth, coverage and semantic factors.
 	Evidence float64 `json:"evidence"`
 	Anchored bool    `json:"anchored"`
-	Known    float64 `json:"known"`
-	Code     float64 `json:"code"`
+	// Anchors is how many of the message's terms are in the skill's name
+	// or description; Anchor is the factor they gave (1 when off).
+	Anchors int     `json:"anchors"`
+	Anchor  float64 `json:"anchor"`
+	Known   float64 `json:"known"`
+	Code    float64 `json:"code"`
 	// EverydayProbability is the classifier's probability that the
 	// message is an everyday question, absent when the factor is off;
 	// Everyday is the factor it gave (1 when off).
@@ -72,6 +76,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		for _, x := range ex {
 			j := explainedJSON{Name: x.Skill.Name, Score: round(x.Score), Matched: x.Matched,
 				Evidence: round(x.Explanation.Evidence), Anchored: x.Explanation.Anchored,
+				Anchors: x.Explanation.Anchors, Anchor: round(x.Explanation.Anchor),
 				Known: round(x.Explanation.Known), Code: round(x.Explanation.Code),
 				Everyday: round(x.Explanation.Everyday), Narrow: round(x.Explanation.Narrow), Coverage: round(x.Explanation.Coverage),
 				Covered: x.Explanation.Covered, Words: x.Explanation.Words,
@@ -117,6 +122,9 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		if !x.Explanation.Anchored {
 			fmt.Fprintln(a.stdout, "  no term in the name or description: evidence scaled down")
+		}
+		if x.Explanation.Anchor != 1 {
+			fmt.Fprintf(a.stdout, "  %d of the message's terms in the name or description: evidence x%.2f\n", x.Explanation.Anchors, x.Explanation.Anchor)
 		}
 		if x.Explanation.Known < 1 {
 			fmt.Fprintf(a.stdout, "  words no skill uses: evidence x%.2f\n", x.Explanation.Known)
@@ -166,11 +174,12 @@ func (a *app) matchCmd() *cobra.Command {
 			"other thresholds (see docs/matching.md).\n\n" +
 			"With --explain it shows, for the skills that share a term with MESSAGE (matched or not, at\n" +
 			"most --limit, else match.limit, else 5), the evidence each term adds and where the skill has\n" +
-			"it, the factors for a skill with no term in its name or description, for words no skill uses,\n" +
-			"for code, markup or a formula pasted into the message, for an everyday question (\"my dentist\n" +
-			"billed me twice\"), for a broad skill (one that matches many messages written for other\n" +
-			"skills), for the share of the message's words the skill has and for how close\n" +
-			"their meanings are (the word-vector similarity), and the score.",
+			"it, the factors for a skill with none of the message's terms in its name or description (or\n" +
+			"with several), for words no skill uses, for code, markup or a formula pasted into the\n" +
+			"message, for an everyday question (\"my dentist billed me twice\"), for a broad skill (one\n" +
+			"that matches many messages written for other skills), for the share of the message's words\n" +
+			"the skill has and for how close their meanings are (the word-vector similarity), and the\n" +
+			"score.",
 		Args: args(func(cmd *cobra.Command, argv []string) error {
 			if evalPath != "" {
 				if len(argv) > 0 {

@@ -15,15 +15,29 @@ import (
 // and message, terms that add up to the evidence, and the factors that
 // turned one into the other.
 func TestExplainAgreesWithScore(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    LexicalOptions
+	}{
+		{"defaults", LexicalOptions{}},
+		// Every factor's strength away from its default, the anchor factor
+		// on and the body weighing more.
+		{"other strengths", LexicalOptions{Anchor: 0.3, BodyShare: 0.8, Unanchored: 0.7, Unknown: 0.5, Coverage: 2, Everyday: 2, EverydayCentre: 0.2, Breadth: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) { explainAgreesWithScore(t, c.o) })
+	}
+}
+
+func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 	cat := catalog.New([]string{longRoot})
-	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
+	e := NewEngine(cat, NewLexical(opts), DefaultLexicalThreshold, 0)
 	skills, err := e.indexed(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := e.m.(*Lexical)
 	o := l.opts
-	var checked, coded, everyday, narrow int
+	var checked, coded, everyday, narrow, anchors int
 	classifier, err := DefaultEveryday()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +67,22 @@ func TestExplainAgreesWithScore(t *testing.T) {
 						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
 					}
 				}
-				want := sum * x.Known * x.Code * x.Everyday * x.Narrow * x.Coverage * x.Semantic
+				want := sum * x.Known * x.Code * x.Everyday * x.Narrow * x.Coverage * x.Semantic * x.Anchor
+				// The anchor factor, from the terms' fields.
+				var inAbout int
+				for _, term := range x.Terms {
+					if term.Fields[0] == "name" || term.Fields[0] == "description" {
+						inAbout++
+					}
+				}
+				wantAnchor := 1.0
+				if inAbout > 1 && o.Anchor > 0 {
+					wantAnchor = math.Exp(o.Anchor * float64(inAbout-1))
+					anchors++
+				}
+				if x.Anchors != inAbout || x.Anchored != (inAbout > 0) || math.Abs(x.Anchor-wantAnchor) > 1e-12 {
+					t.Errorf("%q, %s: %d terms in the name or description (anchored %v), factor %.6f; want %d, %.6f", lb.Message, skills[i].Name, x.Anchors, x.Anchored, x.Anchor, inAbout, wantAnchor)
+				}
 				// The breadth factor, from the skill's breadth.
 				if !x.BreadthOn || math.Abs(breadthFactor(x.Breadth, o.Breadth, o.BreadthCentre)-x.Narrow) > 1e-12 {
 					t.Errorf("%q, %s: breadth %.6f (on %v), factor %.6f", lb.Message, skills[i].Name, x.Breadth, x.BreadthOn, x.Narrow)
@@ -78,7 +107,7 @@ func TestExplainAgreesWithScore(t *testing.T) {
 					t.Errorf("%q, %s: code factor %v, want %v", lb.Message, skills[i].Name, x.Code, wantCode)
 				}
 				// The semantic factor, from the skill's two halves.
-				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i])); math.Abs(sim-x.Similarity) > 1e-5 ||
+				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i]), o.BodyShare); math.Abs(sim-x.Similarity) > 1e-5 ||
 					math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
 					t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.Similarity, sim, x.Semantic)
 				}
@@ -97,26 +126,33 @@ func TestExplainAgreesWithScore(t *testing.T) {
 			}
 		}
 	}
-	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 {
-		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill", checked, coded, everyday, narrow)
+	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 || (opts.Anchor > 0) != (anchors > 10) {
+		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill, %d with several anchors", checked, coded, everyday, narrow, anchors)
 	}
 }
 
 // semanticSimilarity is the mean of the cosines between message and a
-// skill's name and description and between message and its body (the one
-// that has a word in the table, if only one has), from the public
-// Similarity rather than the index.
-func semanticSimilarity(w *WordVectors, message string, d Doc) float64 {
+// skill's name and description and between message and its body, the
+// body weighing bodyShare (the one that has a word in the table, if only
+// one has), from the public Similarity rather than the index.
+func semanticSimilarity(w *WordVectors, message string, d Doc, bodyShare float64) float64 {
 	f := fields(d)
 	var sum, n float64
-	for _, half := range []string{f[fieldName] + "\n" + f[fieldDescription], f[fieldBody]} {
+	for k, part := range []string{f[fieldName] + "\n" + f[fieldDescription], f[fieldBody]} {
+		weight := 1 - bodyShare
+		if k == 1 {
+			weight = bodyShare
+		}
 		probe := make([]float32, w.Dim())
-		if w.centroid(analyze(half, nil, false), probe) {
-			sum += w.Similarity(message, half)
-			n++
+		if w.centroid(analyze(part, nil, false), probe) {
+			sum += weight * w.Similarity(message, part)
+			n += weight
 		}
 	}
-	return sum / max(n, 1)
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }
 
 func TestExplainFields(t *testing.T) {

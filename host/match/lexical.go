@@ -64,6 +64,13 @@ type LexicalOptions struct {
 	// word or two with almost any message, and that is little reason to
 	// load the skill.
 	Unanchored float64
+	// Anchor is the strength of the anchor factor: a skill that has n ≥ 1
+	// of the message's distinct terms (words, word pairs) in its name or
+	// description has its evidence multiplied by exp(Anchor·(n − 1)). A
+	// message that names two or three things a skill says it is for is
+	// likelier to be for it than one that shares a single word, however
+	// rare. A negative value turns the factor off.
+	Anchor float64
 	// BodyIDF is the power of a term's relative idf that further scales
 	// its body frequency: a long body has most common words somewhere, so
 	// only its rare words say much about it.
@@ -92,14 +99,22 @@ type LexicalOptions struct {
 	Coverage, CoverageLen float64
 	// Semantic is the strength of the semantic factor, which multiplies a
 	// skill's evidence by exp(Semantic·(s − SemanticCentre)), where s is
-	// the mean of the cosines between the message's word vector (the
-	// idf-weighted centroid of its words' vectors) and those of the
-	// skill's name and description and of its body, or of the one of the
-	// two that has a word in the table. Word matching cannot tell
+	// the weighted mean (see BodyShare) of the cosines between the
+	// message's word vector (the idf-weighted centroid of its words'
+	// vectors) and those of the skill's name and description and of its
+	// body, or the cosine with the one of the two that has a word in the
+	// table. Word matching cannot tell
 	// "latex" in a question about gloves from "latex" in one about papers;
 	// the other words of the message can, when they point away from the
 	// skill's. A message or skill with no word in the table is left as it is.
 	Semantic, SemanticCentre float64
+	// BodyShare is the weight of the body's cosine in s, in [0, 1]; the
+	// name and description's has 1 − BodyShare. Zero means the default,
+	// one half. A description names what a skill is for in its author's
+	// terms; its body shows the situations it handles (the errors, the
+	// code, the steps), which is nearer how users describe what they
+	// need. A negative value means 0: the name and description alone.
+	BodyShare float64
 	// Vectors are the word vectors of the semantic factor; nil means the
 	// table built into the binary (DefaultWordVectors), read on the first
 	// Index.
@@ -233,6 +248,8 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	def(&o.CoverageLen, 1000)
 	def(&o.Semantic, defaultSemantic)
 	def(&o.SemanticCentre, 0.6)
+	def(&o.BodyShare, 0.5)
+	o.BodyShare = min(o.BodyShare, 1)
 	def(&o.Code, defaultCode)
 	def(&o.Everyday, defaultEveryday)
 	def(&o.EverydayCentre, 0.5)
@@ -476,7 +493,7 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 		idx.lengths = append(idx.lengths, docLen)
 		if idx.vectors != nil {
 			dim := vec.Dim()
-			idx.hasVector[i] = skillVector(vec, aboutVec, hasAbout, body, idx.vectors[i*dim:(i+1)*dim], half)
+			idx.hasVector[i] = skillVector(vec, aboutVec, hasAbout, body, o.BodyShare, idx.vectors[i*dim:(i+1)*dim], half)
 		}
 		for k, t := range terms {
 			v := &tf[k]
@@ -575,6 +592,12 @@ type Explanation struct {
 	// the skill has (Covered); 1 when the factor is off.
 	Coverage       float64
 	Covered, Words int
+	// Anchors is how many of the message's distinct terms the skill has
+	// in its name or description, and Anchor the factor they gave (1 when
+	// there are none or one, or the factor is off; see
+	// LexicalOptions.Anchor).
+	Anchors int
+	Anchor  float64
 	// Similarity is the cosine between the message's and the skill's
 	// word vectors, and Semantic the factor it gave (1 when the factor is
 	// off or either has no word in the table).
@@ -607,7 +630,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 // be nil).
 func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bool) ([]float64, []Explanation) {
 	scores := make([]float64, idx.n)
-	anchored := make([]bool, idx.n)
+	anchors := make([]int32, idx.n) // the message terms in each skill's name or description
 	var ex []Explanation
 	if explain {
 		ex = make([]Explanation, idx.n)
@@ -664,7 +687,7 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 				has[int(p.doc)*blocks+bit/64] |= 1 << (bit % 64)
 			}
 			if p.inName || p.inDescription {
-				anchored[p.doc] = true
+				anchors[p.doc]++
 			}
 			if explain {
 				ex[p.doc].Terms = append(ex[p.doc].Terms, TermEvidence{Term: t.text, Evidence: e, Fields: p.fields()})
@@ -712,7 +735,8 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 	}
 	for i, e := range scores {
 		if explain {
-			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchored[i], known, code, 1, int(words), 1
+			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchors[i] > 0, known, code, 1, int(words), 1
+			ex[i].Anchors, ex[i].Anchor = int(anchors[i]), 1
 			ex[i].EverydayOn, ex[i].EverydayProbability, ex[i].Everyday = idx.everyday != nil, pEveryday, everyday
 			ex[i].BreadthOn, ex[i].Narrow = idx.narrow != nil, 1
 			if idx.narrow != nil {
@@ -722,17 +746,22 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 		if e == 0 {
 			continue
 		}
-		if !anchored[i] {
+		// The anchor, coverage and semantic factors are powers of e,
+		// applied as one Exp of their summed logarithms: an Exp per skill
+		// is much of the time of scoring a large catalog.
+		var logAnchor, logCoverage, logSemantic float64
+		if anchors[i] == 0 {
 			e *= o.Unanchored
+		} else if o.Anchor > 0 {
+			logAnchor = o.Anchor * float64(anchors[i]-1)
+			if explain {
+				ex[i].Anchor = math.Exp(logAnchor)
+			}
 		}
 		e *= known * code * everyday
 		if idx.narrow != nil {
 			e *= idx.narrow[i]
 		}
-		// The coverage and semantic factors are powers of e, applied as
-		// one Exp of their summed logarithms: an Exp per skill is much of
-		// the time of scoring a large catalog.
-		var logCoverage, logSemantic float64
 		if has != nil && words > 0 {
 			covered := 0
 			for _, b := range has[i*blocks : (i+1)*blocks] {
@@ -758,7 +787,7 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(logSemantic)
 			}
 		}
-		e *= math.Exp(min(logCoverage+logSemantic, 700)) // a huge Semantic must not overflow
+		e *= math.Exp(min(logAnchor+logCoverage+logSemantic, 700)) // a huge strength must not overflow
 		scores[i] = e / (e + o.Saturation)
 		if math.IsInf(e, 1) {
 			scores[i] = 1
@@ -839,33 +868,29 @@ func withoutURL(w string) string {
 	return w
 }
 
-// skillVector writes into dst a skill's word vector: the mean of the
-// centroids of its name and description and of its body, so that its dot
-// product with a message's vector is the mean of the message's cosines
-// with the two, or the one centroid that has a word in the table. It
-// reports whether either had. Two halves, not one centroid of everything,
-// so a long body does not drown what the skill says it is for. about is
-// the name and description's centroid if hasAbout (Index has it already:
-// it chooses the requests lent to the skill); part is scratch of dst's
-// length.
-func skillVector(w *WordVectors, about []float32, hasAbout bool, body []term, dst, part []float32) bool {
-	var halves float32
-	add := func(v []float32) {
-		halves++
-		for k, x := range v {
-			dst[k] += x
+// skillVector writes into dst a skill's word vector: the weighted mean
+// of the centroids of its name and description and of its body, the body
+// weighing bodyShare, so that its dot product with a message's vector is
+// the same mean of the message's cosines with the two; or the one
+// centroid that has a word in the table. It reports whether either had.
+// Two parts, not one centroid of everything, so a long body does not
+// drown what the skill says it is for. about is the name and
+// description's centroid if hasAbout (Index has it already: it chooses
+// the requests lent to the skill); part is scratch of dst's length.
+func skillVector(w *WordVectors, about []float32, hasAbout bool, body []term, bodyShare float64, dst, part []float32) bool {
+	hasBody := w.centroid(body, part)
+	share := float32(bodyShare)
+	switch {
+	case hasAbout && hasBody:
+		for k := range dst {
+			dst[k] = (1-share)*about[k] + share*part[k]
 		}
+	case hasAbout:
+		copy(dst, about)
+	case hasBody:
+		copy(dst, part)
 	}
-	if hasAbout {
-		add(about)
-	}
-	if w.centroid(body, part) {
-		add(part)
-	}
-	for k := range dst {
-		dst[k] /= max(halves, 1)
-	}
-	return halves > 0
+	return hasAbout || hasBody
 }
 
 // fields names where a posting's term occurs (see TermEvidence.Fields).

@@ -87,6 +87,66 @@ func TestLexicalAnchor(t *testing.T) {
 	}
 }
 
+// Each message term in a skill's name or description beyond the first
+// multiplies its evidence by exp(Anchor): a message that names two of the
+// things a skill says it is for is likelier to be for it than one that
+// shares one word. With the factor off, or a single anchor, nothing
+// changes.
+func TestLexicalAnchorTerms(t *testing.T) {
+	docs := []Doc{
+		{Name: "billing", Description: "Refund an invoice.", Body: "Refunds go through the payments API."},
+		{Name: "other", Description: "Something else entirely."},
+	}
+	// The other factors depend on the catalog alone, not on Anchor; the
+	// breadth factor is off because breadth is measured with Anchor too.
+	base := LexicalOptions{Examples: -1, Semantic: -1, Breadth: -1}
+	withAnchor := base
+	withAnchor.Anchor = 0.4
+	for _, c := range []struct {
+		message string
+		anchors int
+	}{
+		{"refund this invoice", 2},
+		{"refund the payments", 1},
+	} {
+		on, _ := lexicalOf(t, docs, withAnchor).Explain(context.Background(), c.message)
+		off, _ := lexicalOf(t, docs, base).Explain(context.Background(), c.message)
+		want := math.Exp(0.4 * float64(c.anchors-1))
+		if on[0].Anchors != c.anchors || off[0].Anchors != c.anchors {
+			t.Errorf("%q: %d and %d anchors, want %d", c.message, on[0].Anchors, off[0].Anchors, c.anchors)
+		}
+		if math.Abs(on[0].Anchor-want) > 1e-12 || off[0].Anchor != 1 {
+			t.Errorf("%q: factor %v on, %v off; want %v and 1", c.message, on[0].Anchor, off[0].Anchor, want)
+		}
+		if got := on[0].Evidence / off[0].Evidence; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%q: evidence %v with the factor, %v without: ratio %v, want %v", c.message, on[0].Evidence, off[0].Evidence, got, want)
+		}
+	}
+}
+
+// BodyShare weighs the body's cosine against the name and description's:
+// at 0 the skill is compared by its name and description alone, at 1 by
+// its body, and in between by the weighted mean (one half is the mean
+// the semantic factor has always used).
+func TestLexicalBodyShare(t *testing.T) {
+	vectors := buildSmall(t) // two topics: containers and payments
+	// A description on one topic, a body on the other.
+	doc := Doc{Name: "docker-images", Description: "Build a docker image, its layers and registry.", Body: "Charge a customer, handle a dispute, a receipt and tax."}
+	const message = "the docker image for the customer refund receipt"
+	about := vectors.Similarity(message, doc.Name+"\n"+doc.Description)
+	body := vectors.Similarity(message, doc.Body)
+	if math.Abs(about-body) < 0.1 {
+		t.Fatalf("the halves are too alike to tell apart: %.3f and %.3f", about, body)
+	}
+	for _, share := range []float64{-1, 0.25, 0.5, 0.9, 1} {
+		ex, _ := lexicalOf(t, []Doc{doc}, LexicalOptions{Vectors: vectors, BodyShare: share}).Explain(context.Background(), message)
+		w := max(share, 0)
+		if want := (1-w)*about + w*body; math.Abs(ex[0].Similarity-want) > 1e-5 {
+			t.Errorf("body share %v: similarity %.4f, want %.4f", share, ex[0].Similarity, want)
+		}
+	}
+}
+
 // Messages mostly made of words no skill uses are discounted, in a catalog
 // with enough vocabulary to tell.
 func TestLexicalUnknownWords(t *testing.T) {

@@ -24,7 +24,7 @@ func tuneMargin(w *WordVectors, examples []TuneExample) float64 {
 		if e.Skill < 0 {
 			continue
 		}
-		sum += semanticSimilarity(w, e.Message, tuneSkills[e.Skill]) - semanticSimilarity(w, e.Message, tuneSkills[1-e.Skill])
+		sum += semanticSimilarity(w, e.Message, tuneSkills[e.Skill], 0.5) - semanticSimilarity(w, e.Message, tuneSkills[1-e.Skill], 0.5)
 		n++
 	}
 	return sum / float64(n)
@@ -68,7 +68,7 @@ func TestTunePushesOffTopicMessagesAway(t *testing.T) {
 	w := buildSmall(t)
 	msg := "guide example input output"
 	nearest := func(w *WordVectors) float64 {
-		return max(semanticSimilarity(w, msg, tuneSkills[0]), semanticSimilarity(w, msg, tuneSkills[1]))
+		return max(semanticSimilarity(w, msg, tuneSkills[0], 0.5), semanticSimilarity(w, msg, tuneSkills[1], 0.5))
 	}
 	before := nearest(w)
 	tuned, err := w.Tune(tuneSkills, []TuneExample{{msg, -1}}, TuneOptions{Epochs: 60, Batch: 1, Decay: 0.001, Rate: 0.02, OffTopic: 1, OffTopicMargin: 0.01})
