@@ -22,11 +22,11 @@ var fitFrom = LexicalOptions{
 // fitted are the strengths the fit gives from fitFrom, rounded to two
 // figures, and fittedThreshold the threshold chosen with them.
 var fitted = LexicalOptions{
-	Unanchored: 0.82, Anchor: 0.2, Unknown: 0.38, Coverage: 2.1, Semantic: 4.1, BodyShare: 0.87,
-	Code: 3.5, Everyday: 1.8, EverydayCentre: -1 /* 0 */, Breadth: 1.1,
+	Unanchored: 0.82, Anchor: 0.19, Unknown: 0.36, Coverage: 2, Semantic: 4.1, BodyShare: 0.85,
+	Code: 3.4, Everyday: 1.8, EverydayCentre: -1 /* 0 */, Breadth: 1.1,
 }
 
-const fittedThreshold = 0.16875
+const fittedThreshold = 0.18125
 
 // fitCandidate is one skill that shares a term with a message: its
 // features (fitFeatures) and whether it is the skill the message is for.
@@ -195,15 +195,19 @@ func strengthsOf(raw []float64, from LexicalOptions) LexicalOptions {
 	return o
 }
 
-// TestTuneFit repeats the joint fit of the factors' strengths on the 45
+// TestTuneFit repeats the joint fit of the factors' strengths on the 49
 // scored sets, from fitFrom, and checks that it gives fitted; then it
 // chooses the threshold for them. It runs only with SKILLHOST_TUNE=fit;
-// holdout44 and later are never looked at here.
+// holdout48 and later are never looked at here. (The first fit, on the
+// 45 sets before holdout44, gave Unanchored 0.82, Anchor 0.2, Unknown
+// 0.38, Coverage 2.1, Semantic 4.1, BodyShare 0.87, Code 3.5, Everyday
+// 1.8, Breadth 1.1 and the threshold 0.16875; holdout44-47 decided
+// against it.)
 func TestTuneFit(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "fit" {
 		t.Skip("set SKILLHOST_TUNE=fit to fit the factors' strengths")
 	}
-	sets := longSetsThrough(longHoldout43)
+	sets := longSetsThrough(longHoldout47)
 	raw := fitLogistic(fitMessages(t, fitFrom, sets), 1e-4, 2000)
 	for k, name := range fitFeatures {
 		t.Logf("%-16s %8.3f", name, raw[k])
