@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/skillhost/skillhost/host"
@@ -70,8 +72,8 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		return a.printJSON(out)
 	}
 	m := out.At
-	fmt.Fprintf(a.stdout, "%s: %d messages (%d on-topic, %d off-topic) against %d skills, threshold %.4f\n\n",
-		path, m.Messages, m.OnTopic, m.OffTopic, ev.Skills, th)
+	fmt.Fprintf(a.stdout, "%s: %d messages (%d on-topic, %d off-topic) against %d skills, threshold %s\n\n",
+		path, m.Messages, m.OnTopic, m.OffTopic, ev.Skills, formatThreshold(th))
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tHit@1\tHit@3\tMRR\tabstain\tsilent")
 	fmt.Fprintf(tw, "at the threshold\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\n", m.Hit1, m.Hit3, m.MRR, m.Abstain, m.Silent)
@@ -103,17 +105,29 @@ func (a *app) evaluate(h *host.Host, path string) error {
 	fmt.Fprintln(tw, "  threshold\tHit@1\tMRR\tabstain\tsilent")
 	for _, c := range out.Curve {
 		mark := ""
-		if c.Threshold == round(th) {
+		if c.Threshold == th {
 			mark = "  <- configured"
 		}
-		fmt.Fprintf(tw, "  %.4f\t%.3f\t%.3f\t%.3f\t%.3f%s\n", c.Threshold, c.Hit1, c.MRR, c.Abstain, c.Silent, mark)
+		fmt.Fprintf(tw, "  %s\t%.3f\t%.3f\t%.3f\t%.3f%s\n", formatThreshold(c.Threshold), c.Hit1, c.MRR, c.Abstain, c.Silent, mark)
 	}
 	return tw.Flush()
 }
 
+// round4 rounds m's measures to four places; the threshold is kept as
+// configured (0.18125 would not survive four places).
 func round4(m host.Metrics) host.Metrics {
-	for _, v := range []*float64{&m.Threshold, &m.Hit1, &m.Hit3, &m.MRR, &m.Abstain, &m.Silent} {
+	for _, v := range []*float64{&m.Hit1, &m.Hit3, &m.MRR, &m.Abstain, &m.Silent} {
 		*v = round(*v)
 	}
 	return m
+}
+
+// formatThreshold prints a threshold with as many places as it has, and
+// at least two: 0.05, 0.2, 0.18125.
+func formatThreshold(th float64) string {
+	s := strconv.FormatFloat(th, 'f', -1, 64)
+	if len(s) < 4 && strings.Contains(s, ".") {
+		s += strings.Repeat("0", 4-len(s))
+	}
+	return s
 }

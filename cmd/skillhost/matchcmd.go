@@ -110,7 +110,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		}
 		verdict := "matched"
 		if !x.Matched {
-			verdict = fmt.Sprintf("below the threshold %.4f", threshold)
+			verdict = "below the threshold " + formatThreshold(threshold)
 		}
 		fmt.Fprintf(a.stdout, "%.3f  %s  (%s)\n", x.Score, host.Printable(x.Skill.Name), verdict)
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -133,7 +133,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 			fmt.Fprintf(a.stdout, "  code or markup in the message: evidence x%.2f\n", x.Explanation.Code)
 		}
 		if x.Explanation.Everyday != 1 {
-			fmt.Fprintf(a.stdout, "  an everyday question (probability %.2f): evidence x%.3g\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
+			fmt.Fprintf(a.stdout, "  everyday-question probability %.2f: evidence x%.3g\n", x.Explanation.EverydayProbability, x.Explanation.Everyday)
 		}
 		if x.Explanation.Narrow != 1 {
 			fmt.Fprintf(a.stdout, "  a broad skill (matches %.1f%% of messages written for other skills): evidence x%.2f\n", 100*x.Explanation.Breadth, x.Explanation.Narrow)

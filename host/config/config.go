@@ -151,14 +151,14 @@ type Match struct {
 	// Limit caps the number of matches; 0 means no cap.
 	Limit int `yaml:"limit"`
 	// Semantic is the strength of the lexical matcher's semantic factor
-	// (its word vectors); nil means the default, 4, and 0 turns it off.
+	// (its word vectors); nil means the default, 4.1, and 0 turns it off.
 	Semantic *float64 `yaml:"semantic"`
 	// Code is the factor by which the lexical matcher multiplies the
 	// evidence for a message that pastes code, markup or a formula; nil
-	// means the default, 3, and 1 turns it off.
+	// means the default, 3.4, and 1 turns it off.
 	Code *float64 `yaml:"code"`
 	// Everyday is the strength of the lexical matcher's everyday-question
-	// factor; nil means the default, 4, and 0 turns it off.
+	// factor; nil means the default, 1.8, and 0 turns it off.
 	Everyday *float64 `yaml:"everyday"`
 	// Breadth is the strength of the lexical matcher's breadth factor,
 	// which scales down a skill that matches many messages written for

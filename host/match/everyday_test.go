@@ -121,19 +121,23 @@ func TestLexicalEverydayFactor(t *testing.T) {
 	if p <= 0.5 || model.Probability(request) >= 0.5 {
 		t.Fatalf("the toy classifier gives %.3f and %.3f", p, model.Probability(request))
 	}
+	pRequest := model.Probability(request)
 	for _, c := range []struct {
-		name     string
-		strength float64
-		message  string
-		want     float64
+		name             string
+		strength, centre float64
+		message          string
+		want             float64
 	}{
-		{"everyday, strength 4", 4, everyday, math.Exp(-4 * (p - 0.5))},
-		{"request, strength 4", 4, request, 1},
-		{"everyday, off", -1, everyday, 1},
-		{"everyday, default", 0, everyday, math.Exp(-defaultEveryday * (p - 0.5))},
+		{"everyday, strength 4, centre 0.5", 4, 0.5, everyday, math.Exp(-4 * (p - 0.5))},
+		{"request, strength 4, centre 0.5", 4, 0.5, request, 1},
+		{"everyday, off", -1, 0.5, everyday, 1},
+		// The default centre is 0: every message is scaled, the likelier
+		// an everyday question the more.
+		{"everyday, default", 0, 0, everyday, math.Exp(-defaultEveryday * p)},
+		{"request, default", 0, 0, request, math.Exp(-defaultEveryday * pRequest)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			checkWholeFactor(t, docs, c.message, LexicalOptions{Everyday: -1}, LexicalOptions{Everyday: c.strength, EverydayModel: model},
+			checkWholeFactor(t, docs, c.message, LexicalOptions{Everyday: -1}, LexicalOptions{Everyday: c.strength, EverydayCentre: c.centre, EverydayModel: model},
 				func(x Explanation) float64 { return x.Everyday }, c.want)
 		})
 	}

@@ -126,7 +126,7 @@ func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 			}
 		}
 	}
-	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 || (opts.Anchor > 0) != (anchors > 10) {
+	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 || (o.Anchor > 0) != (anchors > 10) {
 		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill, %d with several anchors", checked, coded, everyday, narrow, anchors)
 	}
 }
@@ -183,7 +183,7 @@ func TestExplainFields(t *testing.T) {
 func TestEngineExplain(t *testing.T) {
 	cat := catalog.New(corpusRoots)
 	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
-	msg := "how many words are in this essay draft?"
+	msg := "count the words in my essay"
 	ex, err := e.Explain(context.Background(), msg, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -245,13 +245,14 @@ func TestCoverageFactor(t *testing.T) {
 	if on[0].Covered != 1 || on[0].Words != 4 || on[2].Covered != 3 {
 		t.Fatalf("covered: latex-long %d of %d, gloves %d; want 1 of 4 and 3", on[0].Covered, on[0].Words, on[2].Covered)
 	}
-	// Full power for a skill of 1,500 tokens: (1/4)^1.25.
-	if want := math.Pow(0.25, 1.25); math.Abs(on[0].Coverage-want) > 1e-9 {
+	// Full power for a skill of 1,500 tokens: (1/4)^Coverage.
+	if want := math.Pow(0.25, defaultCoverage); math.Abs(on[0].Coverage-want) > 1e-9 {
 		t.Errorf("latex-long factor %.4f, want %.4f", on[0].Coverage, want)
 	}
-	// A skill of about 50 tokens gets about a twentieth of the power.
-	if on[1].Coverage < 0.9 || on[1].Coverage >= 1 {
-		t.Errorf("latex-short factor %.4f, want in [0.9, 1)", on[1].Coverage)
+	// A skill of about 50 tokens gets about a twentieth of the power,
+	// less than a tenth.
+	if lo := math.Pow(0.25, defaultCoverage/10); on[1].Coverage < lo || on[1].Coverage >= 1 {
+		t.Errorf("latex-short factor %.4f, want in [%.4f, 1)", on[1].Coverage, lo)
 	}
 	if on[0].Score >= off[0].Score || on[1].Score <= on[0].Score {
 		t.Errorf("latex-long %.3f (without the factor %.3f), latex-short %.3f: want long < short and long below its score without the factor",

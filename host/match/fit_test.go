@@ -20,7 +20,8 @@ var fitFrom = LexicalOptions{
 }
 
 // fitted are the strengths the fit gives from fitFrom, rounded to two
-// figures, and fittedThreshold the threshold chosen with them.
+// figures, and fittedThreshold the threshold chosen with them: the
+// defaults since they were decided on holdout48-51.
 var fitted = LexicalOptions{
 	Unanchored: 0.82, Anchor: 0.19, Unknown: 0.36, Coverage: 2, Semantic: 4.1, BodyShare: 0.85,
 	Code: 3.4, Everyday: 1.8, EverydayCentre: -1 /* 0 */, Breadth: 1.1,
@@ -267,4 +268,18 @@ func TestTuneFit(t *testing.T) {
 func fitString(o LexicalOptions) string {
 	return fmt.Sprintf("Unanchored %.3f Anchor %.3f Unknown %.3f Coverage %.3f Semantic %.3f BodyShare %.3f Code %.3f Everyday %.3f (centre 0) Breadth %.3f",
 		o.Unanchored, o.Anchor, o.Unknown, o.Coverage, o.Semantic, o.BodyShare, o.Code, o.Everyday, o.Breadth)
+}
+
+// The fitted strengths and threshold are the defaults (they were adopted
+// on holdout48-51), so TestTuneFit checks the defaults.
+func TestFittedAreTheDefaults(t *testing.T) {
+	d, f := LexicalOptions{}.withDefaults(), fitted.withDefaults()
+	if d.Unanchored != f.Unanchored || d.Anchor != f.Anchor || d.Unknown != f.Unknown || d.Coverage != f.Coverage ||
+		d.Semantic != f.Semantic || d.BodyShare != f.BodyShare || d.Code != f.Code || d.Everyday != f.Everyday ||
+		d.EverydayCentre != f.EverydayCentre || d.Breadth != f.Breadth {
+		t.Errorf("defaults %s differ from the fit %s", fitString(d), fitString(f))
+	}
+	if DefaultLexicalThreshold != fittedThreshold {
+		t.Errorf("DefaultLexicalThreshold %v, fittedThreshold %v", DefaultLexicalThreshold, fittedThreshold)
+	}
 }

@@ -62,14 +62,16 @@ type LexicalOptions struct {
 	// Unanchored scales the evidence of a skill that has none of the
 	// message's terms in its name or description: a long body shares a
 	// word or two with almost any message, and that is little reason to
-	// load the skill.
+	// load the skill. Zero means the default, 0.82 (exp(−Anchor): a
+	// skill with no anchor counts as one anchor less than one with one).
 	Unanchored float64
 	// Anchor is the strength of the anchor factor: a skill that has n ≥ 1
 	// of the message's distinct terms (words, word pairs) in its name or
 	// description has its evidence multiplied by exp(Anchor·(n − 1)). A
 	// message that names two or three things a skill says it is for is
 	// likelier to be for it than one that shares a single word, however
-	// rare. A negative value turns the factor off.
+	// rare. Zero means the default, 0.19; a negative value turns the
+	// factor off.
 	Anchor float64
 	// BodyIDF is the power of a term's relative idf that further scales
 	// its body frequency: a long body has most common words somewhere, so
@@ -86,7 +88,8 @@ type LexicalOptions struct {
 	// words; a message about hiking trails that shares "near" with one
 	// skill is mostly words no skill knows. A catalog with a small
 	// vocabulary cannot tell the two apart, so the exponent shrinks in
-	// proportion below Vocabulary distinct words.
+	// proportion below Vocabulary distinct words. The defaults are 0.36
+	// and 600.
 	Unknown, Vocabulary float64
 	// Coverage is the power of the share of the message's words that a
 	// skill has (in any field), which scales its evidence: a skill that
@@ -95,7 +98,8 @@ type LexicalOptions struct {
 	// a skill that shares most of them. The absence of a word says more the
 	// more words a skill has, so the power is scaled by the skill's length
 	// over CoverageLen tokens, up to 1: a 100-word skill that lacks the
-	// message's other words is hardly evidence against it.
+	// message's other words is hardly evidence against it. The defaults
+	// are 2 and 1,000.
 	Coverage, CoverageLen float64
 	// Semantic is the strength of the semantic factor, which multiplies a
 	// skill's evidence by exp(Semantic·(s − SemanticCentre)), where s is
@@ -103,17 +107,18 @@ type LexicalOptions struct {
 	// message's word vector (the idf-weighted centroid of its words'
 	// vectors) and those of the skill's name and description and of its
 	// body, or the cosine with the one of the two that has a word in the
-	// table. Word matching cannot tell
-	// "latex" in a question about gloves from "latex" in one about papers;
-	// the other words of the message can, when they point away from the
-	// skill's. A message or skill with no word in the table is left as it is.
+	// table. Word matching cannot tell "latex" in a question about gloves
+	// from "latex" in one about papers; the other words of the message
+	// can, when they point away from the skill's. A message or skill with
+	// no word in the table is left as it is. The defaults are 4.1 and 0.6.
 	Semantic, SemanticCentre float64
 	// BodyShare is the weight of the body's cosine in s, in [0, 1]; the
 	// name and description's has 1 − BodyShare. Zero means the default,
-	// one half. A description names what a skill is for in its author's
-	// terms; its body shows the situations it handles (the errors, the
-	// code, the steps), which is nearer how users describe what they
-	// need. A negative value means 0: the name and description alone.
+	// 0.85 (one half before the strengths were fitted). A description
+	// names what a skill is for in its author's terms; its body shows the
+	// situations it handles (the errors, the code, the steps), which is
+	// nearer how users describe what they need. A negative value means 0:
+	// the name and description alone.
 	BodyShare float64
 	// Vectors are the word vectors of the semantic factor; nil means the
 	// table built into the binary (DefaultWordVectors), read on the first
@@ -136,7 +141,7 @@ type LexicalOptions struct {
 	// code, markup or a formula (see hasCode): a pasted pattern, error
 	// line or formula says the message asks about a technical artifact,
 	// yet its words are few and often unknown, so its skill scores low.
-	// Off-topic messages seldom carry one. The default is 3; 1, or a
+	// Off-topic messages seldom carry one. The default is 3.4; 1, or a
 	// negative value, turns the factor off, and a value between 0 and 1
 	// would count such messages against every skill. Every skill's
 	// evidence is scaled alike, so the lexical ranking does not change;
@@ -152,9 +157,10 @@ type LexicalOptions struct {
 	// and its other words are ones no skill is about. Every skill is
 	// scaled alike, so the lexical ranking does not change; only what
 	// clears the threshold does (under the hybrid strategy, which adds an
-	// embedding score, the order can change). The default is 4 with centre
-	// 0.5: a message the classifier is sure of is scaled by about 0.14, one
-	// it scores at 0.5 or less is left alone. The classifier's p is a
+	// embedding score, the order can change). The default is 1.8 with
+	// centre 0 (zero means it; a negative centre is 0 too): the factor is
+	// exp(−1.8·p), so a message the classifier is sure of is scaled by
+	// about 0.17 and one it gives 0.1 by 0.84. The classifier's p is a
 	// score more than a calibrated probability: it depends on the order
 	// its training messages came in (docs/matching.md). A negative value
 	// turns the factor off.
@@ -172,10 +178,10 @@ type LexicalOptions struct {
 	// on the message, so a broad skill ranks lower as well as scoring
 	// lower. It does depend on the other skills, through each term's idf:
 	// in a catalog of one or two skills every shared word counts as rare,
-	// and most skills look broad. The default is 0.75 with centre 0.05: a
+	// and most skills look broad. The default is 1.1 with centre 0.05: a
 	// skill that matches one background message in twenty or fewer keeps
 	// its evidence, and one that matches 15 % of them has it scaled by
-	// 0.44. Measuring it costs a pass over the background each time a
+	// 0.30. Measuring it costs a pass over the background each time a
 	// catalog is indexed (see BreadthCache). A negative value turns the
 	// factor off.
 	Breadth, BreadthCentre float64
@@ -194,30 +200,33 @@ type LexicalOptions struct {
 // DefaultLexicalThreshold is the lexical matcher's default minimum score.
 // It was chosen with the semantic factor on seven labelled sets of the
 // realistic skills and decided on two more (0.2125, see TestTuneSemantic),
-// lowered with the breadth factor, chosen on 37 sets and decided on four
-// more (0.2, see TestTuneBreadth), and lowered again with the lent
-// requests (LexicalOptions.Examples), chosen on 41 sets and decided on
-// four more (see TestTuneExamples and docs/matching.md).
-const DefaultLexicalThreshold = 0.1875
+// lowered with the breadth factor (0.2, see TestTuneBreadth) and the lent
+// requests (0.1875, see TestTuneExamples), and chosen again with the
+// factors' fitted strengths on 49 sets and decided on four more (see
+// TestTuneFit and docs/matching.md).
+const DefaultLexicalThreshold = 0.18125
 
-// defaultSemantic is LexicalOptions.Semantic's default.
-const defaultSemantic = 4.0
-
-// defaultEveryday is LexicalOptions.Everyday's default, chosen on the 33
-// scored labelled sets and decided on four more (docs/matching.md).
-const defaultEveryday = 4.0
-
-// defaultBreadth is LexicalOptions.Breadth's default, chosen on the 37
-// scored labelled sets and decided on four more (docs/matching.md).
-const defaultBreadth = 0.75
+// The factors' default strengths were fitted together, on the 49 scored
+// labelled sets of the realistic skills, by a logistic model over the
+// logs of the factors (TestTuneFit), and decided on four more sets
+// (docs/matching.md, "The factors' strengths fitted together"). Each
+// factor had been chosen alone before.
+const (
+	defaultUnanchored     = 0.82
+	defaultAnchor         = 0.19
+	defaultUnknown        = 0.36
+	defaultCoverage       = 2.0
+	defaultSemantic       = 4.1
+	defaultBodyShare      = 0.85
+	defaultCode           = 3.4
+	defaultEveryday       = 1.8
+	defaultEverydayCentre = 0.0
+	defaultBreadth        = 1.1
+)
 
 // defaultExamples is LexicalOptions.Examples's default, chosen on the 41
 // scored labelled sets and decided on four more (docs/matching.md).
 const defaultExamples = 5
-
-// defaultCode is LexicalOptions.Code's default, chosen on twenty-one
-// labelled sets and decided on four more (candidate D of docs/matching.md).
-const defaultCode = 3.0
 
 func (o LexicalOptions) withDefaults() LexicalOptions {
 	def := func(v *float64, d float64) {
@@ -239,20 +248,21 @@ func (o LexicalOptions) withDefaults() LexicalOptions {
 	field(&o.Outline, 0.5, 0.5, 60)
 	field(&o.Body, 0.5, 0.5, 1000)
 	def(&o.Saturation, 1.25)
-	def(&o.Unanchored, 0.5)
+	def(&o.Unanchored, defaultUnanchored)
+	def(&o.Anchor, defaultAnchor)
 	def(&o.BodyIDF, 1)
 	def(&o.NameBonus, 0.5)
-	def(&o.Unknown, 1)
+	def(&o.Unknown, defaultUnknown)
 	def(&o.Vocabulary, 600)
-	def(&o.Coverage, 1.25)
+	def(&o.Coverage, defaultCoverage)
 	def(&o.CoverageLen, 1000)
 	def(&o.Semantic, defaultSemantic)
 	def(&o.SemanticCentre, 0.6)
-	def(&o.BodyShare, 0.5)
+	def(&o.BodyShare, defaultBodyShare)
 	o.BodyShare = min(o.BodyShare, 1)
 	def(&o.Code, defaultCode)
 	def(&o.Everyday, defaultEveryday)
-	def(&o.EverydayCentre, 0.5)
+	def(&o.EverydayCentre, defaultEverydayCentre)
 	def(&o.Breadth, defaultBreadth)
 	def(&o.BreadthCentre, 0.05)
 	switch {

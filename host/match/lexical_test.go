@@ -99,7 +99,7 @@ func TestLexicalAnchorTerms(t *testing.T) {
 	}
 	// The other factors depend on the catalog alone, not on Anchor; the
 	// breadth factor is off because breadth is measured with Anchor too.
-	base := LexicalOptions{Examples: -1, Semantic: -1, Breadth: -1}
+	base := LexicalOptions{Examples: -1, Semantic: -1, Breadth: -1, Anchor: -1}
 	withAnchor := base
 	withAnchor.Anchor = 0.4
 	for _, c := range []struct {

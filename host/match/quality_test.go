@@ -319,12 +319,18 @@ const (
 	longHoldout42 = "../../testdata/match-long/holdout42.jsonl"
 	longHoldout43 = "../../testdata/match-long/holdout43.jsonl"
 	// longHoldout44 to longHoldout47 were written blind, committed, and
-	// scored once: they decided against the fitted strengths of the
-	// factors (docs/matching.md).
+	// scored once: they decided against the first fit of the factors'
+	// strengths (docs/matching.md).
 	longHoldout44 = "../../testdata/match-long/holdout44.jsonl"
 	longHoldout45 = "../../testdata/match-long/holdout45.jsonl"
 	longHoldout46 = "../../testdata/match-long/holdout46.jsonl"
 	longHoldout47 = "../../testdata/match-long/holdout47.jsonl"
+	// longHoldout48 to longHoldout51 were written blind, committed, and
+	// scored once: they decided for the second fit (docs/matching.md).
+	longHoldout48 = "../../testdata/match-long/holdout48.jsonl"
+	longHoldout49 = "../../testdata/match-long/holdout49.jsonl"
+	longHoldout50 = "../../testdata/match-long/holdout50.jsonl"
+	longHoldout51 = "../../testdata/match-long/holdout51.jsonl"
 )
 
 // floorSet is a labelled set and the quality the defaults must keep on it.
@@ -336,55 +342,59 @@ type floorSet struct {
 // Floors on the realistic set, from measurement (docs/matching.md): the
 // test fails if a change makes matching worse than this on any of the sets.
 var longFloors = []floorSet{
-	{longTune, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 1.00}},
-	{longTest, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.94}},
-	{longHoldout, Metrics{Hit1: 0.80, MRR: 0.80, Abstain: 0.94}},
-	{longHoldout2, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
-	{longHoldout3, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.88}},
-	{longHoldout4, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
-	{longHoldout5, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.91}},
-	{longHoldout6, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 1.00}},
-	{longHoldout7, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.85}},
-	{longHoldout8, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
-	{longHoldout9, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 1.00}},
-	{longHoldout10, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.88}},
+	{longTune, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 1.00}},
+	{longTest, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.97}},
+	{longHoldout, Metrics{Hit1: 0.85, MRR: 0.85, Abstain: 0.97}},
+	{longHoldout2, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout3, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout4, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
+	{longHoldout5, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
+	{longHoldout6, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.97}},
+	{longHoldout7, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.91}},
+	{longHoldout8, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.94}},
+	{longHoldout9, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 1.00}},
+	{longHoldout10, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.88}},
 	{longHoldout11, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.88}},
-	{longHoldout12, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.76}},
-	{longHoldout13, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.97}},
-	{longHoldout14, Metrics{Hit1: 0.84, MRR: 0.85, Abstain: 0.91}},
-	{longHoldout15, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.97}},
-	{longHoldout16, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 1.00}},
-	{longHoldout17, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.97}},
+	{longHoldout12, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.85}},
+	{longHoldout13, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.94}},
+	{longHoldout14, Metrics{Hit1: 0.88, MRR: 0.88, Abstain: 0.94}},
+	{longHoldout15, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.94}},
+	{longHoldout16, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
+	{longHoldout17, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.94}},
 	{longHoldout18, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 1.00}},
-	{longHoldout19, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 0.94}},
-	{longHoldout20, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
-	{longHoldout21, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.97}},
-	{longHoldout22, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 1.00}},
-	{longHoldout23, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout24, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.94}},
-	{longHoldout25, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.85}},
-	{longHoldout26, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout27, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.97}},
-	{longHoldout28, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout19, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
+	{longHoldout20, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 0.94}},
+	{longHoldout21, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 1.00}},
+	{longHoldout22, Metrics{Hit1: 0.90, MRR: 0.90, Abstain: 1.00}},
+	{longHoldout23, Metrics{Hit1: 0.94, MRR: 0.96, Abstain: 0.97}},
+	{longHoldout24, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.97}},
+	{longHoldout25, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.91}},
+	{longHoldout26, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
+	{longHoldout27, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.97}},
+	{longHoldout28, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
 	{longHoldout29, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.97}},
-	{longHoldout30, Metrics{Hit1: 0.84, MRR: 0.86, Abstain: 0.88}},
-	{longHoldout31, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout32, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.88}},
+	{longHoldout30, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.85}},
+	{longHoldout31, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 0.91}},
+	{longHoldout32, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
 	{longHoldout33, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.91}},
-	{longHoldout34, Metrics{Hit1: 0.86, MRR: 0.87, Abstain: 0.97}},
-	{longHoldout35, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.91}},
-	{longHoldout36, Metrics{Hit1: 0.89, MRR: 0.89, Abstain: 0.97}},
-	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
-	{longHoldout38, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout39, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.85}},
-	{longHoldout40, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 1.00}},
+	{longHoldout34, Metrics{Hit1: 0.87, MRR: 0.87, Abstain: 0.94}},
+	{longHoldout35, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
+	{longHoldout36, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.97}},
+	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
+	{longHoldout38, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
+	{longHoldout39, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.85}},
+	{longHoldout40, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 1.00}},
 	{longHoldout41, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.97}},
 	{longHoldout42, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 1.00}},
-	{longHoldout43, Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.82}},
-	{longHoldout44, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
-	{longHoldout45, Metrics{Hit1: 0.92, MRR: 0.94, Abstain: 0.97}},
-	{longHoldout46, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.88}},
-	{longHoldout47, Metrics{Hit1: 0.93, MRR: 0.93, Abstain: 1.00}},
+	{longHoldout43, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 0.82}},
+	{longHoldout44, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
+	{longHoldout45, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.97}},
+	{longHoldout46, Metrics{Hit1: 0.92, MRR: 0.94, Abstain: 0.88}},
+	{longHoldout47, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.97}},
+	{longHoldout48, Metrics{Hit1: 0.92, MRR: 0.94, Abstain: 0.94}},
+	{longHoldout49, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.91}},
+	{longHoldout50, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.91}},
+	{longHoldout51, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 1.00}},
 }
 
 func TestQualityLong(t *testing.T) {
@@ -683,12 +693,11 @@ func zeroAsNegative(v float64) float64 {
 }
 
 // anthropicsFloors hold the matcher to what it scored on the labelled sets
-// of testdata/match-anthropics with the lent requests (docs/matching.md:
-// they lowered the first set's Hit@1 by three messages and raised the
-// second's MRR).
+// of testdata/match-anthropics with the fitted strengths (docs/matching.md:
+// they lowered Hit@1 by three messages of 204, and MRR on both sets).
 var anthropicsFloors = []floorSet{
-	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 0.94}},
-	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.87, MRR: 0.90, Abstain: 0.94}},
+	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.94}},
+	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.85, MRR: 0.88, Abstain: 0.94}},
 }
 
 // TestQualityAnthropics measures the defaults on a second catalog, the 17
