@@ -21,6 +21,10 @@ type missJSON struct {
 	Rank    int           `json:"rank,omitempty"`
 	Score   float64       `json:"score,omitempty"`
 	Top     []host.Scored `json:"top"`
+	// matched is whether the top skill reached the threshold, from the
+	// unrounded score (Top's are rounded to four places, the threshold
+	// need not be).
+	matched bool
 }
 
 type evalJSON struct {
@@ -66,7 +70,8 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		for _, s := range o.Top {
 			top = append(top, host.Scored{Name: s.Name, Score: round(s.Score)})
 		}
-		out.Misses = append(out.Misses, missJSON{Line: o.Label.Line, Message: o.Label.Message, Expect: o.Label.Expect, Rank: o.Rank, Score: round(o.Score), Top: top})
+		out.Misses = append(out.Misses, missJSON{Line: o.Label.Line, Message: o.Label.Message, Expect: o.Label.Expect, Rank: o.Rank, Score: round(o.Score), Top: top,
+			matched: len(o.Top) > 0 && o.Top[0].Score >= th})
 	}
 	if a.jsonOut {
 		return a.printJSON(out)
@@ -87,7 +92,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		fmt.Fprintf(a.stdout, "\nmisses at the threshold (%d):\n", len(out.Misses))
 		for _, ms := range out.Misses {
 			got := "nothing"
-			if len(ms.Top) > 0 && ms.Top[0].Score >= th {
+			if ms.matched {
 				got = fmt.Sprintf("%s (%.3f)", ms.Top[0].Name, ms.Top[0].Score)
 			}
 			want := "nothing"
@@ -123,11 +128,12 @@ func round4(m host.Metrics) host.Metrics {
 }
 
 // formatThreshold prints a threshold with as many places as it has, and
-// at least two: 0.05, 0.2, 0.18125.
+// at least two: 0.05, 0.20, 0.18125, 1.00.
 func formatThreshold(th float64) string {
 	s := strconv.FormatFloat(th, 'f', -1, 64)
-	if len(s) < 4 && strings.Contains(s, ".") {
-		s += strings.Repeat("0", 4-len(s))
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) < 2 {
+		frac += strings.Repeat("0", 2-len(frac))
 	}
-	return s
+	return whole + "." + frac
 }

@@ -26,7 +26,8 @@ type explainedJSON struct {
 	Evidence float64 `json:"evidence"`
 	Anchored bool    `json:"anchored"`
 	// Anchors is how many of the message's terms are in the skill's name
-	// or description; Anchor is the factor they gave (1 when off).
+	// or description; Anchor is the factor several of them gave (1 with
+	// none or one, or when off; with none, Unanchored applies instead).
 	Anchors int     `json:"anchors"`
 	Anchor  float64 `json:"anchor"`
 	Known   float64 `json:"known"`

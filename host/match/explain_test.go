@@ -22,7 +22,8 @@ func TestExplainAgreesWithScore(t *testing.T) {
 		{"defaults", LexicalOptions{}},
 		// Every factor's strength away from its default, the anchor factor
 		// on and the body weighing more.
-		{"other strengths", LexicalOptions{Anchor: 0.3, BodyShare: 0.8, Unanchored: 0.7, Unknown: 0.5, Coverage: 2, Everyday: 2, EverydayCentre: 0.2, Breadth: 1}},
+		{"other strengths", LexicalOptions{Anchor: 0.3, BodyShare: 0.6, Unanchored: 0.7, Unknown: 0.5, Coverage: 1.5, Semantic: 3, Code: 2,
+			Everyday: 2, EverydayCentre: 0.2, Breadth: 0.8}},
 	} {
 		t.Run(c.name, func(t *testing.T) { explainAgreesWithScore(t, c.o) })
 	}

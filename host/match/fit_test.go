@@ -12,10 +12,12 @@ import (
 
 // fitFrom are the options the joint fit of the factors' strengths was run
 // from (docs/matching.md, "The factors' strengths fitted together"): the
-// defaults before it, written out so that the fit can be repeated
-// whatever the defaults become.
+// defaults before it, the anchor factor off, written out so that the fit
+// can be repeated whatever the defaults become. (The breadths are
+// measured with every factor on, so each of these changes the breadth
+// feature.)
 var fitFrom = LexicalOptions{
-	Unanchored: 0.5, Unknown: 1, Coverage: 1.25, Semantic: 4, SemanticCentre: 0.6, BodyShare: 0.5,
+	Unanchored: 0.5, Anchor: -1, Unknown: 1, Coverage: 1.25, Semantic: 4, SemanticCentre: 0.6, BodyShare: 0.5,
 	Code: 3, Everyday: 4, EverydayCentre: 0.5, Breadth: 0.75,
 }
 

@@ -62,15 +62,19 @@ type LexicalOptions struct {
 	// Unanchored scales the evidence of a skill that has none of the
 	// message's terms in its name or description: a long body shares a
 	// word or two with almost any message, and that is little reason to
-	// load the skill. Zero means the default, 0.82 (exp(−Anchor): a
-	// skill with no anchor counts as one anchor less than one with one).
+	// load the skill. Zero means the default, 0.82 (close to
+	// exp(−Anchor): a skill with no anchor counts about as one anchor
+	// less than a skill with one).
 	Unanchored float64
 	// Anchor is the strength of the anchor factor: a skill that has n ≥ 1
-	// of the message's distinct terms (words, word pairs) in its name or
-	// description has its evidence multiplied by exp(Anchor·(n − 1)). A
-	// message that names two or three things a skill says it is for is
-	// likelier to be for it than one that shares a single word, however
-	// rare. Zero means the default, 0.19; a negative value turns the
+	// of the message's distinct terms in its name or description has its
+	// evidence multiplied by exp(Anchor·(n − 1)). A message that names two
+	// or three things a skill says it is for is likelier to be for it than
+	// one that shares a single word, however rare. The terms are those the
+	// index matches: words, word pairs ("merge pdf files" against "Merge
+	// PDF files" is 5: three words and two pairs), and the parts of a
+	// compound or levelled word (SEV2 gives sev2 and sev) that the name or
+	// description has as words. The strength was fitted with this count. Zero means the default, 0.19; a negative value turns the
 	// factor off.
 	Anchor float64
 	// BodyIDF is the power of a term's relative idf that further scales
@@ -118,7 +122,8 @@ type LexicalOptions struct {
 	// names what a skill is for in its author's terms; its body shows the
 	// situations it handles (the errors, the code, the steps), which is
 	// nearer how users describe what they need. A negative value means 0:
-	// the name and description alone.
+	// the name and description alone (or the body, when they have no word
+	// in the table).
 	BodyShare float64
 	// Vectors are the word vectors of the semantic factor; nil means the
 	// table built into the binary (DefaultWordVectors), read on the first

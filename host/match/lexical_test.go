@@ -138,11 +138,31 @@ func TestLexicalBodyShare(t *testing.T) {
 	if math.Abs(about-body) < 0.1 {
 		t.Fatalf("the halves are too alike to tell apart: %.3f and %.3f", about, body)
 	}
-	for _, share := range []float64{-1, 0.25, 0.5, 0.9, 1} {
+	for _, share := range []float64{-1, 0.25, 0.5, 0.9, 1, 3} {
 		ex, _ := lexicalOf(t, []Doc{doc}, LexicalOptions{Vectors: vectors, BodyShare: share}).Explain(context.Background(), message)
-		w := max(share, 0)
+		w := min(max(share, 0), 1) // a share is at most 1
 		if want := (1-w)*about + w*body; math.Abs(ex[0].Similarity-want) > 1e-5 {
 			t.Errorf("body share %v: similarity %.4f, want %.4f", share, ex[0].Similarity, want)
+		}
+	}
+	// With only one part in the table, that part is the vector, whatever
+	// the share.
+	for _, c := range []struct {
+		name string
+		doc  Doc
+		want float64
+	}{
+		{"only a body", Doc{Name: "qzx", Description: "Plugh xyzzy.", Body: doc.Body}, body},
+		{"no body", Doc{Name: doc.Name, Description: doc.Description}, about},
+	} {
+		for _, share := range []float64{0.25, 0.85} {
+			ex, _ := lexicalOf(t, []Doc{c.doc, {Name: "docker", Description: "docker image customer"}}, LexicalOptions{Vectors: vectors, BodyShare: share}).Explain(context.Background(), message)
+			if ex[0].Score > 0 && math.Abs(ex[0].Similarity-c.want) > 1e-5 {
+				t.Errorf("%s, share %v: similarity %.4f, want %.4f", c.name, share, ex[0].Similarity, c.want)
+			}
+			if ex[0].Score == 0 {
+				t.Errorf("%s: no score, so no similarity to check", c.name)
+			}
 		}
 	}
 }
