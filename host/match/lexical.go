@@ -74,8 +74,8 @@ type LexicalOptions struct {
 	// index matches: words, word pairs ("merge pdf files" against "Merge
 	// PDF files" is 5: three words and two pairs), and the parts of a
 	// compound or levelled word (SEV2 gives sev2 and sev) that the name or
-	// description has as words. The strength was fitted with this count. Zero means the default, 0.19; a negative value turns the
-	// factor off.
+	// description has as words. The strength was fitted with this count.
+	// Zero means the default, 0.19; a negative value turns the factor off.
 	Anchor float64
 	// BodyIDF is the power of a term's relative idf that further scales
 	// its body frequency: a long body has most common words somewhere, so
