@@ -60,6 +60,13 @@ type Grant struct {
 	Network bool
 	Timeout time.Duration
 	Trust   string
+	// Protected are paths inside FSWrite that stay read-only (version
+	// control hooks and config, shell start-up files, SSH and editor
+	// settings, skill roots): code written there would run outside any
+	// sandbox later. Each exists; a backend that builds a filesystem view
+	// binds them read-only over the writable tree. Missing ones the host
+	// checks after the run (see ProtectedNames).
+	Protected []string
 }
 
 // Limits bound a command's resources; zero means unlimited.

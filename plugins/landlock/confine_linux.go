@@ -16,7 +16,7 @@ func init() {
 // confine runs in the run's supervisor (or, where the kernel refused
 // namespaces, its confine helper), on the thread the script is then
 // started from, and applies a Policy to it for good: cgroup limits,
-// resource limits, a read-only view of everything but the write grant,
+// resource limits, the run's filesystem view and network namespace,
 // capabilities, no_new_privs, Landlock, then seccomp. Every path the host
 // resolved (skill, grant, interpreters) is opened once, refusing symlinks
 // anywhere along it, and the bind mounts and Landlock rules are made from
@@ -40,9 +40,22 @@ func confine(payload []byte) error {
 	if err := setLimits(p, iso.User); err != nil {
 		return err
 	}
-	if iso.Mount {
-		if err := isolateMounts(p, hs); err != nil {
-			return fmt.Errorf("read-only view: %w", err)
+	view := p.View != nil && iso.Mount
+	if p.View != nil && !iso.Mount {
+		return fmt.Errorf("the kernel refused the run's namespaces, so its filesystem view cannot be built; %s", remedyNoNamespaces)
+	}
+	if view {
+		if err := buildView(p.View, hs); err != nil {
+			return fmt.Errorf("filesystem view: %w", err)
+		}
+	}
+	if !p.Network {
+		// A network namespace of its own, with nothing in it: no socket of
+		// any family reaches outside the run, abstract Unix sockets
+		// included. Only where the thread may (root, or a user namespace);
+		// elsewhere seccomp and Landlock still refuse sockets.
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil && view {
+			return fmt.Errorf("network namespace: %w", err)
 		}
 	}
 	if p.DropCaps || iso.User {
@@ -59,7 +72,7 @@ func confine(payload []byte) error {
 		}
 	}
 	filter := p.Seccomp
-	if !iso.Mount {
+	if !view {
 		// No read-only view here: metadata changes cannot be confined to
 		// the grant, so they are refused everywhere.
 		filter = p.SeccompNoMounts

@@ -2,6 +2,7 @@ package landlock_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,10 +32,25 @@ func escapeConfig(env ...string) conformance.EscapeConfig {
 				t.Fatalf("launch %s: %v", pkg, err)
 			}
 			t.Cleanup(conn.Close)
+			if pkg == landlockPkg && slices.Contains(env, noNamespaces) {
+				landlockOnly(t, conn)
+			}
 			return conn
 		}
 	}
 	return conformance.EscapeConfig{Launch: launch(landlockPkg), Control: launch(nullPkg)}
+}
+
+// noNamespaces makes the plugin start runs as on a kernel that refuses
+// namespaces.
+const noNamespaces = runner.EnvNoNamespaces + "=1"
+
+// landlockOnly opts conn's plugin into running without the view.
+func landlockOnly(t *testing.T, conn *pluginclient.Conn) {
+	t.Helper()
+	if problems, err := conn.SetConfig(context.Background(), []byte(`{"landlock_only": true}`)); err != nil || problems != nil {
+		t.Fatalf("SetConfig: %v %v", problems, err)
+	}
 }
 
 func TestEscapeSuite(t *testing.T) { conformance.Escapes(t, escapeConfig()) }
@@ -55,7 +71,7 @@ func TestTeardownCannotBeOutrun(t *testing.T) {
 // left out: without a PID namespace the teardown walks /proc and is not
 // held to the deadline's bound.)
 func TestEscapesWithoutNamespaces(t *testing.T) {
-	cfg := escapeConfig(runner.EnvNoNamespaces + "=1")
+	cfg := escapeConfig(noNamespaces)
 	cfg.Only = func(name string) bool {
 		for _, s := range []string{"outside the grant", "set-uid", "set-gid", "renice", "write outside", "read ssh key", "a granted directory swapped", "a setsid process"} {
 			if strings.Contains(name, s) {
@@ -67,8 +83,9 @@ func TestEscapesWithoutNamespaces(t *testing.T) {
 	conformance.Escapes(t, cfg)
 }
 
-// A run whose helper had to start without namespaces says so in its result,
-// and one that got them does not.
+// Where namespaces are refused the plugin refuses to run, naming the
+// remedy, unless the operator opted into Landlock-only mode; then a run
+// says in its result what it lacks, and one that got them does not.
 func TestResultSaysWhenNamespacesWereRefused(t *testing.T) {
 	for _, refuse := range []bool{false, true} {
 		var env []string
@@ -81,6 +98,13 @@ func TestResultSaysWhenNamespacesWereRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
+		if refuse {
+			p, err := conn.Probe(context.Background())
+			if err != nil || p.Status == shared.Healthy || !strings.Contains(p.Reason, "landlock_only") {
+				t.Errorf("without namespaces or landlock_only: probe %+v, %v; want a refusal naming landlock_only", p, err)
+			}
+			landlockOnly(t, conn)
+		}
 		if p, err := conn.Probe(context.Background()); err != nil || p.Status != shared.Healthy {
 			t.Skipf("the landlock plugin cannot confine here: %v %+v", err, p)
 		}

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -49,7 +48,18 @@ type Settings struct {
 	// of its layers; every result then lists in NotEnforced what was not
 	// enforced. Off by default: the backend fails closed.
 	BestEffort bool `json:"best_effort"`
+	// LandlockOnly runs commands where the kernel refuses the namespaces
+	// the run's filesystem view needs (not root, and user namespaces
+	// disabled), with Landlock and seccomp alone. Off by default: without
+	// the view, paths outside the grant can still be stat'ed, listed by
+	// their parents' rules, and their links and extended attributes read.
+	LandlockOnly bool `json:"landlock_only"`
 }
+
+// remedyNoNamespaces is what to do where the view cannot be built.
+const remedyNoNamespaces = "run skillhost as root or where user namespaces are allowed (sysctl user.max_user_namespaces > 0), " +
+	"or set plugins.config.landlock.landlock_only: true to run with Landlock and seccomp alone (no filesystem view: " +
+	"metadata, links and extended attributes of paths outside the grant stay visible)"
 
 // SetConfig implements shared.Configurable.
 func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
@@ -67,6 +77,12 @@ func (e *Executor) bestEffort() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.settings.BestEffort
+}
+
+func (e *Executor) landlockOnly() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.settings.LandlockOnly || e.settings.BestEffort
 }
 
 // New returns the Landlock backend.
@@ -108,7 +124,11 @@ func (e *Executor) Close() error {
 
 // Probe implements shared.Executor.
 func (e *Executor) Probe(context.Context) (shared.Probe, error) {
-	_, p := e.kernel()
+	f, p := e.kernel()
+	if p.Status == shared.Healthy && !f.ReadOnlyView && !e.landlockOnly() {
+		p.Status = shared.Unsupported
+		p.Reason = "no namespaces for the run's filesystem view (" + f.Namespaces + "); " + remedyNoNamespaces
+	}
 	p.BestEffort = p.Status != shared.Healthy && e.bestEffort()
 	return p, nil
 }
@@ -125,16 +145,26 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if probe.Status != shared.Healthy && !bestEffort {
 		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
 	}
-	tmp, err := os.MkdirTemp("", "skillhost-run-")
-	if err != nil {
-		return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
+	if !f.ReadOnlyView && !e.landlockOnly() && !req.BestEffort {
+		return shared.Result{}, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces)
 	}
-	defer os.RemoveAll(tmp)
+	// With the view, the run's temporary directory is a tmpfs of its own
+	// mount namespace, gone with it: nothing to create or remove on the
+	// host. Without, a directory of the plugin's.
+	tmp := ViewTmp
+	if !f.ReadOnlyView {
+		var err error
+		if tmp, err = os.MkdirTemp("", "skillhost-run-"); err != nil {
+			return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
+		}
+		defer removeTree(tmp)
+	}
 	if err := createWritePaths(req.Grant.FSWrite); err != nil {
 		return shared.Result{}, err
 	}
 
 	pol := policy(f, req, tmp)
+	var err error
 	if f.Uid != 0 && req.Limits.Processes > 0 {
 		pol.NprocBase = nprocOf(f.Uid)
 	}
@@ -174,24 +204,22 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // policy is the request's policy on this machine, tmp being the run's
 // private temporary directory.
 func policy(f Features, req shared.Request, tmp string) Policy {
-	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0})
+	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0, View: f.ReadOnlyView})
 	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
 	return pol
 }
 
 // createWritePaths creates granted write directories that do not exist
 // yet: Landlock can only grant what exists, and a script could not create
-// them itself without write access to their parent.
+// them itself without write access to their parent. Each is made one
+// component at a time beneath a descriptor opened without following
+// symlinks, so a run that swaps a directory for a symlink meanwhile makes
+// this fail rather than create anything elsewhere.
 func createWritePaths(paths []string) error {
 	for _, p := range paths {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return fmt.Errorf("create fs_write directory %s: %w", p, err)
-			}
-			// The host resolved p through every symlink; if creating it
-			// went through a new one, something raced us.
-			if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
-				return fmt.Errorf("create fs_write directory %s: it resolves to %s now; refusing to run", p, real)
+			if err := mkdirNoFollow(p); err != nil {
+				return fmt.Errorf("create fs_write directory %s: %w; refusing to run", p, err)
 			}
 		}
 	}

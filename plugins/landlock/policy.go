@@ -19,13 +19,17 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // systemEtc are the few /etc entries the loader, libc (users, hosts, name
 // service, locale, time zone), TLS and common interpreters read. All of
-// /etc is never granted: /etc/shadow, /etc/ssh and friends stay closed.
+// /etc is never granted: /etc/shadow, /etc/ssh and friends stay closed, and
+// of the TLS trees only the public certificates are (never /etc/ssl/private
+// or /etc/pki/tls/private, where a machine keeps its private keys).
 var systemEtc = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
 	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
 	"/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
 	"/etc/localtime", "/etc/timezone", "/etc/locale.alias", "/etc/locale.conf", "/etc/default/locale",
-	"/etc/ssl", "/etc/ca-certificates", "/etc/ca-certificates.conf", "/etc/pki", "/etc/crypto-policies",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/ca-certificates.conf",
+	"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/openssl.cnf", "/etc/pki/ca-trust/extracted",
+	"/etc/crypto-policies",
 	"/etc/mime.types", "/etc/os-release", "/etc/debian_version", "/etc/alternatives",
 	"/etc/python3", "/etc/python3.*", "/etc/perl", "/etc/ruby",
 }
@@ -36,8 +40,19 @@ var systemEtc = []string{
 // are none of a script's business.
 var (
 	devRead  = []string{"/dev/zero", "/dev/urandom", "/dev/random", "/proc/cpuinfo", "/proc/meminfo"}
-	devWrite = []string{"/dev/null"}
+	devWrite = []string{"/dev/null", "/dev/full"}
 )
+
+// viewDevices are the device nodes of the view's /dev.
+var viewDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// ViewTmp is the run's private temporary directory inside the view: a
+// tmpfs of the run's own, gone with its mount namespace.
+const ViewTmp = "/tmp"
+
+// defaultTmpSize bounds the view's /tmp when the request sets no memory
+// limit (tmpfs pages are memory).
+const defaultTmpSize = 1 << 30
 
 // Policy is everything one confined run may touch. It is computed by Build,
 // a deterministic function of the request and the machine's file tree, and
@@ -71,11 +86,42 @@ type Policy struct {
 	// utimes, extended attributes) everywhere.
 	Seccomp         Filter `json:"seccomp,omitempty"`
 	SeccompNoMounts Filter `json:"seccomp_no_mounts,omitempty"`
+	// View is the run's filesystem, built in its mount namespace before
+	// Landlock: nothing outside it exists for the script. Nil means no
+	// view (Landlock-only mode, where the kernel refuses namespaces).
+	View *View `json:"view,omitempty"`
 	// Canonical lists the request's paths (skill, grant, interpreters),
 	// which the host resolved through every symlink: each must still
 	// resolve to itself when the helper applies the policy, or something
 	// swapped a directory for a symlink since.
 	Canonical []string `json:"canonical,omitempty"`
+}
+
+// View is a run's filesystem: a fresh tmpfs root holding only binds of
+// what the run needs, in the way bubblewrap builds one.
+type View struct {
+	// Binds are mounted in order (a parent before what lies beneath it),
+	// each over its own path: read-only unless Write, and Protect marks a
+	// read-only bind inside a writable one.
+	Binds []Bind `json:"binds"`
+	// Devices are device nodes bound into a minimal /dev.
+	Devices []string `json:"devices"`
+	// TmpSize bounds the private /tmp, in bytes.
+	TmpSize int64 `json:"tmp_size"`
+	// Dir is the working directory, made an empty directory of the view
+	// when no bind holds it.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Bind is one path of the host shown in a view.
+type Bind struct {
+	Path    string `json:"path"`
+	Write   bool   `json:"write,omitempty"`
+	Protect bool   `json:"protect,omitempty"`
+	// System marks a path of the system (not the request's): a symlink
+	// there is recreated in the view, and a file reached through one is
+	// bound where the link was.
+	System bool `json:"system,omitempty"`
 }
 
 // Encode is the policy as the confine helper receives it: gob, which keeps
@@ -106,6 +152,8 @@ type Env struct {
 	TempDir string
 	// Root reports whether scripts run as root (capabilities are dropped).
 	Root bool
+	// View builds the run's filesystem view; TempDir is then ViewTmp.
+	View bool
 	// Stat classifies paths; nil means os.Stat.
 	Stat func(string) (os.FileInfo, error)
 	// Glob expands patterns in systemEtc; nil means filepath.Glob.
@@ -141,11 +189,16 @@ func Build(req shared.Request, env Env) Policy {
 	ro = append(ro, req.ExecPaths...)
 	rw = append(rw, devWrite...)
 	rw = append(rw, req.Grant.FSWrite...)
-	if env.TempDir != "" {
+	if env.TempDir != "" && !env.View {
+		// The view's /tmp is a tmpfs of the run's own, not the host's
+		// /tmp: restrict grants it apart.
 		rw = append(rw, env.TempDir)
 	}
 	p.RODirs, p.ROFiles = classify(ro, env.Stat)
 	p.RWDirs, p.RWFiles = classify(rw, env.Stat)
+	if env.View {
+		p.View = layoutView(req, ro, env)
+	}
 	for _, list := range [][]string{{req.SkillDir}, req.Grant.FSRead, req.Grant.FSWrite, req.ExecPaths} {
 		for _, c := range list {
 			if c != "" && !slices.Contains(p.Canonical, c) {
@@ -191,4 +244,80 @@ func (p Policy) Readable(path string) bool {
 // scripts write.
 func (p Policy) Writable(path string) bool {
 	return shared.UnderAny(path, p.RWDirs) || slices.Contains(p.RWFiles, path)
+}
+
+// layoutView lays out the view of req: every readable path read-only, every
+// write grant writable, protected paths inside write grants read-only
+// again, in mount order. A path beneath another of the same kind adds
+// nothing and is dropped; a writable one beneath a read-only one is kept
+// (it is bound over it); a read-only one beneath a writable one is dropped
+// too, since the grant lets the script write it.
+func layoutView(req shared.Request, ro []string, env Env) *View {
+	v := &View{TmpSize: defaultTmpSize, Dir: req.Dir}
+	if req.Limits.Memory > 0 {
+		v.TmpSize = req.Limits.Memory
+	}
+	system := map[string]bool{}
+	for _, d := range systemDirs {
+		system[d] = true
+	}
+	for _, e := range ro {
+		if strings.HasPrefix(e, "/etc/") {
+			system[e] = true
+		}
+	}
+	exists := func(p string) bool {
+		if p == "" || !filepath.IsAbs(p) {
+			return false
+		}
+		_, err := env.Stat(p)
+		return err == nil
+	}
+	var writable []string
+	for _, w := range req.Grant.FSWrite {
+		if exists(w) {
+			writable = append(writable, w)
+		}
+	}
+	writable = outermost(writable)
+	var readable []string
+	for _, r := range ro {
+		if strings.HasPrefix(r, "/dev/") || strings.HasPrefix(r, "/proc/") || !exists(r) || shared.UnderAny(r, writable) {
+			continue
+		}
+		readable = append(readable, r)
+	}
+	readable = outermost(readable)
+	for _, r := range readable {
+		v.Binds = append(v.Binds, Bind{Path: r, System: system[r]})
+	}
+	for _, w := range writable {
+		v.Binds = append(v.Binds, Bind{Path: w, Write: true})
+	}
+	for _, p := range req.Grant.Protected {
+		if exists(p) && shared.UnderAny(p, writable) {
+			v.Binds = append(v.Binds, Bind{Path: p, Protect: true})
+		}
+	}
+	// A parent is a prefix of its children, so sorting puts it first;
+	// at one path a protecting bind comes after the writable one.
+	sort.SliceStable(v.Binds, func(i, j int) bool { return v.Binds[i].Path < v.Binds[j].Path })
+	for _, d := range viewDevices {
+		if exists(d) {
+			v.Devices = append(v.Devices, d)
+		}
+	}
+	return v
+}
+
+// outermost sorts paths and drops each that lies beneath another.
+func outermost(paths []string) []string {
+	paths = dedupe(slices.Clone(paths))
+	var out []string
+	for _, p := range paths {
+		if !shared.UnderAny(p, out) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -54,11 +54,12 @@ func machine() fakeFS {
 		"/usr": true, "/bin": true, "/sbin": true, "/lib": true, "/lib64": true,
 		"/etc/ld.so.cache": false, "/etc/ld.so.conf.d": true, "/etc/nsswitch.conf": false, "/etc/passwd": false,
 		"/etc/group": false, "/etc/hosts": false, "/etc/resolv.conf": false, "/etc/localtime": false,
-		"/etc/ssl": true, "/etc/ca-certificates": true, "/etc/python3.11": true, "/etc/python3": true,
+		"/etc/ssl": true, "/etc/ssl/certs": true, "/etc/ssl/private": true, "/etc/ca-certificates": true, "/etc/python3.11": true, "/etc/python3": true,
 		"/dev/null": false, "/dev/zero": false, "/dev/urandom": false, "/dev/random": false,
 		"/proc/cpuinfo": false, "/proc/meminfo": false,
 		"/home/u/skills/pdf": true, "/home/u/project/data": true, "/home/u/project/report.md": false,
-		"/home/u/project/out": true, "/home/u/.pyenv": true, "/tmp/skillhost-run-1": true,
+		"/home/u/project/out": true, "/home/u/.pyenv": true, "/tmp/skillhost-run-1": true, "/tmp": true,
+		"/home/u/project/out/.git/hooks": true, "/home/u/project/out/sub": true, "/home/u/project": true,
 	}
 }
 
@@ -75,6 +76,20 @@ func TestBuildGolden(t *testing.T) {
 			ExecPaths: []string{"/home/u/.pyenv"},
 			Limits:    shared.Limits{OpenFiles: 64, FileSize: 1 << 20, Processes: 32, Memory: 1 << 30},
 		}, env: Env{ABI: 7, TempDir: "/tmp/skillhost-run-1", Root: true}},
+		// The run's filesystem view: a read grant beneath the write grant
+		// adds nothing, a write grant beneath a read grant is bound over
+		// it, and a protected path inside the write grant goes back to
+		// read-only.
+		{name: "view", req: shared.Request{
+			SkillDir: "/home/u/skills/pdf",
+			Dir:      "/home/u/project",
+			Grant: shared.Grant{
+				FSRead:    []string{"/home/u/project", "/home/u/project/out/sub"},
+				FSWrite:   []string{"/home/u/project/out"},
+				Protected: []string{"/home/u/project/out/.git/hooks", "/home/u/project/out/.bashrc"},
+			},
+			Limits: shared.Limits{Memory: 256 << 20},
+		}, env: Env{ABI: 7, TempDir: ViewTmp, View: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +120,7 @@ func TestPolicyNeverGrantsSecrets(t *testing.T) {
 	m := machine()
 	m["/etc/shadow"], m["/etc"], m["/home/u"], m["/home/u/.ssh"] = false, true, true, true
 	p := Build(shared.Request{SkillDir: "/home/u/skills/pdf"}, Env{ABI: 7, Stat: m.stat, Glob: m.glob})
-	for _, path := range []string{"/etc/shadow", "/etc/ssh/ssh_host_rsa_key", "/home/u", "/home/u/.ssh/id_rsa", "/proc/1/environ", "/tmp/x"} {
+	for _, path := range []string{"/etc/shadow", "/etc/ssh/ssh_host_rsa_key", "/etc/ssl/private/ssl-cert-snakeoil.key", "/home/u", "/home/u/.ssh/id_rsa", "/proc/1/environ", "/tmp/x"} {
 		if p.Readable(path) {
 			t.Errorf("%s is readable", path)
 		}

@@ -85,10 +85,15 @@ func restrict(p Policy, hs handles) error {
 		}
 		return nil
 	}
+	var private []string
+	if p.View != nil {
+		private = []string{ViewTmp} // the view's own tmpfs, opened by name inside it
+	}
 	for _, r := range []struct {
 		paths            []string
 		dirRights, files uint64
 	}{
+		{private, rwDir, rwFileRights},
 		{p.RODirs, roDirRights, roFileRights},
 		{p.ROFiles, roFileRights, roFileRights},
 		{p.RWDirs, rwDir, rwFileRights},

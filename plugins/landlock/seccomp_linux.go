@@ -35,6 +35,9 @@ var deniedSyscalls = []string{
 	"semget", "semop", "semtimedop", "semctl",
 	"mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 	"kcmp",
+	// The mount table of any namespace, by id: a view hides the host's
+	// paths, and these would list them again.
+	"listmount", "statmount",
 }
 
 // metadataSyscalls change a file's mode, owner, times or extended
@@ -122,6 +125,10 @@ func seccompPolicy(k filterKey) (seccomp.Policy, error) {
 		seccomp.NameWithConditions{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: namespaceFlags}}},
 		seccomp.NameWithConditions{Name: "setpriority", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.Equal, Value: unix.PRIO_USER}}},
 		seccomp.NameWithConditions{Name: "ioprio_set", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.Equal, Value: ioprioWhoUser}}},
+		// A lease makes every other opener of the file, the host's
+		// processes included, wait for the holder: a read grant must not
+		// let a script stall writers of /etc/hosts.
+		seccomp.NameWithConditions{Name: "fcntl", Conditions: []seccomp.Condition{{Argument: 1, Operation: seccomp.Equal, Value: unix.F_SETLEASE}}},
 	)
 	groups := []seccomp.SyscallGroup{
 		{Names: known(denied...), Action: seccomp.ActionErrno},

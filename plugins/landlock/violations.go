@@ -19,7 +19,9 @@ func Violations(output string, p Policy, argv []string) []shared.Violation {
 // (a pyenv shim under $HOME).
 func explainSetup(err error, p Policy, req shared.Request) error {
 	msg := err.Error()
-	if !strings.Contains(msg, "permission denied") || len(req.Argv) == 0 {
+	// Outside the view the program does not exist; with Landlock alone it
+	// is denied.
+	if !strings.Contains(msg, "permission denied") && !strings.Contains(msg, "no such file or directory") || len(req.Argv) == 0 {
 		return err
 	}
 	prog := req.Argv[0]

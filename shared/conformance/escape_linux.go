@@ -78,6 +78,9 @@ type attack struct {
 	mayRefuse bool
 	// needsSecret: the attack looks for EnvHostSecret.
 	needsSecret bool
+	// requires, if set, prepares what the attack needs on this machine,
+	// or says why it cannot (the attack is then skipped).
+	requires func(w *world) string
 }
 
 func marker(_ *world, o outcome) bool { return strings.Contains(o.out, "ESCAPED") }
@@ -97,7 +100,9 @@ var attacks = []attack{
 	{name: "write into the skill's own scripts/", claim: claimFSWrite, script: `echo pwned >> "$SKILL_DIR/scripts/planted" && echo ESCAPED`,
 		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.skill, "scripts", "planted")) },
 		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.skill, "scripts", "planted")) }},
-	{name: "write to /tmp", claim: claimFSWrite, script: `f=/tmp/skillhost-escape-$$; echo x > "$f" && echo "ESCAPED $f"`,
+	// A run may have a /tmp of its own; what counts is the host's.
+	{name: "write to /tmp", claim: claimFSWrite, script: `f=/tmp/skillhost-escape-$RUN; echo x > "$f" && echo "ESCAPED $f"`,
+		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "ESCAPED ") },
 		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "ESCAPED ") }},
 	{name: "a granted /tmp/x does not open /tmp/xy", claim: claimFSWrite, script: `echo x > "$BASE/xy/file" && echo ESCAPED`,
 		prepare: func(w *world, r *shared.Request) { r.Grant.FSWrite = []string{filepath.Join(w.base, "x")} },
@@ -274,6 +279,91 @@ chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
 	{name: "a granted directory swapped for a symlink to a secret", claim: claimFSRead, script: `cat "$BASE/swap/data.txt" && echo ESCAPED`,
 		prepare:   func(w *world, r *shared.Request) { r.Grant.FSRead = []string{filepath.Join(w.base, "swap")} },
 		mayRefuse: true},
+
+	// Round three: what a view of the grant removes by construction, and
+	// what the backend does on the host on the run's behalf.
+	{name: "a write grant created through a symlink swapped into its parent", claim: claimFSWrite, mayRefuse: true,
+		script: `mkdir -p "$WORK/sub/made" && echo made`,
+		prepare: func(w *world, r *shared.Request) {
+			os.Symlink(filepath.Join(w.base, "outside"), filepath.Join(w.work, "sub"))
+			r.Grant.FSWrite = []string{w.work, filepath.Join(w.work, "sub", "made")}
+		},
+		escaped: fileExists("outside/made"), cleanup: func(w *world, _ outcome) { os.RemoveAll(filepath.Join(w.base, "outside", "made")) }},
+	{name: "read a private TLS key", claim: claimFSRead, rootOnly: true, requires: privateKeyPresent,
+		script: `for f in /etc/ssl/private/* /etc/pki/tls/private/*; do [ -f "$f" ] && head -c 1 "$f" >/dev/null && echo "ESCAPED $f"; done; true`},
+	{name: "read extended attributes of a file outside the grant", claim: claimFSRead, python: true, requires: secretXattr, script: `
+import os
+p = os.environ["SECRET"]
+print("ESCAPED", os.listxattr(p), os.getxattr(p, "user.skillhost"))`},
+	{name: "read a symlink's target outside the grant", claim: claimFSRead,
+		script: `readlink "$BASE/secret/token-link" | grep -q token- && echo ESCAPED`},
+	{name: "list the mount table (listmount)", claim: claimFSRead, python: true, requires: listmountWorks, script: `
+import ctypes, struct
+libc = ctypes.CDLL(None, use_errno=True)
+req = struct.pack("=IIQQ", 24, 0, 0xFFFFFFFFFFFFFFFF, 0)
+buf = (ctypes.c_uint64 * 512)()
+n = libc.syscall(458, ctypes.c_char_p(req), buf, 512, 0)
+if n > 0:
+    print("ESCAPED", n, "mounts")
+else:
+    print("listmount:", ctypes.get_errno())`},
+	{name: "hold a lease on a readable file", claim: claimProcess, python: true, script: `
+import fcntl, os
+F_SETLEASE = 1024
+fd = os.open(os.environ["OWNED"], os.O_RDONLY)
+fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
+print("ESCAPED: a writer of the file now waits for this script")`,
+		prepare: func(w *world, r *shared.Request) { r.Grant.FSRead = append(r.Grant.FSRead, filepath.Dir(w.owned)) }},
+	{name: "a temporary tree too deep to remove recursively", claim: claimFSWrite, python: true, script: `
+import os
+top = os.path.join(os.environ.get("TMPDIR", "/tmp"), "deep-" + os.environ["RUN"])
+os.mkdir(top)
+os.chdir(top)
+for _ in range(4700):
+    os.mkdir("d")
+    os.chdir("d")
+open("bottom", "w").write("left behind")
+print("TREE " + top)`,
+		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "TREE ") },
+		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "TREE ") }},
+	{name: "join the supervisor's process group", claim: claimProcess, python: true, script: `
+import os
+os.setpgid(0, os.getpgid(os.getppid()))
+print("ESCAPED: in group", os.getpgrp())`},
+}
+
+// privateKeyPresent: the machine has a private TLS key for the attack to
+// read.
+func privateKeyPresent(*world) string {
+	for _, pattern := range []string{"/etc/ssl/private/*", "/etc/pki/tls/private/*"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return ""
+		}
+	}
+	return "no private TLS key on this machine"
+}
+
+// secretXattr gives the secret file an extended attribute, where its file
+// system takes one.
+func secretXattr(w *world) string {
+	if err := unix.Setxattr(w.secret, "user.skillhost", []byte("xattr-secret"), 0); err != nil {
+		return "the file system of the test's files takes no user extended attributes: " + err.Error()
+	}
+	return ""
+}
+
+// listmountWorks: the kernel has listmount(2) (6.8 and later).
+func listmountWorks(*world) string {
+	req := struct {
+		size, spare  uint32
+		mntID, param uint64
+	}{size: 24, mntID: ^uint64(0)}
+	var buf [16]uint64
+	_, _, errno := unix.Syscall6(458, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&buf[0])), 16, 0, 0, 0)
+	if errno != 0 {
+		return "listmount(2) is not available here: " + errno.Error()
+	}
+	return ""
 }
 
 // world is one user's playground: files, grants and listeners.
@@ -326,6 +416,10 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 	w.file("cwd/cwd-file.txt", "host cwd\n", 0o644)
 	w.file("skill/SKILL.md", "---\nname: skill\ndescription: escape suite\n---\n", 0o644)
 	if err := os.Symlink(w.secret, filepath.Join(w.skill, "references", "leak")); err != nil {
+		t.Fatal(err)
+	}
+	// A link whose target is the secret (lock files and tokens live so).
+	if err := os.Symlink("token-4f1d", filepath.Join(w.base, "secret", "token-link")); err != nil {
 		t.Fatal(err)
 	}
 	// A granted path that is a symlink by the time the run starts, as if a
@@ -848,6 +942,11 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 					}
 					if a.needsSecret && secret == "" {
 						t.Skipf("needs %s in the test's environment from its start", EnvHostSecret)
+					}
+					if a.requires != nil {
+						if why := a.requires(w); why != "" {
+							t.Skip(why)
+						}
 					}
 					escaped := a.escaped
 					if escaped == nil {

@@ -705,6 +705,7 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 			return 0, err
 		}
 		defer devnull.Close()
+		onlyStdio()
 		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
 			Dir:   spec.Dir,
 			Env:   spec.Env,
@@ -769,6 +770,14 @@ func init() {
 	if len(os.Args) > 1 && (os.Args[1] == confineArg || os.Args[1] == superviseArg) {
 		runtime.LockOSThread()
 	}
+}
+
+// onlyStdio marks every descriptor above stderr close-on-exec, so the
+// command starts with stdin, stdout and stderr alone, whatever the
+// process that started skillhost left open (a descriptor inherited without
+// close-on-exec would otherwise pass down to every child).
+func onlyStdio() {
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 }
 
 // parseIsolation records the namespaces named after the confiner's name.
@@ -908,12 +917,15 @@ func forkConfined(fn Confiner, spec wireSpec) (int, error) {
 			return
 		}
 		defer devnull.Close()
+		onlyStdio()
 		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
 			Env:   spec.Env,
 			Files: []uintptr{devnull.Fd(), 1, 2},
-			// Its own group: a group-wide setpriority or kill by the
-			// command reaches the command only.
-			Sys: &syscall.SysProcAttr{Setpgid: true},
+			// Its own session (so its own group, and no controlling
+			// terminal): a group-wide setpriority or kill by the command
+			// reaches the command only, and it cannot join the
+			// supervisor's group, which is in another session.
+			Sys: &syscall.SysProcAttr{Setsid: true},
 		})
 		if err != nil {
 			err = fmt.Errorf("exec %s: %w", spec.Argv[0], err)

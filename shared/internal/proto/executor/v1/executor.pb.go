@@ -546,12 +546,14 @@ func (x *ProbeResponse) GetBestEffort() bool {
 // command must receive exactly what was passed (bytes and string share a
 // wire type, so the change kept compatibility with older peers).
 type Grant struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	FsRead        [][]byte               `protobuf:"bytes,1,rep,name=fs_read,json=fsRead,proto3" json:"fs_read,omitempty"`
-	FsWrite       [][]byte               `protobuf:"bytes,2,rep,name=fs_write,json=fsWrite,proto3" json:"fs_write,omitempty"`
-	Network       bool                   `protobuf:"varint,3,opt,name=network,proto3" json:"network,omitempty"`
-	TimeoutNs     int64                  `protobuf:"varint,4,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
-	Trust         string                 `protobuf:"bytes,5,opt,name=trust,proto3" json:"trust,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	FsRead    [][]byte               `protobuf:"bytes,1,rep,name=fs_read,json=fsRead,proto3" json:"fs_read,omitempty"`
+	FsWrite   [][]byte               `protobuf:"bytes,2,rep,name=fs_write,json=fsWrite,proto3" json:"fs_write,omitempty"`
+	Network   bool                   `protobuf:"varint,3,opt,name=network,proto3" json:"network,omitempty"`
+	TimeoutNs int64                  `protobuf:"varint,4,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	Trust     string                 `protobuf:"bytes,5,opt,name=trust,proto3" json:"trust,omitempty"`
+	// Paths inside fs_write that stay read-only.
+	Protected     [][]byte `protobuf:"bytes,6,rep,name=protected,proto3" json:"protected,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -619,6 +621,13 @@ func (x *Grant) GetTrust() string {
 		return x.Trust
 	}
 	return ""
+}
+
+func (x *Grant) GetProtected() [][]byte {
+	if x != nil {
+		return x.Protected
+	}
+	return nil
 }
 
 // Limits bound resources; zero means unlimited.
@@ -1573,14 +1582,15 @@ const file_executor_proto_rawDesc = "" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_HEALTHY\x10\x01\x12\x16\n" +
 	"\x12STATUS_UNSUPPORTED\x10\x02\x12\x14\n" +
-	"\x10STATUS_UNHEALTHY\x10\x03\"\x8a\x01\n" +
+	"\x10STATUS_UNHEALTHY\x10\x03\"\xa8\x01\n" +
 	"\x05Grant\x12\x17\n" +
 	"\afs_read\x18\x01 \x03(\fR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x03(\fR\afsWrite\x12\x18\n" +
 	"\anetwork\x18\x03 \x01(\bR\anetwork\x12\x1d\n" +
 	"\n" +
 	"timeout_ns\x18\x04 \x01(\x03R\ttimeoutNs\x12\x14\n" +
-	"\x05trust\x18\x05 \x01(\tR\x05trust\"z\n" +
+	"\x05trust\x18\x05 \x01(\tR\x05trust\x12\x1c\n" +
+	"\tprotected\x18\x06 \x03(\fR\tprotected\"z\n" +
 	"\x06Limits\x12\x1d\n" +
 	"\n" +
 	"open_files\x18\x01 \x01(\x03R\topenFiles\x12\x1b\n" +

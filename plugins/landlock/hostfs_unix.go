@@ -1,0 +1,136 @@
+//go:build unix
+
+package landlock
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirFlags open a directory for *at calls without following a symlink.
+const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+// mkdirNoFollow makes the absolute path and its missing parents, one
+// component at a time beneath the descriptor of the one before, never
+// following a symlink: a component that is one fails the call (ELOOP or
+// ENOTDIR) instead of leading the plugin, which may be root, elsewhere.
+func mkdirNoFollow(path string) error {
+	if !filepath.IsAbs(path) {
+		return unix.EINVAL
+	}
+	cur, err := unix.Open("/", dirFlags, 0)
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+		if name == "" {
+			continue
+		}
+		if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			unix.Close(cur)
+			return err
+		}
+		next, err := unix.Openat(cur, name, dirFlags, 0)
+		unix.Close(cur)
+		if err != nil {
+			return err
+		}
+		cur = next
+	}
+	unix.Close(cur)
+	return nil
+}
+
+// removeTree removes the directory path and everything beneath it with two
+// descriptors at most, however deep the tree: it descends into the first
+// directory that is not empty and climbs back through "..", so a tree
+// deeper than the descriptor limit (which defeats a recursive removal) goes
+// too. Symlinks are removed, never followed.
+func removeTree(path string) error {
+	parent, err := unix.Open(filepath.Dir(path), dirFlags, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(parent)
+	base := filepath.Base(path)
+	cur, err := unix.Openat(parent, base, dirFlags, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	depth := 0
+	for {
+		down, err := emptyDir(cur)
+		if err != nil {
+			unix.Close(cur)
+			return err
+		}
+		if down >= 0 {
+			unix.Close(cur)
+			cur, depth = down, depth+1
+			continue
+		}
+		if depth == 0 {
+			unix.Close(cur)
+			return unix.Unlinkat(parent, base, unix.AT_REMOVEDIR)
+		}
+		up, err := unix.Openat(cur, "..", dirFlags, 0)
+		unix.Close(cur)
+		if err != nil {
+			return err
+		}
+		cur, depth = up, depth-1
+	}
+}
+
+// emptyDir removes what it can of the directory fd: files, links and empty
+// directories. It returns a descriptor of the first directory that is not
+// empty (the caller descends into it), or -1 once fd is empty.
+func emptyDir(fd int) (int, error) {
+	for {
+		names, err := readNames(fd, 1024)
+		if err != nil {
+			return -1, err
+		}
+		if len(names) == 0 {
+			return -1, nil
+		}
+		for _, name := range names {
+			err := unix.Unlinkat(fd, name, 0)
+			if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
+				err = unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
+				if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+					return unix.Openat(fd, name, dirFlags, 0)
+				}
+			}
+			if err != nil && !errors.Is(err, unix.ENOENT) {
+				return -1, err
+			}
+		}
+	}
+}
+
+// readNames reads up to n names of the directory fd from its start.
+func readNames(fd, n int) ([]string, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(dup), "dir")
+	defer d.Close()
+	if _, err := unix.Seek(dup, 0, 0); err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(n)
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return names, err
+}
