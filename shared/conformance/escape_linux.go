@@ -294,7 +294,8 @@ chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
 	{name: "read extended attributes of a file outside the grant", claim: claimFSRead, python: true, requires: secretXattr, script: `
 import os
 p = os.environ["SECRET"]
-print("ESCAPED", os.listxattr(p), os.getxattr(p, "user.skillhost"))`},
+got = (os.listxattr(p), os.getxattr(p, "user.skillhost"))
+print("ESCAPED", got)`},
 	{name: "read a symlink's target outside the grant", claim: claimFSRead,
 		script: `readlink "$BASE/secret/token-link" | grep -q token- && echo ESCAPED`},
 	{name: "list the mount table (listmount)", claim: claimFSRead, python: true, requires: listmountWorks, script: `
@@ -325,7 +326,12 @@ for _ in range(4700):
 open("bottom", "w").write("left behind")
 print("TREE " + top)`,
 		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "TREE ") },
-		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "TREE ") }},
+		// rm copes with a tree deeper than the descriptor limit.
+		cleanup: func(_ *world, o outcome) {
+			for _, p := range mentioned(o.out, "TREE ") {
+				exec.Command("rm", "-rf", "--", p).Run()
+			}
+		}},
 	{name: "join the supervisor's process group", claim: claimProcess, python: true, script: `
 import os
 os.setpgid(0, os.getpgid(os.getppid()))

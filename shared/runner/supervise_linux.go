@@ -831,8 +831,11 @@ func confineMain() int {
 		if err := confineThread(fn, spec); err != nil {
 			return fail(err)
 		}
-		// Nothing but stdio may reach the command.
-		_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+		// Nothing but stdio may reach the command, and it starts in a
+		// session of its own (the supervisor's walk of /proc still finds
+		// it).
+		onlyStdio()
+		_, _ = unix.Setsid()
 		err = syscall.Exec(spec.Argv[0], spec.Argv, spec.Env)
 		return fail(&os.PathError{Op: "exec", Path: spec.Argv[0], Err: err})
 	}
