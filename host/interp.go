@@ -1,16 +1,14 @@
 package host
 
 import (
-	"context"
 	"fmt"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
@@ -51,8 +49,7 @@ type Installation struct {
 
 type installKey struct{ program, dir string }
 
-// interpCache remembers resolutions for the life of the host: asking a
-// pyenv shim costs tens of milliseconds.
+// interpCache remembers resolutions for the life of the host.
 type interpCache struct {
 	mu sync.Mutex
 	m  map[installKey]Installation
@@ -81,9 +78,10 @@ func programIndex(argv []string) int {
 //
 // Only an interpreter the user's PATH names is resolved: a path a skill
 // writes in its shebang, a program inside the skill or anywhere the grant
-// lets scripts write, or a program that is not a known interpreter is
-// never asked anything (the question runs unconfined) nor granted; doctor
-// reports such a run with the line that would fix it.
+// lets scripts write, or a program that is not a known interpreter is never
+// granted; doctor reports such a run with the line that would fix it.
+// Resolving never runs anything (see resolveInstallation): nothing a run
+// could have written ever executes outside a sandbox.
 func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) ([]string, []string, []string, error) {
 	argv := t.Command(args)
 	i := programIndex(t.Interpreter)
@@ -164,55 +162,246 @@ func (h *Host) install(prog string, env []string, dir string) Installation {
 	return inst
 }
 
-// resolveInstallation finds where prog really lives. A Python, Node, Ruby
-// or Perl interpreter is asked (through its shim, which picks the version
-// the way it would for the script), and granted the trees it reports:
-// Python's prefix and base prefix (a virtual environment and its base), the
-// others' installation (the parent of bin/). Anything else is followed
-// through symlinks and granted the installation its binary sits in. The
-// question runs unconfined but is fixed code, never the skill's.
+// resolveInstallation finds where prog really lives without running
+// anything: executing an interpreter (or letting it read its start-up files,
+// .pth and sitecustomize) outside the sandbox would run whatever a
+// confined run planted in a tree it could write. It reads what the
+// managers themselves read: a version manager's shim (pyenv, rbenv,
+// nodenv, asdf) is resolved from its version variable, the nearest version
+// file above dir, or the manager's global one; a virtual environment from
+// its pyvenv.cfg (its prefix and its base installation are both granted,
+// and it runs through its own path so that Python finds pyvenv.cfg);
+// anything else is followed through symlinks and granted the installation
+// its binary sits in.
 func resolveInstallation(prog string, env []string, dir, home string) Installation {
 	inst := Installation{Program: prog, Real: prog, Python: isPython(prog)}
-	if r, err := filepath.EvalSymlinks(prog); err == nil {
-		inst.Real = r
+	shim, fromShim := resolveShim(prog, env, dir, home)
+	if fromShim {
+		// Run as the manager would: by the version's own path.
+		inst.Real = shim
+		addTree(&inst.Trees, installRoot(shim))
 	}
-	var query []string
-	switch base := filepath.Base(prog); {
-	case inst.Python:
-		query = []string{"-c", "import sys; print(sys.executable); print(sys.prefix); print(sys.base_prefix)"}
-	case base == "node" || base == "nodejs":
-		query = []string{"-e", "console.log(process.execPath)"}
-	case strings.HasPrefix(base, "ruby"):
-		query = []string{"-e", "puts RbConfig.ruby"}
-	case strings.HasPrefix(base, "perl"):
-		query = []string{"-e", "print $^X, qq(\\n)"}
-	}
-	if query != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, prog, query...)
-		cmd.Env, cmd.Dir = env, dir
-		if out, err := cmd.Output(); err == nil {
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if len(lines) > 0 && filepath.IsAbs(lines[0]) {
-				// Run the executable the interpreter names (a venv's python
-				// must keep its path to find pyvenv.cfg), granting the
-				// prefixes it reports, or the installation of the others.
-				inst.Real = lines[0]
-				for _, prefix := range lines[1:] {
-					addTree(&inst.Trees, strings.TrimSpace(prefix))
-				}
-				if len(lines) == 1 {
-					addTree(&inst.Trees, installRoot(inst.Real))
-				}
-			}
+	if venv := venvRoot(inst.Real); venv != "" {
+		// Keep the venv's own path: Python finds pyvenv.cfg beside it.
+		addTree(&inst.Trees, venv)
+		if base := venvBase(venv); base != "" {
+			addTree(&inst.Trees, base)
 		}
+	} else if r, err := filepath.EvalSymlinks(inst.Real); err == nil && !fromShim {
+		inst.Real = r
 	}
 	// The binary that really runs (links resolved) must be readable too.
 	if real, err := filepath.EvalSymlinks(inst.Real); err == nil {
 		addTree(&inst.Trees, installRoot(real))
 	}
 	return inst
+}
+
+// versionManager describes a shim-based version manager: its shims live
+// in <root>/shims, its versions in <root>/<versions>/<version>.
+type versionManager struct {
+	envVar, file, versions, plugin string
+}
+
+// managerFor names the version manager whose shims a program of base name
+// would be, by the language it runs; asdf is recognised by its layout.
+func managerFor(base string) (versionManager, bool) {
+	switch {
+	case isPython(base):
+		return versionManager{envVar: "PYENV_VERSION", file: ".python-version", versions: "versions", plugin: "python"}, true
+	case strings.HasPrefix(base, "ruby"):
+		return versionManager{envVar: "RBENV_VERSION", file: ".ruby-version", versions: "versions", plugin: "ruby"}, true
+	case base == "node" || base == "nodejs":
+		return versionManager{envVar: "NODENV_VERSION", file: ".node-version", versions: "versions", plugin: "nodejs"}, true
+	}
+	return versionManager{}, false
+}
+
+// maxVersionFile bounds what is read of a version file.
+const maxVersionFile = 4096
+
+// resolveShim resolves prog when it is a version manager's shim
+// (<root>/shims/<name>) to the program the shim would run, reading only
+// the files the manager reads. A version name that is not a plain name
+// (a path, "..") is ignored; "system" means the next program of that name
+// on PATH after the shims.
+func resolveShim(prog string, env []string, dir, home string) (string, bool) {
+	shims := filepath.Dir(prog)
+	if filepath.Base(shims) != "shims" {
+		return "", false
+	}
+	root, base := filepath.Dir(shims), filepath.Base(prog)
+	m, ok := managerFor(base)
+	if !ok {
+		return "", false
+	}
+	asdf := isDir(filepath.Join(root, "installs"))
+	var versions []string
+	if asdf {
+		versions = asdfVersions(m.plugin, env, dir, home)
+	} else {
+		versions = managerVersions(m, root, env, dir)
+	}
+	for _, v := range versions {
+		if v == "system" {
+			if p, err := lookPath(base, setEnv(env, "PATH", withoutDir(getEnv(env, "PATH"), shims))); err == nil {
+				return p, true
+			}
+			continue
+		}
+		candidate := filepath.Join(root, m.versions, v, "bin", base)
+		if asdf {
+			candidate = filepath.Join(root, "installs", m.plugin, v, "bin", base)
+		}
+		if fi, err := os.Stat(candidate); err == nil && !fi.IsDir() {
+			return candidate, true
+		}
+	}
+	return "", false
+}
+
+// managerVersions lists the versions a pyenv-style manager would try, in
+// its order: the variable, the nearest version file above dir, the global
+// file.
+func managerVersions(m versionManager, root string, env []string, dir string) []string {
+	if v := getEnv(env, m.envVar); v != "" {
+		return versionNames(strings.ReplaceAll(v, ":", " "))
+	}
+	for d := dir; d != "" && filepath.IsAbs(d); d = filepath.Dir(d) {
+		if text, ok := readSmall(filepath.Join(d, m.file)); ok {
+			return versionNames(text)
+		}
+		if d == "/" {
+			break
+		}
+	}
+	if text, ok := readSmall(filepath.Join(root, "version")); ok {
+		return versionNames(text)
+	}
+	return nil
+}
+
+// asdfVersions lists the versions asdf would try for plugin.
+func asdfVersions(plugin string, env []string, dir, home string) []string {
+	if v := getEnv(env, "ASDF_"+strings.ToUpper(plugin)+"_VERSION"); v != "" {
+		return versionNames(v)
+	}
+	dirs := []string{}
+	for d := dir; d != "" && filepath.IsAbs(d); d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == "/" {
+			break
+		}
+	}
+	if home != "" {
+		dirs = append(dirs, home)
+	}
+	for _, d := range dirs {
+		text, ok := readSmall(filepath.Join(d, ".tool-versions"))
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(text, "\n") {
+			fields := strings.Fields(line)
+			if len(fields) > 1 && fields[0] == plugin {
+				return versionNames(strings.Join(fields[1:], " "))
+			}
+		}
+	}
+	return nil
+}
+
+// versionNames splits a version file into names, dropping comments and
+// anything that is not a plain name.
+func versionNames(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		for _, v := range strings.Fields(line) {
+			if v != "." && v != ".." && !strings.ContainsAny(v, "/\\") {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// readSmall reads the start of a regular file, never a FIFO or device
+// (which could block), without following a final symlink's target type
+// check past what os.Stat says.
+func readSmall(path string) (string, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonblock, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	buf := make([]byte, maxVersionFile)
+	n, _ := io.ReadFull(f, buf)
+	return string(buf[:n]), true
+}
+
+// venvRoot returns the virtual environment exe belongs to (the parent of
+// its bin/ holding pyvenv.cfg), or "".
+func venvRoot(exe string) string {
+	d := filepath.Dir(exe)
+	if filepath.Base(d) != "bin" {
+		return ""
+	}
+	root := filepath.Dir(d)
+	if fi, err := os.Stat(filepath.Join(root, "pyvenv.cfg")); err == nil && fi.Mode().IsRegular() {
+		return root
+	}
+	return ""
+}
+
+// venvBase reads the base installation of the virtual environment at root
+// from its pyvenv.cfg ("home = /usr/local/bin").
+func venvBase(root string) string {
+	text, ok := readSmall(filepath.Join(root, "pyvenv.cfg"))
+	if !ok {
+		return ""
+	}
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "home" {
+			continue
+		}
+		home := strings.TrimSpace(v)
+		if !filepath.IsAbs(home) {
+			return ""
+		}
+		if r, err := filepath.EvalSymlinks(home); err == nil {
+			home = r
+		}
+		if filepath.Base(home) == "bin" {
+			return filepath.Dir(home)
+		}
+		return home
+	}
+	return ""
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// withoutDir removes dir from a PATH list.
+func withoutDir(list, dir string) string {
+	var keep []string
+	for _, p := range filepath.SplitList(list) {
+		if filepath.Clean(p) != filepath.Clean(dir) {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
 }
 
 func addTree(trees *[]string, dir string) {

@@ -2,8 +2,11 @@ package host
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -86,5 +89,120 @@ func TestKnownInterpreter(t *testing.T) {
 		if got := knownInterpreter(name); got != want {
 			t.Errorf("knownInterpreter(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// Resolving an interpreter runs nothing: not a python3 a confined run
+// planted in a virtual environment it could write (first on PATH), and not
+// the start-up hooks (.pth) such a run planted in a real one. Each plant is
+// first shown to work when its interpreter is run unconfined.
+func TestResolveRunsNothingPlanted(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("needs /usr/bin/python3")
+	}
+	for _, tt := range []struct {
+		name  string
+		plant func(t *testing.T, venv, mark string)
+	}{
+		{"replaced interpreter", func(t *testing.T, venv, mark string) {
+			py := filepath.Join(venv, "bin", "python3")
+			os.Remove(py)
+			script := "#!/bin/sh\n: > " + mark + "\necho " + py + "; echo /; echo /\n"
+			if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{".pth hook", func(t *testing.T, venv, mark string) {
+			site, _ := filepath.Glob(filepath.Join(venv, "lib", "python3*", "site-packages"))
+			if len(site) == 0 {
+				t.Skip("the virtual environment has no site-packages")
+			}
+			hook := "import os; open(" + strconv.Quote(mark) + ", 'w')\n"
+			if err := os.WriteFile(filepath.Join(site[0], "zz.pth"), []byte(hook), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			project := t.TempDir()
+			venv := filepath.Join(project, ".venv")
+			if out, err := exec.Command("/usr/bin/python3", "-m", "venv", "--without-pip", venv).CombinedOutput(); err != nil {
+				t.Skipf("python3 -m venv: %v\n%s", err, out)
+			}
+			mark := filepath.Join(t.TempDir(), "ran")
+			tt.plant(t, venv, mark)
+			py := filepath.Join(venv, "bin", "python3")
+
+			inst := resolveInstallation(py, []string{"PATH=" + filepath.Join(venv, "bin") + ":/usr/bin:/bin"}, project, "")
+			if _, err := os.Stat(mark); err == nil {
+				t.Fatal("resolving the interpreter ran what the run planted")
+			}
+			if inst.Real != py || !slices.Contains(inst.Trees, venv) {
+				t.Errorf("installation = %+v; want %s run by its own path, its venv granted", inst, py)
+			}
+			for _, tree := range inst.Trees {
+				if tree == "/" {
+					t.Errorf("a planted answer granted %s", tree)
+				}
+			}
+			// The control: run unconfined, the plant does run.
+			exec.Command(py, "-c", "pass").Run()
+			if _, err := os.Stat(mark); err != nil {
+				t.Fatalf("control: the plant does not run even unconfined, so the test proves nothing: %v", err)
+			}
+		})
+	}
+}
+
+// A pyenv shim resolves, without running, to the version its files name:
+// the variable, then the nearest .python-version above the working
+// directory, then the global version file; a name that is a path is
+// ignored, and "system" is the next python3 on PATH.
+func TestResolveShimStatically(t *testing.T) {
+	root := t.TempDir()
+	shim := filepath.Join(root, "shims", "python3")
+	for _, v := range []string{"3.11.7", "3.12.1"} {
+		writeExe(t, filepath.Join(root, "versions", v, "bin", "python3"), "#!/bin/sh\nexit 0\n")
+	}
+	writeExe(t, shim, "#!/bin/sh\ntouch \"$0.ran\"\n")
+	sys := t.TempDir()
+	writeExe(t, filepath.Join(sys, "python3"), "#!/bin/sh\n")
+	project := filepath.Join(t.TempDir(), "proj", "sub")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := "PATH=" + filepath.Dir(shim) + ":" + sys
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "version"), "3.11.7\n")
+	check := func(env []string, want string) {
+		t.Helper()
+		got, ok := resolveShim(shim, env, project, "")
+		if !ok || got != want {
+			t.Errorf("resolveShim = %q, %v; want %q", got, ok, want)
+		}
+	}
+	check([]string{path}, filepath.Join(root, "versions", "3.11.7", "bin", "python3"))
+	write(filepath.Join(filepath.Dir(project), ".python-version"), "# pinned\n3.12.1\n")
+	check([]string{path}, filepath.Join(root, "versions", "3.12.1", "bin", "python3"))
+	check([]string{path, "PYENV_VERSION=3.11.7"}, filepath.Join(root, "versions", "3.11.7", "bin", "python3"))
+	check([]string{path, "PYENV_VERSION=system"}, filepath.Join(sys, "python3"))
+	write(filepath.Join(project, ".python-version"), "../../../../usr\n3.11.7\n")
+	check([]string{path}, filepath.Join(root, "versions", "3.11.7", "bin", "python3"))
+	if _, err := os.Stat(shim + ".ran"); err == nil {
+		t.Error("the shim was run")
+	}
+}
+
+func writeExe(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

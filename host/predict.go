@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -64,6 +65,14 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 		}
 	}
 	pr.Interpreter = prog
+	for _, path := range append([]string{prog}, p.request.ExecPaths...) {
+		if tree, why := h.writableTree(path); tree != "" {
+			pr.OK = false
+			pr.Problem = fmt.Sprintf("the interpreter %s lies in %s, which runs can write (%s): one run could replace it, or plant start-up code (.pth, sitecustomize) that the next run of any skill executes", prog, tree, why)
+			pr.Fix = "use an interpreter outside every writable tree: install it elsewhere and put that first on the PATH skillhost runs with, or name one with sandbox.interpreters"
+			return pr
+		}
+	}
 	ex, ok := p.exec.(shared.Explainer)
 	if !ok {
 		return pr
@@ -144,4 +153,42 @@ func (h *Host) MissingRoots() []string {
 		}
 	}
 	return out
+}
+
+// writableTree returns the tree a configured grant lets runs write that
+// holds path, and which grant it is, or "" when none does: the write
+// ceiling, an operator's grant, a skill's effective grant, or the working
+// directory (any run may be given it with --workspace read-write).
+func (h *Host) writableTree(path string) (string, string) {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	under := func(root string) bool { return shared.Under(real, root) || shared.Under(path, root) }
+	for _, r := range grant.WritableRoots(h.Config.Sandbox.FSWrite, h.env) {
+		if under(r) {
+			return r, "sandbox.fs_write"
+		}
+	}
+	for name, g := range h.Config.Skills.Grants {
+		for _, r := range grant.WritableRoots(g.FSWrite, h.env) {
+			if under(r) {
+				return r, "skills.grants." + name + ".fs_write"
+			}
+		}
+	}
+	for _, s := range h.Catalog.All() {
+		g, _ := h.Grant(s)
+		for _, r := range g.FSWrite {
+			if under(r) {
+				return r, "the fs_write grant of skill " + s.Name
+			}
+		}
+	}
+	if cwd := h.env.Cwd; cwd != "" {
+		if rc, err := filepath.EvalSymlinks(cwd); err == nil && under(rc) {
+			return rc, "the working directory, with --workspace read-write"
+		}
+	}
+	return "", ""
 }

@@ -44,13 +44,17 @@ var (
 	// EROFS is what a write outside the grant meets where the sandbox
 	// makes the rest of the file system a read-only mount.
 	deniedRe = lazyRegexp(`Permission denied|Operation not permitted|Read-only file system|\[Errno (1|13|30)\]`)
-	pathRe   = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
-	libRe    = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
-	netRe    = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
-	signalRe = lazyRegexp(`kill: \(?(\d+)\)?`)
-	forkRe   = lazyRegexp(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
-	fsizeRe  = lazyRegexp(`File size limit exceeded|File too large`)
-	ptraceRe = lazyRegexp(`(?i)ptrace`)
+	// ENOENT is what a path outside the grant meets where the sandbox
+	// builds the run's file system from the grant: it does not exist
+	// there. Only a path the grant does not cover counts.
+	missingRe = lazyRegexp(`No such file|\[Errno 2\]`)
+	pathRe    = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
+	libRe     = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
+	netRe     = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
+	signalRe  = lazyRegexp(`kill: \(?(\d+)\)?`)
+	forkRe    = lazyRegexp(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
+	fsizeRe   = lazyRegexp(`File size limit exceeded|File too large`)
+	ptraceRe  = lazyRegexp(`(?i)ptrace`)
 )
 
 func lazyRegexp(expr string) func() *regexp.Regexp {
@@ -87,6 +91,13 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 			continue
 		}
 		if !deniedRe().MatchString(line) {
+			if missingRe().MatchString(line) {
+				for _, m := range pathRe().FindAllStringSubmatch(line, -1) {
+					if path := filepath.Clean(m[2]); !slices.Contains(opts.Ignore, path) && !g.Readable(path) {
+						add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
+					}
+				}
+			}
 			continue
 		}
 		if m := signalRe().FindStringSubmatch(line); m != nil {

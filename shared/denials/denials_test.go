@@ -29,6 +29,8 @@ func TestViolations(t *testing.T) {
 		want   string // kind:target, or "" for none
 	}{
 		{"cat: /etc/shadow: Permission denied", "fs:/etc/shadow"},
+		{"cat: /etc/shadow: No such file or directory", "fs:/etc/shadow"},
+		{"FileNotFoundError: [Errno 2] No such file or directory: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
 		{"touch: cannot touch '/home/u/notes.txt': Read-only file system", "fs:/home/u/notes.txt"},
 		{"OSError: [Errno 30] Read-only file system: '/skill/scripts/out'", "fs-write:/skill/scripts/out"},
 		{"/skill/scripts/run.sh: line 3: /skill/scripts/out: Permission denied", "fs-write:/skill/scripts/out"},
@@ -39,7 +41,8 @@ func TestViolations(t *testing.T) {
 		{"bash: line 1: kill: (4242) - Operation not permitted", "signal:4242"},
 		{"bash: fork: retry: Resource temporarily unavailable", "limit:processes"},
 		{"File size limit exceeded", "limit:file_size"},
-		{"cat: /work/file: Permission denied", ""}, // writable, so not a sandbox denial
+		{"cat: /work/file: Permission denied", ""},             // writable, so not a sandbox denial
+		{"cat: /skill/missing: No such file or directory", ""}, // inside the grant: just missing
 		{"everything is fine", ""},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,7 @@ try() {
 }
 try "read \$HOME"            ls "$HOME"
 try "read /etc/shadow"       head -c1 /etc/shadow
-try "write /tmp"             sh -c 'echo x > /tmp/skillhost-probe.$$ && rm -f /tmp/skillhost-probe.$$'
+try "write /var/tmp"         sh -c 'echo x > /var/tmp/skillhost-probe.$$ && rm -f /var/tmp/skillhost-probe.$$'
 try "write into the skill"   sh -c "echo x > '$(dirname "$0")/planted' && rm -f '$(dirname "$0")/planted'"
 try "write ./out (granted)"  sh -c 'mkdir -p out && echo ok > out/probe.txt'
 try "TCP to 127.0.0.1:22"    bash -c 'exec 3<>/dev/tcp/127.0.0.1/22'

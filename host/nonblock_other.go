@@ -1,0 +1,5 @@
+//go:build !unix
+
+package host
+
+const syscallNonblock = 0
