@@ -24,6 +24,7 @@ import (
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -134,7 +135,9 @@ func (h *Host) Warn(format string, args ...any) {
 		return
 	}
 	h.warned[msg] = true
-	fmt.Fprintln(h.warnings, "warning: "+msg)
+	// A warning may name a skill's file or quote its script's output:
+	// nothing in it acts on the terminal.
+	fmt.Fprintln(h.warnings, "warning: "+term.Printable(msg))
 }
 
 // CatalogWarnings writes the catalog's load warnings: with Verbose each of

@@ -20,6 +20,7 @@ import (
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -261,7 +262,22 @@ func (r *RunResult) Text() string {
 }
 
 // WriteText writes Text to w without building it in memory first.
+//
+// On a terminal (see term.IsTerminal) the script's bytes pass term.Printable,
+// so escape sequences in them show instead of acting; to a pipe or a file
+// they are written exactly.
 func (r *RunResult) WriteText(w io.Writer) error {
+	if term.IsTerminal(w) {
+		tw := term.NewWriter(w)
+		if err := r.writeText(tw); err != nil {
+			return err
+		}
+		return tw.Flush()
+	}
+	return r.writeText(w)
+}
+
+func (r *RunResult) writeText(w io.Writer) error {
 	var head, tail string
 	switch {
 	case r.TimedOut:

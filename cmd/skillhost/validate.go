@@ -25,7 +25,7 @@ func (a *app) validateCmd() *cobra.Command {
 			for _, r := range results {
 				allValid = allValid && r.Valid
 				for _, w := range r.Warnings {
-					fmt.Fprintf(a.stderr, "warning: %s: %s\n", r.Path, w)
+					fmt.Fprintf(a.stderr, "warning: %s: %s\n", host.Printable(r.Path), host.Printable(w))
 				}
 			}
 			if a.jsonOut {
@@ -35,12 +35,12 @@ func (a *app) validateCmd() *cobra.Command {
 			} else {
 				for _, r := range results {
 					if r.Valid {
-						fmt.Fprintf(a.stdout, "Valid skill: %s\n", r.Path)
+						fmt.Fprintf(a.stdout, "Valid skill: %s\n", host.Printable(r.Path))
 						continue
 					}
-					fmt.Fprintf(a.stdout, "Validation failed for %s:\n", r.Path)
+					fmt.Fprintf(a.stdout, "Validation failed for %s:\n", host.Printable(r.Path))
 					for _, e := range r.Errors {
-						fmt.Fprintf(a.stdout, "  - %s\n", e)
+						fmt.Fprintf(a.stdout, "  - %s\n", host.Printable(e))
 					}
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -109,7 +110,8 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 			add(shared.Violation{Kind: "ptrace", Detail: "tracing other processes is not allowed"})
 			continue
 		case !opts.Network && (netRe().MatchString(line) || strings.Contains(line, "/dev/tcp/") || strings.Contains(line, "/dev/udp/")):
-			add(shared.Violation{Kind: "network", Detail: "the grant has no network: " + strings.TrimSpace(line)})
+			// The script's words are quoted as data, apart from ours.
+			add(shared.Violation{Kind: "network", Detail: "the grant has no network; the script printed " + strconv.Quote(strings.TrimSpace(line))})
 			continue
 		}
 		for _, m := range pathRe().FindAllStringSubmatch(line, -1) {

