@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/skillhost/skillhost/host/config"
@@ -16,10 +17,8 @@ func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
 	return g, w
 }
 
-// GrantWith is Grant with a workspace mode for this run ("" keeps the
-// configured one; grant.WorkspaceNone withdraws it), and the origin of
-// every part of the grant.
-func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
+// computeGrant is GrantWith before the place of a trusted skill is checked.
+func (h *Host) computeGrant(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
 	declared, warnings := grant.FromFrontMatter(s.Declared)
 	for i, w := range warnings {
 		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
@@ -28,9 +27,30 @@ func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.O
 	if workspace != "" {
 		op.Workspace = workspace
 	}
+	if dir, err := filepath.EvalSymlinks(s.Dir); err == nil {
+		declared.Dir = dir
+	}
 	g, origins, more := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), h.env)
 	for _, w := range more {
 		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+	}
+	return g, origins, warnings
+}
+
+// GrantWith is Grant with a workspace mode for this run ("" keeps the
+// configured one; grant.WorkspaceNone withdraws it), and the origin of
+// every part of the grant.
+func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
+	g, origins, warnings := h.computeGrant(s, workspace)
+	if g.Core() {
+		dir, _ := filepath.EvalSymlinks(s.Dir)
+		// Even a listed directory loses its trust where a run could have
+		// written it, or where whoever controls the working directory
+		// could have put it.
+		if tree, why := h.writableTree(dir); tree != "" {
+			g.Trust = grant.TrustExternal
+			warnings = append(warnings, fmt.Sprintf("skill %q: trust: core is ignored: its directory lies in %s, which runs can write (%s); it runs as external", s.Name, tree, why))
+		}
 	}
 	return g, origins, warnings
 }

@@ -178,7 +178,7 @@ func (h *Host) writableTree(path string) (string, string) {
 		}
 	}
 	for _, s := range h.Catalog.All() {
-		g, _ := h.Grant(s)
+		g, _, _ := h.computeGrant(s, "")
 		for _, r := range g.FSWrite {
 			if under(r) {
 				return r, "the fs_write grant of skill " + s.Name

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
@@ -31,6 +32,9 @@ type Declared struct {
 	Network bool
 	Timeout time.Duration
 	Trust   string
+	// Dir is the skill's directory, resolved through symlinks: trust is
+	// bound to it, never to the name.
+	Dir string
 }
 
 // Ceiling is the most any skill may be granted (the config sandbox:
@@ -41,7 +45,9 @@ type Ceiling struct {
 	FSWrite []string
 	Network bool
 	Timeout time.Duration
-	// Trusted lists the skills whose trust: core is honoured.
+	// Trusted lists the directories of the skills whose trust: core is
+	// honoured (absolute, or starting with ~). A bare name is refused: a
+	// skill of that name could be planted anywhere the catalog looks.
 	Trusted []string
 }
 
@@ -95,7 +101,8 @@ type Env struct {
 //     admits everything. A symlink inside an allowed directory that points
 //     outside it resolves outside and is dropped.
 //   - Network is granted only if both allow it; the timeout is the smaller.
-//   - trust: core is honoured only for skills listed in Ceiling.Trusted.
+//   - trust: core is honoured only for a skill whose resolved directory
+//     Ceiling.Trusted lists.
 func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
 	g, warnings, _ := compute(name, d, c, env)
 	return g, warnings
@@ -120,10 +127,14 @@ func compute(name string, d Declared, c Ceiling, env Env) (Grant, []string, reso
 		g.Timeout = c.Timeout
 	}
 	if d.Trust == TrustCore {
-		if slices.Contains(c.Trusted, name) {
+		switch {
+		case d.Dir != "" && trustedDir(d.Dir, c.Trusted, env):
 			g.Trust = TrustCore
-		} else {
-			warnings = append(warnings, "trust: core is ignored because skill "+strconv.Quote(name)+
+		case slices.Contains(c.Trusted, name):
+			warnings = append(warnings, "trust: core is ignored: sandbox.trusted names skill "+strconv.Quote(name)+
+				", but trust is bound to a directory; list "+strconv.Quote(d.Dir)+" there instead; it runs as external")
+		default:
+			warnings = append(warnings, "trust: core is ignored because the directory of skill "+strconv.Quote(name)+
 				" is not listed in sandbox.trusted; it runs as external")
 		}
 	}
@@ -144,4 +155,18 @@ func compute(name string, d Declared, c Ceiling, env Env) (Grant, []string, reso
 		warnings = append(warnings, w...)
 	}
 	return g, warnings, rc
+}
+
+// trustedDir reports whether dir is one of the trusted entries that name a
+// directory (absolute or ~), each resolved through symlinks.
+func trustedDir(dir string, trusted []string, env Env) bool {
+	for _, t := range trusted {
+		if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") {
+			continue
+		}
+		if r, err := Resolve(t, env); err == nil && r == dir {
+			return true
+		}
+	}
+	return false
 }

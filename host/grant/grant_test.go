@@ -219,8 +219,14 @@ func TestComputeScalars(t *testing.T) {
 			Grant{Timeout: 5 * time.Second, Trust: "external"}, ""},
 		{Declared{Trust: "core", Timeout: time.Second}, Ceiling{Timeout: time.Minute}, false,
 			Grant{Timeout: time.Second, Trust: "external"}, "not listed in sandbox.trusted"},
-		{Declared{Trust: "core", Timeout: time.Second}, Ceiling{Timeout: time.Minute, Trusted: []string{"s"}}, true,
+		{Declared{Trust: "core", Timeout: time.Second, Dir: "/"}, Ceiling{Timeout: time.Minute, Trusted: []string{"/"}}, true,
 			Grant{Timeout: time.Second, Trust: "core"}, ""},
+		// Trust is bound to a directory: a name, or another directory, is
+		// not enough.
+		{Declared{Trust: "core", Timeout: time.Second, Dir: "/"}, Ceiling{Timeout: time.Minute, Trusted: []string{"s"}}, false,
+			Grant{Timeout: time.Second, Trust: "external"}, "trust is bound to a directory"},
+		{Declared{Trust: "core", Timeout: time.Second, Dir: "/"}, Ceiling{Timeout: time.Minute, Trusted: []string{"/usr"}}, false,
+			Grant{Timeout: time.Second, Trust: "external"}, "not listed in sandbox.trusted"},
 		{Declared{}, Ceiling{}, false, Grant{Timeout: DefaultTimeout, Trust: "external"}, ""},
 	}
 	for i, tt := range tests {
