@@ -2,12 +2,14 @@ package host
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Grant computes the effective grant of s (what it declares plus what the
@@ -41,7 +43,51 @@ func (h *Host) computeGrant(s *skill.Skill, workspace string) (grant.Grant, gran
 // configured one; grant.WorkspaceNone withdraws it), and the origin of
 // every part of the grant.
 func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
+	g, origins, warnings, _ := h.grantProtected(s, workspace)
+	return g, origins, warnings
+}
+
+// grantProtected is GrantWith with the protected paths that do not exist
+// yet, which the host checks after a run.
+func (h *Host) grantProtected(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string, []string) {
 	g, origins, warnings := h.computeGrant(s, workspace)
+	skillRoots := h.skillRoots(s)
+	exceptions := grant.WritableRoots(h.Config.Sandbox.Unprotected, h.env)
+	// Writing into a skill's files is refused outright: one skill could
+	// rewrite another, or a trusted one.
+	g.FSWrite = slices.DeleteFunc(g.FSWrite, func(w string) bool {
+		for _, r := range skillRoots {
+			if shared.Under(w, r) && !shared.UnderAny(w, exceptions) {
+				warnings = append(warnings, fmt.Sprintf("skill %q: fs_write %s lies in the skills at %s; refused (list it in sandbox.unprotected to allow it)", s.Name, w, r))
+				return true
+			}
+		}
+		return false
+	})
+	prot := grant.Protect(g, skillRoots, exceptions, func(p string) bool {
+		_, err := os.Lstat(p)
+		return err == nil
+	})
+	g.Protected = prot.Existing
+	g, origins, warnings = h.checkTrustPlace(s, g, origins, warnings)
+	return g, origins, warnings, prot.Missing
+}
+
+// skillRoots are the resolved directories that hold skills: the catalog's
+// roots and s's own directory.
+func (h *Host) skillRoots(s *skill.Skill) []string {
+	var out []string
+	for _, r := range append(h.Catalog.Roots(), s.Dir) {
+		if rr, err := filepath.EvalSymlinks(r); err == nil && !slices.Contains(out, rr) {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// checkTrustPlace withdraws an honoured trust: core from a skill whose
+// directory lies where runs could have written it.
+func (h *Host) checkTrustPlace(s *skill.Skill, g grant.Grant, origins grant.Origins, warnings []string) (grant.Grant, grant.Origins, []string) {
 	if g.Core() {
 		dir, _ := filepath.EvalSymlinks(s.Dir)
 		// Even a listed directory loses its trust where a run could have

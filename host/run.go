@@ -109,6 +109,9 @@ type prepared struct {
 	request  shared.Request
 	exec     shared.Executor
 	strategy string
+	// unborn are protected paths that did not exist before the run: any
+	// the run created is moved aside after it (see setAside).
+	unborn []string
 }
 
 // prepare resolves a call: skill, tool, arguments, grant, command line,
@@ -124,7 +127,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
 		}
 	}
-	g, _, warnings := h.GrantWith(s, req.Workspace)
+	g, _, warnings, unborn := h.grantProtected(s, req.Workspace)
 	for _, w := range warnings {
 		h.Warn("%s", w)
 	}
@@ -140,7 +143,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	}
 	request := h.request(skillDir, g, argv, dir, env)
 	request.ExecPaths = append(request.ExecPaths, trees...)
-	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy}, nil
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy, unborn: unborn}, nil
 }
 
 // Run executes a tool and waits for it. publish, if not nil, receives the
@@ -171,6 +174,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	r.Truncated = r.Truncated || out.truncated
+	r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r}
 	if req.ChunkedOutput {
 		res.chunks = out.chunks

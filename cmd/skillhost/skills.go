@@ -230,11 +230,18 @@ func (a *app) grantCmd() *cobra.Command {
 				return a.printJSON(map[string]any{
 					"fs_read": nonNil(g.FSRead), "fs_write": nonNil(g.FSWrite), "network": g.Network,
 					"timeout": json.Number(host.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
+					"protected": nonNil(g.Protected),
 				})
 			}
 			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v (%s)\ntimeout:  %ss (%s)\ntrust:    %s\n",
 				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), g.Network, origins.Network,
 				host.Seconds(g.Timeout), origins.Timeout, g.Trust)
+			if len(g.Protected) > 0 {
+				fmt.Fprintf(a.stdout, "read-only inside fs_write (code there runs later, outside the sandbox; sandbox.unprotected lists exceptions):\n")
+				for _, p := range g.Protected {
+					fmt.Fprintf(a.stdout, "          %s\n", host.Printable(p))
+				}
+			}
 			return nil
 		},
 	}

@@ -96,8 +96,13 @@ type Sandbox struct {
 	FSWrite []string `yaml:"fs_write"`
 	Network bool     `yaml:"network"`
 	Timeout Duration `yaml:"timeout"`
-	// Trusted lists skills whose trust: core is honoured.
+	// Trusted lists the directories of the skills whose trust: core is
+	// honoured.
 	Trusted []string `yaml:"trusted"`
+	// Unprotected lists paths inside write grants that runs may change
+	// although skillhost keeps them read-only by default (.git/hooks,
+	// shell start-up files, skill roots: see grant.ProtectedNames).
+	Unprotected []string `yaml:"unprotected"`
 	// OutputLimit caps a script's merged output (default 1 MiB).
 	OutputLimit ByteSize `yaml:"output_limit"`
 	// Env adds to the variables scripts receive: NAME passes the host's

@@ -68,7 +68,9 @@ func (g Grant) MarshalJSON() ([]byte, error) {
 		Network bool        `json:"network"`
 		Timeout json.Number `json:"timeout"`
 		Trust   string      `json:"trust"`
-	}{nonNil(g.FSRead), nonNil(g.FSWrite), g.Network, json.Number(Seconds(g.Timeout)), g.Trust})
+		// Protected are paths inside fs_write that stay read-only.
+		Protected []string `json:"protected,omitempty"`
+	}{nonNil(g.FSRead), nonNil(g.FSWrite), g.Network, json.Number(Seconds(g.Timeout)), g.Trust, g.Protected})
 }
 
 // Seconds formats d as a plain number of seconds ("60", "0.5").
