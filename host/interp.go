@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -327,21 +328,13 @@ func versionNames(text string) []string {
 }
 
 // readSmall reads the start of a regular file, never a FIFO or device
-// (which could block), without following a final symlink's target type
-// check past what os.Stat says.
+// (which could block).
 func readSmall(path string) (string, bool) {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscallNonblock, 0)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", false
-	}
 	buf := make([]byte, maxVersionFile)
 	n, _ := io.ReadFull(f, buf)
 	return string(buf[:n]), true

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -113,7 +114,7 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 // through its interpreter, this file is exec'd by the kernel, which honours
 // #! only at its first byte.
 func shebangProgram(path string, env []string) string {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return ""
 	}

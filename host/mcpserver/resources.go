@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -115,18 +116,12 @@ func readResource(f resourceFile) (*mcp.ResourceContents, error) {
 		return nil, err
 	}
 	defer root.Close()
-	file, err := root.Open(filepath.FromSlash(f.rel))
+	// Not blocking on a FIFO a skill ships, nor reading a device.
+	file, err := safeio.OpenRegularIn(root, filepath.FromSlash(f.rel))
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", f.rel)
-	}
 	data, err := io.ReadAll(io.LimitReader(file, MaxResourceSize+1))
 	if err != nil {
 		return nil, err

@@ -1,10 +1,12 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/skilltar"
 )
@@ -105,11 +107,11 @@ const remoteFileLimit = 64 << 20
 // file that cannot be written becomes a violation naming it; the others
 // are still written. The returned result keeps the files' paths and
 // modes, not their data.
-func writeBack(mounts []shared.Mount, res shared.Result) shared.Result {
+func writeBack(ctx context.Context, mounts []shared.Mount, res shared.Result) shared.Result {
 	roots := newMountRoots(mounts)
 	defer roots.close()
 	for i, f := range res.Files {
-		if err := roots.writeFile(f); err != nil {
+		if err := roots.writeFile(ctx, f); err != nil {
 			res.Violations = append(res.Violations, shared.Violation{Kind: "file", Target: f.Path, Detail: "not written back: " + err.Error()})
 		}
 		res.Files[i].Data = nil
@@ -144,7 +146,7 @@ func (r *mountRoots) close() {
 	}
 }
 
-func (r *mountRoots) writeFile(f shared.File) error {
+func (r *mountRoots) writeFile(ctx context.Context, f shared.File) error {
 	if !filepath.IsAbs(f.Path) || filepath.Clean(f.Path) != f.Path {
 		return fmt.Errorf("%q is not a clean absolute path", f.Path)
 	}
@@ -175,13 +177,7 @@ func (r *mountRoots) writeFile(f shared.File) error {
 	if f.Mode&0o111 != 0 {
 		mode = 0o755
 	}
-	out, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := out.Write(f.Data); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	// Through a temporary file renamed into place: a FIFO (or anything
+	// else) a run left at the path is replaced, never opened.
+	return safeio.WriteIn(ctx, root, rel, f.Data, mode)
 }

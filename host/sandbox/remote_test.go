@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/shared"
 )
@@ -20,7 +23,7 @@ func TestWriteBackOpensEachMountOnce(t *testing.T) {
 		{Role: shared.MountPath, Logical: "/gone", HostPath: missing, Writable: true},
 		{Role: shared.MountPath, Logical: "/ro", HostPath: ro},
 	}
-	res := writeBack(mounts, shared.Result{Files: []shared.File{
+	res := writeBack(context.Background(), mounts, shared.Result{Files: []shared.File{
 		{Path: "/workspace/a.txt", Data: []byte("a")},
 		{Path: "/gone/x", Data: []byte("x")},
 		{Path: "/workspace/sub/b.txt", Data: []byte("b")},
@@ -57,7 +60,7 @@ func TestWriteBackOpensEachMountOnce(t *testing.T) {
 	}
 	roots := newMountRoots([]shared.Mount{{Logical: "/workspace", HostPath: dir, Writable: true}})
 	defer roots.close()
-	if err := roots.writeFile(shared.File{Path: "/workspace/first", Data: []byte("1")}); err != nil {
+	if err := roots.writeFile(context.Background(), shared.File{Path: "/workspace/first", Data: []byte("1")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(dir, dir+".old"); err != nil {
@@ -66,7 +69,7 @@ func TestWriteBackOpensEachMountOnce(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := roots.writeFile(shared.File{Path: "/workspace/second", Data: []byte("2")}); err != nil {
+	if err := roots.writeFile(context.Background(), shared.File{Path: "/workspace/second", Data: []byte("2")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir+".old", "second")); err != nil {
@@ -75,4 +78,51 @@ func TestWriteBackOpensEachMountOnce(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "second")); err == nil {
 		t.Errorf("the second file went into the replacement directory")
 	}
+}
+
+// A FIFO a confined run left where a remote run's file comes back (attack
+// 10 of issue 26) is replaced, never opened: opening it for writing would
+// block the host for as long as nobody reads it. The control shows such an
+// open does block.
+func TestWriteBackReplacesAFIFO(t *testing.T) {
+	work := t.TempDir()
+	fifo := filepath.Join(work, "report.txt")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	opened := make(chan struct{})
+	go func() {
+		// The control: a plain open for writing waits for a reader.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		close(opened)
+	}()
+	select {
+	case <-opened:
+		t.Fatal("control: opening the FIFO for writing did not block, so the test proves nothing")
+	case <-time.After(200 * time.Millisecond):
+	}
+	done := make(chan shared.Result, 1)
+	go func() {
+		done <- writeBack(context.Background(), []shared.Mount{{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: work, Writable: true}},
+			shared.Result{Files: []shared.File{{Path: "/workspace/report.txt", Data: []byte("the report")}}})
+	}()
+	select {
+	case res := <-done:
+		if len(res.Violations) > 0 {
+			t.Errorf("violations: %+v", res.Violations)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("write-back blocked on the FIFO")
+	}
+	fi, err := os.Lstat(fifo)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("report.txt is %v, %v; want the regular file written back", fi, err)
+	}
+	if got, _ := os.ReadFile(fifo); string(got) != "the report" {
+		t.Errorf("report.txt = %q", got)
+	}
+	// The control's open still waits on the FIFO's inode, now unlinked; it
+	// ends with the test process.
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/skillhost/skillhost/host/internal/safeio"
 )
 
 // Options adjust how a bundle's scripts become tools.
@@ -209,7 +211,7 @@ func clip(name string) string {
 // readHead returns the beginning of a file: enough for its shebang, module
 // docstring, header comments and, usually, its argparse description.
 func readHead(path string) []byte {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
 
@@ -185,7 +186,7 @@ func ParseWith(path string, opts Options) (*Skill, error) {
 }
 
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

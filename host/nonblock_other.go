@@ -1,5 +1,0 @@
-//go:build !unix
-
-package host
-
-const syscallNonblock = 0
