@@ -142,11 +142,16 @@ func add(tw *tar.Writer, root *os.Root, e entry) error {
 	// The file is opened inside the skill's root, so one swapped for a
 	// link since the walk cannot lead out of it; its size is what the
 	// walk saw, and a file that changed size in between is an error.
-	f, err := root.Open(filepath.FromSlash(e.path))
+	// Non-blocking and not following a final link: a FIFO swapped in since
+	// the walk cannot stall the host, and the type is checked again.
+	f, err := root.OpenFile(filepath.FromSlash(e.path), os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is no longer a regular file", e.path)
+	}
 	hdr.Typeflag, hdr.Size = tar.TypeReg, e.size
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package skilltar
+
+const openFlags = 0
