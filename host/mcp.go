@@ -20,6 +20,10 @@ type (
 // the MCP server over HTTP requires.
 const MCPTokenEnv = mcpserver.TokenEnv
 
+// NewMCPToken returns a fresh random bearer token for an HTTP server
+// started without one.
+func NewMCPToken() (string, error) { return mcpserver.NewToken() }
+
 // CheckMCPListenAddr refuses an HTTP address for the MCP server that is
 // not loopback, unless allowRemote is set and token is not empty.
 func CheckMCPListenAddr(addr string, allowRemote bool, token string) error {

@@ -31,8 +31,9 @@ func (a *app) mcpCmd() *cobra.Command {
 		Long: "mcp offers every script tool of every skill as an MCP tool named <skill>__<tool>, run under the\n" +
 			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's SKILL.md,\n" +
 			"references/ and assets/ as resources. Changes on disk are announced to clients.\n\n" +
-			"Over HTTP it listens on loopback only, unless --allow-remote is given together with a bearer\n" +
-			"token in $" + host.MCPTokenEnv + " (which, when set, is required on loopback too).",
+			"Over HTTP it listens on loopback only, unless --allow-remote is given, and always requires a bearer\n" +
+			"token: the one in $" + host.MCPTokenEnv + ", or one generated and printed at start. Browser pages of\n" +
+			"other origins are refused, idle sessions expire after 10 minutes and at most 64 are open at once.",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token := os.Getenv(host.MCPTokenEnv)
@@ -60,7 +61,18 @@ func (a *app) mcpCmd() *cobra.Command {
 				go srv.Watch(ctx, poll)
 			}
 			if httpAddr != "" {
+				// A token always: on loopback too, any local user or any
+				// script with network could otherwise call every tool.
+				generated := token == ""
+				if generated {
+					if token, err = host.NewMCPToken(); err != nil {
+						return failed(err)
+					}
+				}
 				err = srv.ServeHTTP(ctx, httpAddr, allowRemote, token, func(addr net.Addr) {
+					if generated {
+						fmt.Fprintf(a.stderr, "skillhost: bearer token for this server: %s (set $%s to choose one)\n", token, host.MCPTokenEnv)
+					}
 					fmt.Fprintf(a.stderr, "skillhost: serving MCP on http://%s\n", addr)
 				})
 			} else {

@@ -566,3 +566,55 @@ func TestMCPHTTP(t *testing.T) {
 		t.Fatalf("call over HTTP: %v %v", res, err)
 	}
 }
+
+// Without $SKILLHOST_MCP_TOKEN, skillhost mcp --http makes a token up and
+// prints it: loopback is not a reason to serve every local user.
+func TestMCPHTTPGeneratesAToken(t *testing.T) {
+	bin, pluginDir := skillhostBinary(t)
+	skills, _ := mcpSkills(t)
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SKILLHOST_MCP_TOKEN=") }),
+		"SKILLHOST_PLUGINS__DIRS="+pluginDir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	var url, token string
+	scanner := bufio.NewScanner(stderr)
+	for url == "" && scanner.Scan() {
+		line := scanner.Text()
+		if _, after, ok := strings.Cut(line, "bearer token for this server: "); ok {
+			token, _, _ = strings.Cut(after, " ")
+		}
+		if _, after, ok := strings.Cut(line, "serving MCP on "); ok {
+			url = after
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if url == "" || len(token) < 32 {
+		t.Fatalf("url %q, token %q: want both printed", url, token)
+	}
+	status := func(tok string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := status(""); code != http.StatusUnauthorized {
+		t.Errorf("no token: status %d", code)
+	}
+	if code := status(token); code == http.StatusUnauthorized {
+		t.Errorf("the printed token was refused")
+	}
+}

@@ -2,11 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -48,21 +51,85 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Handler serves the MCP streamable HTTP transport. With a non-empty token,
-// every request must carry "Authorization: Bearer <token>". The SDK's
-// protections against DNS rebinding and cross-origin requests stay on.
-func (s *Server) Handler(token string) http.Handler {
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
-	if token != "" {
-		verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-				return nil, auth.ErrInvalidToken
-			}
-			return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
-		}
-		h = auth.RequireBearerToken(verify, nil)(h)
+// HTTPLimits bound what unauthenticated or runaway clients can make the
+// HTTP server hold.
+type HTTPLimits struct {
+	// MaxSessions caps the open sessions; an initialize over the cap is
+	// refused (503) instead of growing the server.
+	MaxSessions int
+	// SessionTimeout closes a session idle this long.
+	SessionTimeout time.Duration
+	// MaxBody caps a request's body in bytes.
+	MaxBody int64
+}
+
+// DefaultHTTPLimits are the limits when none are given.
+var DefaultHTTPLimits = HTTPLimits{MaxSessions: 64, SessionTimeout: 10 * time.Minute, MaxBody: 4 << 20}
+
+// Handler serves the MCP streamable HTTP transport. Every request must
+// carry "Authorization: Bearer <token>" (token must not be empty: on
+// loopback too, any local user or any script with network could otherwise
+// call every tool with the operator's grants). A request from a browser
+// page of another origin is refused, as is one whose Host is not the
+// loopback address it reached (DNS rebinding); idle sessions expire, the
+// open ones are capped, and bodies are bounded.
+func (s *Server) Handler(token string, limits HTTPLimits) http.Handler {
+	if limits == (HTTPLimits{}) {
+		limits = DefaultHTTPLimits
 	}
-	return h
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:        limits.SessionTimeout,
+		CrossOriginProtection: http.NewCrossOriginProtection(),
+	})
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sameOrigin(r) {
+			http.Error(w, "cross-origin requests are refused", http.StatusForbidden)
+			return
+		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && s.sessions() >= limits.MaxSessions {
+			http.Error(w, fmt.Sprintf("too many open sessions (%d); close one or wait for idle ones to expire", limits.MaxSessions), http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limits.MaxBody)
+		mcpHandler.ServeHTTP(w, r)
+	})
+	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	return auth.RequireBearerToken(verify, nil)(h)
+}
+
+// sameOrigin reports whether r has no Origin header (not a browser) or one
+// naming the very host the request was sent to.
+func sameOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+}
+
+// sessions counts the server's open sessions.
+func (s *Server) sessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// NewToken returns a fresh random bearer token, for a server started
+// without one.
+func NewToken() (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // ServeHTTP listens on addr (checked with CheckListenAddr first) and serves
@@ -76,7 +143,10 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, allowRemote bool, t
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	srv := &http.Server{Handler: s.Handler(token), ReadHeaderTimeout: 10 * time.Second}
+	if token == "" {
+		return errors.New("serving MCP over HTTP needs a bearer token")
+	}
+	srv := &http.Server{Handler: s.Handler(token, DefaultHTTPLimits), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

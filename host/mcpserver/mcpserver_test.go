@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -190,7 +193,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func TestHTTPBearerToken(t *testing.T) {
 	s := New(openHost(t), Options{})
-	ts := httptest.NewServer(s.Handler("s3cret"))
+	ts := httptest.NewServer(s.Handler("s3cret", HTTPLimits{}))
 	defer ts.Close()
 	ctx := context.Background()
 	connect := func(token string) (*mcp.ClientSession, error) {
@@ -268,5 +271,89 @@ func TestOddSkillName(t *testing.T) {
 	}
 	if _, ok := s.resources["skill://notes/SKILL.md"]; !ok {
 		t.Error("the other skill's resources are missing")
+	}
+}
+
+// A flood of initialize requests (issue 26, attack 9) cannot grow the
+// server: without the token each is refused before a session exists, and
+// with it the open sessions stop at the cap. A page of another origin is
+// refused even with the token, and a body over the bound is cut.
+func TestHTTPFloodAndOrigin(t *testing.T) {
+	s := New(openHost(t), Options{})
+	ts := httptest.NewServer(s.Handler("s3cret", HTTPLimits{MaxSessions: 8, SessionTimeout: time.Minute, MaxBody: 1 << 16}))
+	defer ts.Close()
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`
+	post := func(token, origin, body string) int {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range 1500 {
+		if code := post("", "", initialize); code != http.StatusUnauthorized {
+			t.Fatalf("unauthenticated initialize %d: status %d", i, code)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("1500 unauthenticated initializes: heap %d KiB before, %d KiB after", before.HeapAlloc>>10, after.HeapAlloc>>10)
+	if n := s.sessions(); n != 0 {
+		t.Errorf("%d sessions after the unauthenticated flood", n)
+	}
+	ok, refused := 0, 0
+	for range 40 {
+		switch code := post("s3cret", "", initialize); code {
+		case http.StatusOK:
+			ok++
+		case http.StatusServiceUnavailable:
+			refused++
+		default:
+			t.Fatalf("authenticated initialize: status %d", code)
+		}
+	}
+	if ok != 8 || refused != 32 || s.sessions() != 8 {
+		t.Errorf("40 initializes with the token: %d opened, %d refused, %d open; want 8, 32, 8", ok, refused, s.sessions())
+	}
+	if code := post("s3cret", "http://evil.example", initialize); code != http.StatusForbidden {
+		t.Errorf("another origin: status %d, want 403", code)
+	}
+	if code := post("s3cret", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"`+strings.Repeat("x", 1<<17)+`"}}`); code < 400 {
+		t.Errorf("a body over the bound: status %d", code)
+	}
+}
+
+// An idle session is closed after the timeout, freeing its place.
+func TestHTTPIdleSessionsExpire(t *testing.T) {
+	s := New(openHost(t), Options{})
+	ts := httptest.NewServer(s.Handler("s3cret", HTTPLimits{MaxSessions: 1, SessionTimeout: 200 * time.Millisecond, MaxBody: 1 << 16}))
+	defer ts.Close()
+	hc := &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for s.sessions() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle session was never closed")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
