@@ -340,7 +340,7 @@ func TestHTTPFloodAndOrigin(t *testing.T) {
 // An idle session is closed after the timeout, freeing its place.
 func TestHTTPIdleSessionsExpire(t *testing.T) {
 	s := New(openHost(t), Options{})
-	ts := httptest.NewServer(s.Handler("s3cret", HTTPLimits{MaxSessions: 1, SessionTimeout: 200 * time.Millisecond, MaxBody: 1 << 16}))
+	ts := httptest.NewServer(s.Handler("s3cret", HTTPLimits{MaxSessions: 4, SessionTimeout: 200 * time.Millisecond, MaxBody: 1 << 16}))
 	defer ts.Close()
 	hc := &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
