@@ -2,6 +2,7 @@ package landlock_test
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -123,6 +124,81 @@ func TestResultSaysWhenNamespacesWereRefused(t *testing.T) {
 		noted := strings.Contains(strings.Join(res.NotEnforced, ";"), "namespaces")
 		if noted != refuse {
 			t.Errorf("refused=%v: not enforced %q", refuse, res.NotEnforced)
+		}
+	}
+}
+
+// A run's temporary directory does not outlive an interrupted run (issue
+// 26, attack 11). With the view it is a tmpfs of the run's namespace, so
+// nothing is made on the host at all; in Landlock-only mode a plugin killed
+// mid-run leaves its directory, and the next plugin removes it.
+func TestTempDirsDoNotOutliveAKilledPlugin(t *testing.T) {
+	tmp := t.TempDir()
+	launch := func(env ...string) *pluginclient.Conn {
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(landlockPkg), AutoMTLS: true,
+			Env: append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0", "TMPDIR=" + tmp}, env...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		return conn
+	}
+	leftovers := func() []string {
+		entries, _ := os.ReadDir(tmp)
+		var out []string
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "skillhost-run-") {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	dir := t.TempDir()
+	run := func(conn *pluginclient.Conn, script string, started chan<- struct{}) {
+		conn.Execute(context.Background(), shared.Request{
+			RunID: "tmp", Argv: []string{"/bin/sh", "-c", script}, Dir: dir, SkillDir: dir,
+			Grant: shared.Grant{Timeout: 60 * time.Second, Trust: shared.TrustExternal},
+		}, func(b []byte) error {
+			if started != nil && strings.Contains(string(b), "ready") {
+				close(started)
+				started = nil
+			}
+			return nil
+		})
+	}
+	for _, view := range []bool{true, false} {
+		var conn *pluginclient.Conn
+		if view {
+			conn = launch()
+		} else {
+			conn = launch(noNamespaces)
+			landlockOnly(t, conn)
+		}
+		if p, err := conn.Probe(context.Background()); err != nil || p.Status != shared.Healthy {
+			t.Skipf("the landlock plugin cannot confine here: %v %+v", err, p)
+		}
+		started := make(chan struct{})
+		go run(conn, `echo loot > "$TMPDIR/loot"; echo ready; sleep 60`, started)
+		select {
+		case <-started:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the run never started")
+		}
+		syscall.Kill(conn.Pid(), syscall.SIGKILL)
+		left := leftovers()
+		if view && len(left) > 0 {
+			t.Errorf("with the view, the run made %v on the host", left)
+		}
+		if !view {
+			if len(left) != 1 {
+				t.Fatalf("control: a plugin killed mid-run in Landlock-only mode left %v, want its one directory", left)
+			}
+			next := launch(noNamespaces)
+			landlockOnly(t, next)
+			run(next, "true", nil)
+			if left := leftovers(); len(left) > 0 {
+				t.Errorf("the next plugin did not remove %v", left)
+			}
 		}
 	}
 }

@@ -39,6 +39,10 @@ type Executor struct {
 
 	mu       sync.Mutex
 	settings Settings
+	// temps are the temporary directories of runs in progress
+	// (Landlock-only mode), removed by Close if a run could not.
+	temps     map[string]bool
+	sweepOnce sync.Once
 }
 
 // Settings are the backend's own settings, which the operator writes under
@@ -119,7 +123,43 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 func (e *Executor) Close() error {
 	runner.KeepSpares(false)
 	sweepCgroups()
+	e.mu.Lock()
+	temps := e.temps
+	e.temps = nil
+	e.mu.Unlock()
+	for dir := range temps {
+		_ = removeTree(dir)
+	}
 	return nil
+}
+
+// tempPrefix starts the name of a run's temporary directory (Landlock-only
+// mode), followed by the plugin's pid: a plugin that was killed before it
+// could remove its directories leaves them to the next one's sweep.
+const tempPrefix = "skillhost-run-"
+
+// tempDir makes a run's temporary directory, first sweeping those of
+// plugins that are gone (once per plugin).
+func (e *Executor) tempDir() (string, error) {
+	e.sweepOnce.Do(sweepTemps)
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", tempPrefix, os.Getpid()))
+	if err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	if e.temps == nil {
+		e.temps = map[string]bool{}
+	}
+	e.temps[dir] = true
+	e.mu.Unlock()
+	return dir, nil
+}
+
+func (e *Executor) removeTemp(dir string) {
+	_ = removeTree(dir)
+	e.mu.Lock()
+	delete(e.temps, dir)
+	e.mu.Unlock()
 }
 
 // Probe implements shared.Executor.
@@ -154,10 +194,10 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	tmp := ViewTmp
 	if !f.ReadOnlyView {
 		var err error
-		if tmp, err = os.MkdirTemp("", "skillhost-run-"); err != nil {
+		if tmp, err = e.tempDir(); err != nil {
 			return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
 		}
-		defer removeTree(tmp)
+		defer e.removeTemp(tmp)
 	}
 	if err := createWritePaths(req.Grant.FSWrite); err != nil {
 		return shared.Result{}, err

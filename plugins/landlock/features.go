@@ -100,9 +100,11 @@ func (f Features) Probe() shared.Probe {
 		details["capabilities"] = "dropped for scripts"
 	}
 	if f.ReadOnlyView {
-		details["outside_the_grant"] = "read-only, nosuid mounts (no chmod, chown, utimes or xattrs)"
+		details["mode"] = "view + Landlock + seccomp"
+		details["outside_the_grant"] = "does not exist: each run's file system is built from its grant (tmpfs root, binds, private /tmp, pivot_root)"
 	} else {
-		details["outside_the_grant"] = "metadata changes refused everywhere by seccomp (no private mount namespace)"
+		details["mode"] = "Landlock only (landlock_only): no filesystem view"
+		details["outside_the_grant"] = "denied by Landlock, but its metadata, link targets and extended attributes stay readable; metadata changes refused everywhere by seccomp"
 	}
 	if ne := f.NotEnforced(); len(ne) > 0 {
 		details["not_enforced"] = strings.Join(ne, "; ")
@@ -113,7 +115,7 @@ func (f Features) Probe() shared.Probe {
 	case !f.Seccomp:
 		return shared.Probe{Status: shared.Unsupported, Reason: "seccomp is not available, so sockets cannot be denied", Details: details}
 	}
-	return shared.Probe{Status: shared.Healthy, Reason: fmt.Sprintf("Landlock ABI %d: %s; namespaces: %s; processes: %s", f.RawABI, strings.Join(on, ", "), f.Namespaces, f.ProcessLimit()), Details: details}
+	return shared.Probe{Status: shared.Healthy, Reason: fmt.Sprintf("%s; Landlock ABI %d: %s; namespaces: %s; processes: %s", details["mode"], f.RawABI, strings.Join(on, ", "), f.Namespaces, f.ProcessLimit()), Details: details}
 }
 
 func hasPrefix(list []string, prefix string) bool {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -133,4 +134,28 @@ func readNames(fd, n int) ([]string, error) {
 		err = nil
 	}
 	return names, err
+}
+
+// sweepTemps removes the temporary directories that plugins which are no
+// longer running left in the system's temporary directory (their names
+// carry the plugin's pid).
+func sweepTemps() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+			_ = removeTree(filepath.Join(os.TempDir(), e.Name()))
+		}
+	}
 }

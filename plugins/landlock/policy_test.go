@@ -141,7 +141,7 @@ func TestFeaturesProbe(t *testing.T) {
 		status shared.ProbeStatus
 		reason string
 	}{
-		{Features{RawABI: 7, ABI: 7, Seccomp: true, Uid: 1000, Namespaces: "pid, mount, user", ReadOnlyView: true}, shared.Healthy, "Landlock ABI 7: fs, net, scopes, seccomp; namespaces: pid, mount, user; processes: rlimit"},
+		{Features{RawABI: 7, ABI: 7, Seccomp: true, Uid: 1000, Namespaces: "pid, mount, user", ReadOnlyView: true}, shared.Healthy, "view + Landlock + seccomp; Landlock ABI 7: fs, net, scopes, seccomp; namespaces: pid, mount, user; processes: rlimit"},
 		{Features{RawABI: 3, ABI: 3, Seccomp: true, Uid: 1000}, shared.Healthy, "Landlock ABI 3: fs, net, seccomp"},
 		{Features{Missing: "Landlock is not available in this kernel", Seccomp: true}, shared.Unsupported, "Landlock is not available"},
 		{Features{RawABI: 7, ABI: 7}, shared.Unsupported, "seccomp is not available"},
