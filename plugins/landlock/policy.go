@@ -243,6 +243,13 @@ func (p Policy) Readable(path string) bool {
 // Writable reports whether path is inside something the policy lets
 // scripts write.
 func (p Policy) Writable(path string) bool {
+	if p.View != nil {
+		for _, b := range p.View.Binds {
+			if b.Protect && shared.Under(path, b.Path) {
+				return false
+			}
+		}
+	}
 	return shared.UnderAny(path, p.RWDirs) || slices.Contains(p.RWFiles, path)
 }
 

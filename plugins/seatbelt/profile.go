@@ -167,6 +167,11 @@ func Render(req shared.Request, env Env) Profile {
 
 	b.WriteString("\n;; Writing: the grant, the run's temporary directory, the standard devices.\n")
 	writeRule(&b, "allow file-write*", append(quoted("literal", devWrite), rw...))
+	if protected := canonAll(req.Grant.Protected); len(protected) > 0 {
+		// Later rules win: these stay read-only inside the writable trees.
+		b.WriteString("\n;; Protected paths inside the grant: code there runs later, outside any sandbox.\n")
+		writeRule(&b, "deny file-write*", list("subpath", protected, "PROTECTED"))
+	}
 
 	if req.Grant.Network {
 		b.WriteString("\n;; Network: on, plus the services name resolution and TLS need.\n")

@@ -87,6 +87,11 @@ func TestRenderGolden(t *testing.T) {
 		{"odd-paths", goldenRequest([]string{`/Users/dev/odd/with space`, `/Users/dev/odd/quote"d`, `/Users/dev/odd/back\slash`, "/Users/dev/odd/ünïcödé ✓", "/Users/dev/odd/paren)(x"}, nil, false)},
 		{"symlinked-roots", goldenRequest([]string{"/etc/hosts", "/Users/dev/link-to-data"}, []string{"/tmp/x", "/Volumes/Work"}, false)},
 		{"not-yet-existing-write", goldenRequest(nil, []string{"/tmp/new/deeper/dir"}, false)},
+		{"protected", func() shared.Request {
+			r := goldenRequest(nil, []string{"/Users/dev/work"}, false)
+			r.Grant.Protected = []string{"/Users/dev/work/.git/hooks", "/Users/dev/work/.bashrc"}
+			return r
+		}()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -332,6 +332,16 @@ print("TREE " + top)`,
 				exec.Command("rm", "-rf", "--", p).Run()
 			}
 		}},
+	{name: "plant a git hook in a protected path of the write grant", claim: claimFSWrite,
+		script: `printf '#!/bin/sh\necho pwned\n' > "$WORK/.git/hooks/pre-commit" && chmod +x "$WORK/.git/hooks/pre-commit" && echo ESCAPED`,
+		prepare: func(w *world, r *shared.Request) {
+			hooks := filepath.Join(w.work, ".git", "hooks")
+			os.MkdirAll(hooks, 0o777)
+			os.Chmod(filepath.Join(w.work, ".git"), 0o777)
+			os.Chmod(hooks, 0o777)
+			r.Grant.Protected = []string{hooks}
+		},
+		escaped: fileExists("work/.git/hooks/pre-commit")},
 	{name: "join the supervisor's process group", claim: claimProcess, python: true, script: `
 import os
 os.setpgid(0, os.getpgid(os.getppid()))
