@@ -5,6 +5,7 @@
 #   ./bench/run.sh                 everything (about 10 minutes on 2 cores)
 #   ROUNDS=10 SIZES="1000" ./bench/run.sh   quicker
 #   OUT=/tmp/b.md ./bench/run.sh   write elsewhere
+#   BASE=bfdf9c2 ./bench/run.sh    also the landlock run of that commit
 #
 # Whole commands are timed by bench/oneshot in interleaved rounds (each
 # round runs every case once, in rotating order), so a machine that gets
@@ -80,10 +81,19 @@ if command -v bwrap >/dev/null 2>&1; then add bwrap $bwrap_cmd; else note "bwrap
 for st in none null landlock; do
 	add "skillhost-run-$st" "$sh_" --config "$cfg" run echo hi --strategy "$st"
 done
+# BASE=<commit>: the same landlock run built from that commit, side by side
+# (how the filesystem view was measured against the read-only remount).
+if [ -n "${BASE:-}" ]; then
+	base_tree=$work/base-$BASE
+	if [ ! -d "$base_tree" ]; then git worktree add -f -q "$base_tree" "$BASE"; fi
+	(cd "$base_tree" && go build -o "$work/base-bin/" ./cmd/...)
+	add "skillhost-run-landlock@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy landlock
+fi
 if [ -x "$srt" ]; then add srt "$srt" -s "$work/srt.json" bash "$script"; else note "srt left out: not installed"; fi
 refs="-ref bash"
 grep -q '^bwrap=' "$cases" && refs="$refs -ref bwrap"
 grep -q '^srt=' "$cases" && refs="$refs -ref srt"
+grep -q "^skillhost-run-landlock@" "$cases" && refs="$refs -ref skillhost-run-landlock@$BASE"
 
 echo "== one-shot ($rounds rounds)" >&2
 # shellcheck disable=SC2086 # refs is a word list on purpose

@@ -517,30 +517,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // skillhost mcp --http serves streamable HTTP on loopback, behind the
 // token when one is set.
 func TestMCPHTTP(t *testing.T) {
-	bin, pluginDir := skillhostBinary(t)
-	skills, _ := mcpSkills(t)
-	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_MCP_TOKEN=t0ken")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	var url string
-	scanner := bufio.NewScanner(stderr)
-	for scanner.Scan() {
-		if _, after, ok := strings.Cut(scanner.Text(), "serving MCP on "); ok {
-			url = after
-			break
-		}
-	}
-	if url == "" {
-		t.Fatal("skillhost mcp --http never said where it listens")
-	}
-	go io.Copy(io.Discard, stderr)
+	url, _ := startMCPHTTP(t, "SKILLHOST_MCP_TOKEN=t0ken")
 
 	resp, err := http.Post(url, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
@@ -570,33 +547,9 @@ func TestMCPHTTP(t *testing.T) {
 // Without $SKILLHOST_MCP_TOKEN, skillhost mcp --http makes a token up and
 // prints it: loopback is not a reason to serve every local user.
 func TestMCPHTTPGeneratesAToken(t *testing.T) {
-	bin, pluginDir := skillhostBinary(t)
-	skills, _ := mcpSkills(t)
-	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SKILLHOST_MCP_TOKEN=") }),
-		"SKILLHOST_PLUGINS__DIRS="+pluginDir)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	var url, token string
-	scanner := bufio.NewScanner(stderr)
-	for url == "" && scanner.Scan() {
-		line := scanner.Text()
-		if _, after, ok := strings.Cut(line, "bearer token for this server: "); ok {
-			token, _, _ = strings.Cut(after, " ")
-		}
-		if _, after, ok := strings.Cut(line, "serving MCP on "); ok {
-			url = after
-		}
-	}
-	go io.Copy(io.Discard, stderr)
-	if url == "" || len(token) < 32 {
-		t.Fatalf("url %q, token %q: want both printed", url, token)
+	url, token := startMCPHTTP(t)
+	if len(token) < 32 {
+		t.Fatalf("token %q: want one printed", token)
 	}
 	status := func(tok string) int {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -617,4 +570,39 @@ func TestMCPHTTPGeneratesAToken(t *testing.T) {
 	if code := status(token); code == http.StatusUnauthorized {
 		t.Errorf("the printed token was refused")
 	}
+}
+
+// startMCPHTTP starts skillhost mcp --http on a free loopback port with env
+// added (and $SKILLHOST_MCP_TOKEN only if env sets it), and returns its URL
+// and the token it printed, if it made one up.
+func startMCPHTTP(t *testing.T, env ...string) (url, token string) {
+	t.Helper()
+	bin, pluginDir := skillhostBinary(t)
+	skills, _ := mcpSkills(t)
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SKILLHOST_MCP_TOKEN=") }),
+		append([]string{"SKILLHOST_PLUGINS__DIRS=" + pluginDir}, env...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	scanner := bufio.NewScanner(stderr)
+	for url == "" && scanner.Scan() {
+		line := scanner.Text()
+		if _, after, ok := strings.Cut(line, "bearer token for this server: "); ok {
+			token, _, _ = strings.Cut(after, " ")
+		}
+		if _, after, ok := strings.Cut(line, "serving MCP on "); ok {
+			url = after
+		}
+	}
+	if url == "" {
+		t.Fatal("skillhost mcp --http never said where it listens")
+	}
+	go io.Copy(io.Discard, stderr)
+	return url, token
 }
