@@ -56,7 +56,5 @@ func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish e
 	if err != nil {
 		return nil, err
 	}
-	// The structured form names the skill and tool besides what run
-	// --json prints, as the run's last event does.
-	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: res.fields()}, nil
+	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: res.Report()}, nil
 }

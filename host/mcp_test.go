@@ -38,8 +38,8 @@ func TestMCPHostRunTool(t *testing.T) {
 		if res.Failed != tt.failed || !strings.Contains(res.Text, tt.text) {
 			t.Errorf("%v: failed %v, text %q", tt.argv, res.Failed, res.Text)
 		}
-		fields, ok := res.Structured.(map[string]any)
-		if !ok || fields["skill"] != "text-stats" || fields["tool"] != "count" || fields["strategy"] != InProcessName {
+		rep, ok := res.Structured.(RunReport)
+		if !ok || rep.Skill != "text-stats" || rep.Tool != "count" || rep.Strategy != InProcessName {
 			t.Errorf("structured %#v", res.Structured)
 		}
 	}

@@ -2,12 +2,15 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/mcpserver"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -25,7 +28,7 @@ func TestRunResultJSON(t *testing.T) {
 		{
 			name: "empty lists are [], not null",
 			res:  &RunResult{Grant: g, Strategy: "null", Output: []byte("a < b && c\n"), Result: shared.Result{ExitCode: 3, Duration: 1500 * time.Millisecond}},
-			want: `{"output":"a < b && c\n","exit_code":3,"signal":"","timed_out":false,"truncated":false,"duration_ms":1500,` +
+			want: `{"skill":"","tool":"","output":"a < b && c\n","exit_code":3,"signal":"","timed_out":false,"truncated":false,"duration_ms":1500,` +
 				`"grant":` + string(grantJSON) + `,"strategy":"null","violations":[],"not_enforced":[]}`,
 		},
 		{
@@ -34,7 +37,7 @@ func TestRunResultJSON(t *testing.T) {
 				Result: shared.Result{ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Truncated: true,
 					Violations:  []shared.Violation{{Kind: "fs", Target: "/etc/shadow", Detail: "outside the grant"}},
 					NotEnforced: []string{"network"}}},
-			want: `{"output":"partial","exit_code":-1,"signal":"SIGKILL","timed_out":true,"truncated":true,"duration_ms":0,` +
+			want: `{"skill":"","tool":"","output":"partial","exit_code":-1,"signal":"SIGKILL","timed_out":true,"truncated":true,"duration_ms":0,` +
 				`"grant":` + string(grantJSON) + `,"strategy":"landlock","violations":[{"kind":"fs","target":"/etc/shadow","detail":"outside the grant"}],"not_enforced":["network"]}`,
 		},
 	}
@@ -66,24 +69,60 @@ func TestRunResultJSON(t *testing.T) {
 	}
 }
 
-// The run's last event carries the JSON form plus the skill and tool.
-func TestRunResultFields(t *testing.T) {
-	r := &RunResult{Skill: &skill.Skill{Name: "pdf"}, Tool: &skill.Tool{Name: "extract"}, Output: []byte("x"), Strategy: "null"}
-	f := r.fields()
-	var form map[string]any
-	raw, _ := json.Marshal(r)
-	if err := json.Unmarshal(raw, &form); err != nil {
+// One run reported three ways, as `run --json` prints it, as its last event
+// carries it and as an MCP call's structured content, agrees key for key.
+func TestRunReportIsOneShape(t *testing.T) {
+	noUserConfig(t)
+	h, err := Open(Options{SkillRoots: []string{"../examples/skills"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if f["skill"] != "pdf" || f["tool"] != "extract" {
-		t.Errorf("fields name %v/%v", f["skill"], f["tool"])
+	defer h.Close()
+	var last map[string]any
+	publish := func(e events.Event) error {
+		if e.Event == events.RunCompleted || e.Event == events.RunFailed {
+			last = e.Data
+		}
+		return nil
 	}
-	if len(f) != len(form)+2 {
-		t.Errorf("fields has %d keys, the JSON form %d (+2 expected)", len(f), len(form))
+	res, err := h.Run(context.Background(), RunRequest{Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: InProcessName}, publish)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k := range form {
-		if _, ok := f[k]; !ok {
-			t.Errorf("fields lacks %q", k)
+	decode := func(v any) map[string]any {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	cli := decode(res)    // skillhost run --json
+	event := decode(last) // the last event of run --events
+	tool := &mcpserver.ToolResult{Structured: res.Report()}
+	mcp := decode(tool.Structured) // what the MCP SDK marshals
+	if len(cli) < 12 || cli["skill"] != "text-stats" || cli["tool"] != "count" {
+		t.Fatalf("run --json: %v", cli)
+	}
+	if !reflect.DeepEqual(cli, mcp) {
+		t.Errorf("MCP structured content differs from run --json:\n%v\n%v", mcp, cli)
+	}
+	// The event adds only its context's envelope to the report.
+	for k, v := range event {
+		switch k {
+		case "message_id", "run_id", "scope":
+			continue
+		}
+		if !reflect.DeepEqual(cli[k], v) {
+			t.Errorf("the last event's %s = %v, run --json's %v", k, v, cli[k])
+		}
+	}
+	for k := range cli {
+		if _, ok := event[k]; !ok {
+			t.Errorf("the last event lacks %s", k)
 		}
 	}
 }

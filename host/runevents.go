@@ -107,7 +107,7 @@ func (e *runEvents) finished(ctx context.Context, r *RunResult) {
 	case !r.OK():
 		name = events.RunFailed
 	}
-	e.ctx.Publish(name, r.fields())
+	e.ctx.Publish(name, r.Report().eventData())
 	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
 }
 
@@ -125,24 +125,13 @@ func (e *runEvents) failed(ctx context.Context, err error) {
 	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
 }
 
-// MarshalJSON renders the result as `skillhost run --json` prints it, in
-// this order: output, exit_code, signal, timed_out, truncated, duration_ms,
-// grant, strategy, violations and not_enforced. Lists are [] rather than
-// null, and <, > and & are left as they are (not \u003c...): the output
-// reads as the script printed it. The run's last event carries the same
-// fields plus the skill and tool names.
-func (r *RunResult) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r.jsonForm()); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// resultJSON is the JSON form of a result, fields in the order printed.
-type resultJSON struct {
+// RunReport is one run's outcome as every interface reports it: what
+// `skillhost run --json` prints, what the run's last event carries, and
+// what an MCP tool call returns as structured content. Lists are [] rather
+// than null.
+type RunReport struct {
+	Skill       string             `json:"skill"`
+	Tool        string             `json:"tool"`
 	Output      string             `json:"output"`
 	ExitCode    int                `json:"exit_code"`
 	Signal      string             `json:"signal"`
@@ -155,7 +144,8 @@ type resultJSON struct {
 	NotEnforced []string           `json:"not_enforced"`
 }
 
-func (r *RunResult) jsonForm() resultJSON {
+// Report is the result's RunReport.
+func (r *RunResult) Report() RunReport {
 	violations := r.Violations
 	if violations == nil {
 		violations = []shared.Violation{}
@@ -164,11 +154,48 @@ func (r *RunResult) jsonForm() resultJSON {
 	if notEnforced == nil {
 		notEnforced = []string{}
 	}
-	return resultJSON{
+	rep := RunReport{
 		Output: r.outputString(), ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
 		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: r.Grant,
 		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced,
 	}
+	if r.Skill != nil {
+		rep.Skill = r.Skill.Name
+	}
+	if r.Tool != nil {
+		rep.Tool = r.Tool.Name
+	}
+	return rep
+}
+
+// MarshalJSON renders the result as its RunReport, with <, > and & left as
+// they are (not \u003c...): the output reads as the script printed it.
+func (r *RunResult) MarshalJSON() ([]byte, error) { return r.Report().MarshalJSON() }
+
+// MarshalJSON renders the report without HTML escaping.
+func (rep RunReport) MarshalJSON() ([]byte, error) {
+	type plain RunReport // without this method
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(plain(rep)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// eventData is the report as an event's data: the same keys and values,
+// decoded from its JSON form.
+func (rep RunReport) eventData() map[string]any {
+	raw, err := rep.MarshalJSON()
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(raw, &m)
+	}
+	if err != nil {
+		return map[string]any{"error": "encode the run's report: " + err.Error()}
+	}
+	return m
 }
 
 // outputString is the output as one string, from Output or, for a result
@@ -182,26 +209,6 @@ func (r *RunResult) outputString() string {
 		b.Write(c)
 	}
 	return b.String()
-}
-
-// fields are the result's JSON form as a map, plus the skill and tool
-// names, for event data.
-func (r *RunResult) fields() map[string]any {
-	j := r.jsonForm()
-	return map[string]any{
-		"skill":        r.Skill.Name,
-		"tool":         r.Tool.Name,
-		"output":       j.Output,
-		"exit_code":    j.ExitCode,
-		"signal":       j.Signal,
-		"timed_out":    j.TimedOut,
-		"truncated":    j.Truncated,
-		"duration_ms":  j.DurationMS,
-		"grant":        j.Grant,
-		"strategy":     j.Strategy,
-		"violations":   j.Violations,
-		"not_enforced": j.NotEnforced,
-	}
 }
 
 // runFailed wraps the error of a run that could not run.
