@@ -10,7 +10,6 @@ import (
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // The types a Host's methods return, under the names an embedding program
@@ -62,7 +61,7 @@ const StrategySeatbelt = sandbox.Seatbelt
 // the program was started as the supervisor of such a script, Init does
 // that job and exits the process; otherwise it returns at once and later
 // runs are supervised where the platform supports it.
-func Init() { runner.Init() }
+func Init() { sandbox.Init() }
 
 // Printable returns s with what a terminal would act on (escape sequences,
 // other control characters, invalid UTF-8) shown escaped; skill names,

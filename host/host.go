@@ -25,7 +25,6 @@ import (
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // Options configure Open.
@@ -118,7 +117,7 @@ func Open(opts Options) (*Host, error) {
 	h := &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}
 	h.configPath = opts.ConfigPath
 	if opts.OneShot {
-		runner.KeepSpares(false)
+		sandbox.OneShot()
 	}
 	for _, d := range cfg.Deprecations {
 		h.Warn("%s", d)
@@ -223,8 +222,9 @@ func (h *Host) Sandbox() *sandbox.Manager {
 			Logger: hclog.New(&hclog.LoggerOptions{
 				Name: "skillhost", Output: h.warnings, Level: hclog.LevelFromString(h.logLevel),
 			}),
-			Env:     pluginEnv(os.Environ()),
-			Configs: pluginConfigs(pc.Config),
+			Env:         pluginEnv(os.Environ()),
+			Configs:     pluginConfigs(pc.Config),
+			HostVersion: Version,
 		})
 	})
 	return h.sandbox

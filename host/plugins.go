@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -58,39 +59,31 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 	return out, warnings
 }
 
+// InProcessName is the strategy name reported for sandbox.enabled: false;
+// --strategy none selects it for one run.
+const InProcessName = sandbox.InProcess
+
 // Strategy returns the plugin a run of an external skill uses here, and
 // whether that confines scripts at all.
 func (h *Host) Strategy() (name string, confine bool) {
-	name, confine, _ = h.strategy("", false)
-	return name, confine
+	c := sandbox.Choose(h.sandboxPolicy(), "", false)
+	return c.Name, c.Confines
 }
 
-// strategy names the executor of a run: override if set, else the
-// in-process runner when the sandbox is disabled, else null for an
-// honoured trust: core, else sandbox.strategy; auto means the platform's
-// plugin, and auto reports that it was resolved.
-func (h *Host) strategy(override string, core bool) (name string, confine, auto bool) {
-	name = override
-	if name == "" {
-		if !h.Config.Sandbox.Enabled {
-			return InProcessName, false, false
-		}
-		name = string(h.Config.Sandbox.Strategy)
-		if core {
-			name = sandbox.Null
-		}
-	}
-	if name == sandbox.Auto {
-		name, confine = sandbox.AutoFor(runtime.GOOS)
-		return name, confine, true
-	}
-	return name, confines(name), false
+// sandboxPolicy is the configuration's say on strategies.
+func (h *Host) sandboxPolicy() sandbox.Policy {
+	return sandbox.Policy{Enabled: h.Config.Sandbox.Enabled, Strategy: string(h.Config.Sandbox.Strategy)}
 }
 
-// confines reports whether the strategy name confines scripts: every
-// plugin does but null, and the in-process runner never does. It is the
-// one definition strategy selection and a run's preparation share.
-func confines(name string) bool { return name != sandbox.Null && name != InProcessName }
+// executor picks the executor for a run and its strategy (see
+// sandbox.Choose), warning when auto found nothing that confines here.
+func (h *Host) executor(g grant.Grant, override string) (shared.Executor, sandbox.Choice) {
+	c := sandbox.Choose(h.sandboxPolicy(), override, g.Core())
+	if c.Auto && !c.Confines {
+		h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
+	}
+	return h.Sandbox().ExecutorFor(c), c
+}
 
 // PinAll returns the current SHA-256 of every discovered plugin.
 func (h *Host) PinAll() (map[string]string, []string, error) {

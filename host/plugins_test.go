@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -35,19 +36,20 @@ func TestExecutorReportsConfinement(t *testing.T) {
 		{"trust: core runs under null", "", grant.TrustCore, sandbox.Null, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ex, name, confine := h.executor(grant.Grant{Trust: tt.trust}, tt.override)
-			if ex == nil || name != tt.wantName || confine != tt.wantConfine {
-				t.Errorf("executor = %T, %q, %v; want %q, %v", ex, name, confine, tt.wantName, tt.wantConfine)
+			ex, c := h.executor(grant.Grant{Trust: tt.trust}, tt.override)
+			if ex == nil || c.Name != tt.wantName || c.Confines != tt.wantConfine {
+				t.Errorf("executor = %T, %+v; want %q, %v", ex, c, tt.wantName, tt.wantConfine)
 			}
-			if _, isInProcess := ex.(inProcess); isInProcess != (name == InProcessName) {
-				t.Errorf("executor %T for strategy %q", ex, name)
+			if info, err := ex.Info(context.Background()); c.Name == InProcessName && (err != nil || info.Name != InProcessName) {
+				t.Errorf("executor %T for strategy %q: %+v, %v", ex, c.Name, info, err)
 			}
 		})
 	}
-	// AutoFor answers for itself; it must agree with the host's definition.
+	// AutoFor answers for itself; it must agree with Choose's definition.
 	for _, goos := range []string{"linux", "darwin", "windows", "freebsd"} {
-		if name, confine := sandbox.AutoFor(goos); confine != confines(name) {
-			t.Errorf("AutoFor(%s) = %s, %v; confines(%s) = %v", goos, name, confine, name, confines(name))
+		name, confine := sandbox.AutoFor(goos)
+		if c := sandbox.Choose(sandbox.Policy{Enabled: true}, name, false); confine != c.Confines {
+			t.Errorf("AutoFor(%s) = %s, %v; Choose says %+v", goos, name, confine, c)
 		}
 	}
 }

@@ -135,15 +135,15 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}
-	exec, strategy, confined := h.executor(g, req.Strategy)
+	exec, choice := h.executor(g, req.Strategy)
 	skillDir := h.resolved(s.Dir) // once: the checks and the request see the same directory
-	argv, env, trees, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, confined)
+	argv, env, trees, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, choice.Confines)
 	if err != nil {
 		return nil, err
 	}
 	request := h.request(skillDir, g, argv, dir, env)
 	request.ExecPaths = append(request.ExecPaths, trees...)
-	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: strategy, unborn: unborn}, nil
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: choice.Name, unborn: unborn}, nil
 }
 
 // Run executes a tool and waits for it. publish, if not nil, receives the

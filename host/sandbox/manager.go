@@ -41,6 +41,8 @@ type Options struct {
 	// plugin may take to answer before the host gives up on it, stops it
 	// and reports it as hung (default 30 s).
 	AnswerMargin time.Duration
+	// HostVersion is what the in-process strategy reports as its version.
+	HostVersion string
 }
 
 // Manager keeps one long-lived process per plugin, shared by all calls,

@@ -1,11 +1,23 @@
 package sandbox
 
+import (
+	"context"
+	"fmt"
+	"runtime"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
 // The built-in strategies.
 const (
 	Null     = "null"
 	Landlock = "landlock"
 	Seatbelt = "seatbelt"
 	Auto     = "auto"
+	// InProcess runs scripts from the host process itself (sandbox.enabled:
+	// false, or --strategy none): the same bounds, no confinement.
+	InProcess = "none"
 )
 
 // AutoFor returns the plugin "auto" picks on goos: Seatbelt on macOS,
@@ -20,3 +32,86 @@ func AutoFor(goos string) (name string, confine bool) {
 	}
 	return Null, false
 }
+
+// Choice is the strategy of one run.
+type Choice struct {
+	// Name is the plugin's name, or InProcess.
+	Name string
+	// Confines says whether the strategy confines scripts: every plugin
+	// does but null, and the in-process runner never does.
+	Confines bool
+	// Auto says Name was resolved from "auto"; with Confines false that
+	// means no confining plugin exists for this platform.
+	Auto bool
+}
+
+// Policy is what the configuration says about strategies.
+type Policy struct {
+	// Enabled is sandbox.enabled: false means the in-process runner.
+	Enabled bool
+	// Strategy is sandbox.strategy: "auto" or a plugin's name.
+	Strategy string
+}
+
+// Choose names the strategy of a run: override if set (--strategy), else
+// the in-process runner when the sandbox is disabled, else null for an
+// honoured trust: core, else the configured one; auto means the platform's
+// plugin.
+func Choose(p Policy, override string, core bool) Choice {
+	name := override
+	if name == "" {
+		if !p.Enabled {
+			return Choice{Name: InProcess}
+		}
+		name = p.Strategy
+		if core {
+			name = Null
+		}
+	}
+	if name == Auto {
+		name, confine := AutoFor(runtime.GOOS)
+		return Choice{Name: name, Confines: confine, Auto: true}
+	}
+	return Choice{Name: name, Confines: name != Null && name != InProcess}
+}
+
+// ExecutorFor returns the executor of c: the in-process runner, or the
+// plugin's (started on first use).
+func (m *Manager) ExecutorFor(c Choice) shared.Executor {
+	if c.Name == InProcess {
+		return inProcess{version: m.opts.HostVersion}
+	}
+	return m.Executor(c.Name)
+}
+
+// inProcess runs scripts from the host process itself, through the same
+// supervised runner as the plugins (time, output and environment bounds)
+// but with no confinement. It is the one place the host runs a script
+// without a plugin, and why host/sandbox imports shared/runner.
+type inProcess struct{ version string }
+
+func (p inProcess) Info(context.Context) (shared.Info, error) {
+	return shared.Info{
+		Name:             InProcess,
+		Version:          p.version,
+		ContractVersions: []int{shared.ContractVersion},
+		Platform:         fmt.Sprintf("%s/%s", runtime.GOOS, runtime.GOARCH),
+		Enforces:         shared.Enforcement{Timeout: true},
+	}, nil
+}
+
+func (inProcess) Probe(context.Context) (shared.Probe, error) {
+	return shared.Probe{Status: shared.Healthy, Reason: "runs scripts unconfined (sandbox.enabled is false)"}, nil
+}
+
+func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	return runner.Execute(ctx, runner.SpecFor(req), emit)
+}
+
+// Init lets the binary act as its own supervisor: call it first in main
+// (see runner.Init); it returns at once in any other role.
+func Init() { runner.Init() }
+
+// OneShot tells the in-process runner that this process makes one call:
+// it keeps no spare supervisor started for a next one.
+func OneShot() { runner.KeepSpares(false) }

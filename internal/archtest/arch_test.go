@@ -12,9 +12,13 @@ const module = "github.com/skillhost/skillhost/"
 
 // deps lists the project packages that pattern's packages import, directly
 // or not, keyed by importer.
-func deps(t *testing.T, pattern string) map[string][]string {
+func deps(t *testing.T, pattern string) map[string][]string { return listed(t, pattern, ".Deps") }
+
+// listed runs go list over pattern and keeps, of each package's field (a
+// list of import paths), the project's packages.
+func listed(t *testing.T, pattern, field string) map[string][]string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, pattern).CombinedOutput()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join `+field+` " "}}`, pattern).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list %s: %v\n%s", pattern, err, out)
 	}
@@ -55,6 +59,30 @@ func TestDependencyDirection(t *testing.T) {
 				if !r.allowed(d) {
 					t.Errorf("%s imports %s: %s", strings.TrimPrefix(pkg, module), d, r.why)
 				}
+			}
+		}
+	}
+}
+
+// imports lists the project packages that pattern's packages import
+// directly, keyed by importer.
+func imports(t *testing.T, pattern string) map[string][]string { return listed(t, pattern, ".Imports") }
+
+// The host is a host: it never carries the plugin author's SDK, and only
+// host/sandbox, whose in-process strategy runs scripts without a plugin,
+// uses the supervised runner.
+func TestHostUsesNoPluginSDK(t *testing.T) {
+	for pkg, ds := range deps(t, "../../host/...") {
+		for _, d := range ds {
+			if d == "shared/backend" {
+				t.Errorf("%s imports %s: the host does not carry the plugin author's SDK", strings.TrimPrefix(pkg, module), d)
+			}
+		}
+	}
+	for pkg, ds := range imports(t, "../../host/...") {
+		for _, d := range ds {
+			if d == "shared/runner" && strings.TrimPrefix(pkg, module) != "host/sandbox" {
+				t.Errorf("%s imports %s: only host/sandbox's in-process strategy runs scripts itself", strings.TrimPrefix(pkg, module), d)
 			}
 		}
 	}
