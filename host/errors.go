@@ -8,6 +8,7 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Exit statuses of the skillhost command; ExitStatus chooses between the
@@ -35,16 +36,20 @@ func (h *Host) CheckRoots() error {
 	return nil
 }
 
-// interpreterHint is how a plugin says that a script's interpreter lies
-// outside the sandbox: its error crosses gRPC as text, so this is the only
-// way to recognise it.
-const interpreterHint = "to sandbox.interpreters"
+// UnknownToolError is a tool call naming a tool its skill does not have.
+type UnknownToolError struct {
+	Skill, Tool string
+	msg         string // with the suggestions
+}
+
+func (e *UnknownToolError) Error() string { return e.msg }
 
 // ExitStatus chooses the exit status for an error returned by Open, Run,
 // Explain or Resolve: ExitOK for nil; ExitUsage for a problem the caller
 // fixes by changing the request or the configuration (a *UsageError, a
 // configuration *config.Error, an unknown skill, an interpreter outside
-// the sandbox, a strategy whose plugin is missing, cannot work on this
+// the sandbox (a plugin's refusal with shared.ReasonInterpreter), an
+// unknown tool, a strategy whose plugin is missing, cannot work on this
 // platform or is not the pinned binary, a *RootError); ExitFailed for
 // anything else (a plugin crashed, a script could not start). Errors are
 // recognised through wrapping.
@@ -61,9 +66,10 @@ func ExitStatus(err error) int {
 		us *sandbox.UnsupportedError
 		cs *sandbox.ChecksumError
 	)
+	var ut *UnknownToolError
 	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &re) || catalog.IsNotFound(err) ||
 		errors.As(err, &ie) || errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) ||
-		strings.Contains(err.Error(), interpreterHint) {
+		errors.As(err, &ut) || shared.RefusedFor(err) == shared.ReasonInterpreter {
 		return ExitUsage
 	}
 	return ExitFailed
@@ -104,11 +110,11 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return KindSkillRoot, "fix skills.roots or --skills; skillhost doctor checks them"
 	case catalog.IsNotFound(err):
 		return KindUnknownSkill, "skillhost list shows the skills"
-	case errors.As(err, &ie), strings.Contains(err.Error(), interpreterHint):
+	case errors.As(err, &ie), shared.RefusedFor(err) == shared.ReasonInterpreter:
 		return KindInterpreter, "skillhost doctor checks every tool and prints the line to add"
 	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs):
 		return KindPlugin, "skillhost plugins lists the plugins found; skillhost doctor explains what is wrong"
-	case strings.Contains(err.Error(), "has no tool"):
+	case errors.As(err, new(*UnknownToolError)):
 		return KindUnknownTool, "skillhost show NAME lists the skill's tools"
 	case status == ExitUsage:
 		return KindUsage, "skillhost help COMMAND shows the usage"

@@ -8,6 +8,7 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/shared"
 )
 
 func TestExitStatusAndErrorKind(t *testing.T) {
@@ -20,13 +21,15 @@ func TestExitStatusAndErrorKind(t *testing.T) {
 	}{
 		{"nil", nil, ExitOK, ""},
 		{"usage", &UsageError{errors.New("--args: unterminated quote")}, ExitUsage, KindUsage},
-		{"unknown tool", &UsageError{errors.New(`skill "pdf" has no tool "x"; it has "extract"`)}, ExitUsage, KindUnknownTool},
+		{"unknown tool", &UnknownToolError{Skill: "pdf", Tool: "x", msg: `skill "pdf" has no tool "x"; it has "extract"`}, ExitUsage, KindUnknownTool},
+		{"a message that only says so", errors.New(`a script printed: skill "pdf" has no tool "x"`), ExitFailed, KindFailed},
 		{"config", &config.Error{Source: "c.yaml", Err: errors.New("line 3: sandbox.timeout: bad")}, ExitUsage, KindConfig},
 		{"root", &RootError{Roots: []string{"/nope"}}, ExitUsage, KindSkillRoot},
 		{"unknown skill", &UsageError{&catalog.NotFoundError{Name: "pfd"}}, ExitUsage, KindUnknownSkill},
 		{"unknown skill, bare", &catalog.NotFoundError{Name: "pfd"}, ExitUsage, KindUnknownSkill},
 		{"interpreter", &InterpreterError{errors.New("python3 is outside the sandbox")}, ExitUsage, KindInterpreter},
-		{"interpreter from a plugin", wrap(errors.New("rpc error: add /opt/py to sandbox.interpreters")), ExitUsage, KindInterpreter},
+		{"interpreter from a plugin", wrap(shared.Refused(shared.ReasonInterpreter, errors.New("add /opt/py to sandbox.interpreters"))), ExitUsage, KindInterpreter},
+		{"words alone are not a reason", wrap(errors.New("rpc error: add /opt/py to sandbox.interpreters")), ExitFailed, KindFailed},
 		{"plugin not found", wrap(&sandbox.NotFoundError{Name: "nope"}), ExitUsage, KindPlugin},
 		{"plugin unsupported", wrap(&sandbox.UnsupportedError{Name: "landlock"}), ExitUsage, KindPlugin},
 		{"plugin checksum", wrap(&sandbox.ChecksumError{Name: "null"}), ExitUsage, KindPlugin},

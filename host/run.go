@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,7 +95,7 @@ func (h *Host) Resolve(req RunRequest) (*skill.Skill, *skill.Tool, error) {
 		} else {
 			msg += "; it has no tools"
 		}
-		return nil, nil, &UsageError{errors.New(msg)}
+		return nil, nil, &UnknownToolError{Skill: s.Name, Tool: req.Tool, msg: msg}
 	}
 	return s, t, nil
 }

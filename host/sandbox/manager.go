@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,10 +183,6 @@ func (e *IncompatibleError) Error() string {
 		e.Name, e.Path, e.Info.Version, speaks, shared.ContractVersion, shared.ContractVersion)
 }
 
-// handshakeVersionRe finds the version in go-plugin's error for a plugin
-// whose handshake names a contract version the host did not offer.
-var handshakeVersionRe = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
-
 // Compatible reports whether a plugin declaring versions can serve this
 // host: the list must include shared.ContractVersion.
 func Compatible(versions []int) bool { return slices.Contains(versions, shared.ContractVersion) }
@@ -269,12 +264,10 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 	})
 	if err != nil {
 		inst.fail()
-		if v := handshakeVersionRe.FindStringSubmatch(err.Error()); v != nil {
-			// go-plugin's words for a plugin that picked a contract
-			// version this host did not offer.
-			return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s speaks contract version %s, but this skillhost speaks contract version %d. "+
+		if ve := (*pluginclient.VersionError)(nil); errors.As(err, &ve) {
+			return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s speaks contract version %d, but this skillhost speaks contract version %d. "+
 				"Install a build of the plugin for contract version %d, or pick another with sandbox.strategy or --strategy (%w)",
-				name, cand.Path, v[1], shared.ContractVersion, shared.ContractVersion, err)
+				name, cand.Path, ve.Plugin, shared.ContractVersion, shared.ContractVersion, err)
 		}
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: %w", name, cand.Path, err)
 	}

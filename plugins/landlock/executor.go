@@ -183,10 +183,10 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	// req.BestEffort is how hosts before SetConfig asked for it.
 	bestEffort := e.bestEffort() || req.BestEffort
 	if probe.Status != shared.Healthy && !bestEffort {
-		return shared.Result{}, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason)
+		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason))
 	}
 	if !f.ReadOnlyView && !e.landlockOnly() && !req.BestEffort {
-		return shared.Result{}, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces)
+		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
 	}
 	// With the view, the run's temporary directory is a tmpfs of its own
 	// mount namespace, gone with it: nothing to create or remove on the

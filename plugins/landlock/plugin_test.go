@@ -55,6 +55,10 @@ func TestInterpreterOutsideTheSystem(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("err = %v, want it to say %q", err, want)
 	}
+	// The reason crosses the process boundary as a code, not as words.
+	if reason := shared.RefusedFor(err); reason != shared.ReasonInterpreter {
+		t.Errorf("refusal reason %q, want %q", reason, shared.ReasonInterpreter)
+	}
 	req.ExecPaths = []string{filepath.Join(home, ".tools")}
 	res, err := conn.Execute(context.Background(), req, emit)
 	if err != nil || res.ExitCode != 0 || out.String() != "interpreted\n" {

@@ -28,6 +28,6 @@ func explainSetup(err error, p Policy, req shared.Request) error {
 	if p.Readable(prog) {
 		return err
 	}
-	return fmt.Errorf("%w: the sandbox does not let scripts read or execute %s; add %s to sandbox.interpreters (read and execute only), "+
-		"or use an interpreter under /usr", err, prog, denials.SuggestRoot(prog, denials.Home(req.Env)))
+	return shared.Refused(shared.ReasonInterpreter, fmt.Errorf("%w: the sandbox does not let scripts read or execute %s; add %s to sandbox.interpreters (read and execute only), "+
+		"or use an interpreter under /usr", err, prog, denials.SuggestRoot(prog, denials.Home(req.Env))))
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -129,6 +131,9 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	lifeR.Close()
 	if err != nil {
 		c.Close()
+		if v := handshakeVersion(err); v >= 0 {
+			err = &VersionError{Plugin: v, Err: err}
+		}
 		return nil, fmt.Errorf("start %s: %w", filepath.Base(cfg.Path), err)
 	}
 	raw, err := rpc.Dispense(shared.PluginName)
@@ -237,4 +242,32 @@ func levelName(l hclog.Logger) string {
 		return "error"
 	}
 	return "off"
+}
+
+// VersionError is a plugin whose handshake named a contract version this
+// host did not offer.
+type VersionError struct {
+	// Plugin is the version the plugin's handshake named.
+	Plugin int
+	Err    error
+}
+
+func (e *VersionError) Error() string { return e.Err.Error() }
+func (e *VersionError) Unwrap() error { return e.Err }
+
+// handshakeVersionRe reads the version out of go-plugin's error for a
+// plugin whose handshake names a version the host did not offer: go-plugin
+// says so in words only, and this is the one place that reads them.
+var handshakeVersionRe = regexp.MustCompile(`incompatible API version with plugin\. Plugin version: (\d+)`)
+
+func handshakeVersion(err error) int {
+	m := handshakeVersionRe.FindStringSubmatch(err.Error())
+	if m == nil {
+		return -1
+	}
+	v, convErr := strconv.Atoi(m[1])
+	if convErr != nil {
+		return -1
+	}
+	return v
 }

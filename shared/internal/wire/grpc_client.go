@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -138,5 +139,11 @@ func (c *GRPCClient) callError(ctx context.Context, err error) error {
 			return ctx.Err()
 		}
 	}
-	return errors.New(st.Message())
+	plain := errors.New(st.Message())
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ReasonDomain && info.GetReason() != "" {
+			return shared.Refused(info.GetReason(), plain)
+		}
+	}
+	return plain
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
@@ -108,7 +109,7 @@ func (s *grpcServer) Execute(req *executorv1.ExecuteRequest, stream executorv1.E
 	}
 	res, err := s.impl.Execute(ctx, requestFromProto(req), emit)
 	if err != nil {
-		return status.Error(codes.FailedPrecondition, err.Error())
+		return refusal(err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -150,3 +151,18 @@ func (s *grpcServer) SetConfig(ctx context.Context, req *executorv1.SetConfigReq
 	}
 	return resp, nil
 }
+
+// refusal is a backend's error as a FailedPrecondition status, with the
+// reason of a shared.RefusedError as its ErrorInfo detail.
+func refusal(err error) error {
+	st := status.New(codes.FailedPrecondition, err.Error())
+	if reason := shared.RefusedFor(err); reason != "" {
+		if withReason, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ReasonDomain}); derr == nil {
+			st = withReason
+		}
+	}
+	return st.Err()
+}
+
+// ReasonDomain is the ErrorInfo domain of skillhost's reason codes.
+const ReasonDomain = "skillhost.dev"
