@@ -17,11 +17,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/shared/procstat"
 )
 
 // mcpClient is a Go SDK client connected over stdio to a real `skillhost
@@ -259,7 +260,7 @@ func TestMCPCancel(t *testing.T) {
 		}
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 		deadline := time.Now().Add(60 * time.Second)
-		for alive(pid) {
+		for procstat.Alive(pid) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s %d still runs after the call was cancelled", f, pid)
 			}
@@ -270,19 +271,6 @@ func TestMCPCancel(t *testing.T) {
 	if res := c.call(t, "kit__echo", map[string]any{"args": "after"}); text(res) != "[after]\n" {
 		t.Errorf("after cancellation: %q", text(res))
 	}
-}
-
-// alive reports whether pid is a live process (a zombie counts as gone).
-func alive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	return len(fields) == 0 || fields[0] != "Z"
 }
 
 func TestMCPConcurrentCalls(t *testing.T) {

@@ -29,6 +29,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/conformance"
 	"github.com/skillhost/skillhost/shared/pluginclient"
+	"github.com/skillhost/skillhost/shared/procstat"
 )
 
 // python is Debian's interpreter, the one the plugin's #! line names.
@@ -197,7 +198,7 @@ while :; do sleep 1; done`)
 		t.Errorf("returned after %v, past %v", took, limit)
 	}
 	for i, what := range []string{"supervisor", "command", "setsid'd child"} {
-		if alive(pids[i]) {
+		if procstat.Alive(pids[i]) {
 			_ = syscall.Kill(pids[i], syscall.SIGKILL)
 			t.Errorf("the %s (pid %d) outlived the run", what, pids[i])
 		}
@@ -225,7 +226,7 @@ func TestSupervisorKilled(t *testing.T) {
 		t.Errorf("returned after %v; the 30 s timeout should not be what ended it", took)
 	}
 	for i, what := range []string{"command", "command's child"} {
-		if alive(pids[i]) {
+		if procstat.Alive(pids[i]) {
 			_ = syscall.Kill(pids[i], syscall.SIGKILL)
 			t.Errorf("the %s (pid %d) outlived its supervisor", what, pids[i])
 		}
@@ -368,7 +369,7 @@ func TestLogsAndShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close()
-	if alive(pid) {
+	if procstat.Alive(pid) {
 		t.Errorf("plugin %d still running after Close", pid)
 	}
 	mu.Lock()
@@ -416,10 +417,10 @@ func TestLifeline(t *testing.T) {
 		pid  int
 	}{{"plugin", pluginPid}, {"command", commandPid}} {
 		deadline := time.Now().Add(20 * time.Second)
-		for alive(p.pid) && time.Now().Before(deadline) {
+		for procstat.Alive(p.pid) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if alive(p.pid) {
+		if procstat.Alive(p.pid) {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 			t.Errorf("the %s (pid %d) outlived its host", p.what, p.pid)
 		}
@@ -449,22 +450,6 @@ func helperHost() int {
 	})
 	fmt.Fprintln(os.Stderr, "helper host: the command ended before the host was killed:", err)
 	return 1
-}
-
-// alive reports whether pid is a running process (a zombie counts as gone).
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !os.IsNotExist(err)
-	}
-	// The state follows the parenthesised command name.
-	if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) {
-		return stat[i+2] != 'Z'
-	}
-	return true
 }
 
 // TestStubsCurrent regenerates the committed Python stubs and compares

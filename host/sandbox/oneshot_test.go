@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/shared/procstat"
 )
 
 // childrenOf lists the live processes whose parent is pid.
@@ -16,14 +18,8 @@ func childrenOf(pid int) []int {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
 	for _, p := range stats {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
-			n, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if st, err := procstat.Read(n); err == nil && !st.Gone() && st.PPid == pid {
 			out = append(out, n)
 		}
 	}

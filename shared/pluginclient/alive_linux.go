@@ -1,19 +1,7 @@
 package pluginclient
 
-import (
-	"os"
-	"strconv"
-	"strings"
-)
+import "github.com/skillhost/skillhost/shared/procstat"
 
 // alive reports whether pid is a running process, not gone and not a
 // zombie waiting to be reaped.
-func alive(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
+func alive(pid int) bool { return procstat.Alive(pid) }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared/procstat"
 )
 
 // killTree kills every descendant of root until none is left alive. Each
@@ -150,25 +151,8 @@ func vanished(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
-// procStat reads the parent pid and state of pid from /proc/<pid>/stat.
+// procStat reads the parent pid and state of pid.
 func procStat(pid int) (ppid int, state byte, err error) {
-	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, 0, err
-	}
-	// The command name is in parentheses and may itself contain ") ", so
-	// the fields start after the last ')'.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 || i+2 >= len(data) {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	fields := bytes.Fields(data[i+2:])
-	if len(fields) < 2 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	ppid, err = strconv.Atoi(string(fields[1]))
-	if err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return ppid, fields[0][0], nil
+	st, err := procstat.Read(pid)
+	return st.PPid, st.State, err
 }
