@@ -449,19 +449,9 @@ func SuggestTree(path, home string) string {
 	return installRoot(path)
 }
 
-func getEnv(env []string, name string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
+func getEnv(env []string, name string) string { return shared.EnvValue(env, name) }
 
-func setEnv(env []string, name, value string) []string {
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
-	return append(out, name+"="+value)
-}
+func setEnv(env []string, name, value string) []string { return shared.WithEnv(env, name, value) }
 
 func prependPath(env []string, dir string) []string {
 	return setEnv(env, "PATH", joinList(dir, getEnv(env, "PATH")))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // skillhostBinary builds the real skillhost and the null plugin, and
@@ -28,20 +29,12 @@ func skillhostBinary(t testing.TB) (string, string) {
 // root and returns its directory.
 func writeSkill(t testing.TB, root, name, frontMatter string, scripts map[string]string) string {
 	t.Helper()
-	dir := filepath.Join(root, name)
-	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
-		t.Fatal(err)
+	files := map[string]string{}
+	for file, body := range scripts {
+		files["scripts/"+file] = body
 	}
 	md := "---\nname: " + name + "\ndescription: test skill " + name + "\n" + frontMatter + "---\n# " + name + "\n"
-	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for file, body := range scripts {
-		if err := os.WriteFile(filepath.Join(dir, "scripts", file), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testskill.Write(t, filepath.Join(root, name), md, files)
 }
 
 // TestRunEventsStream checks that `run --events` streams: the script

@@ -10,18 +10,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func writeSkill(t *testing.T, root, dir, frontMatter string) string {
 	t.Helper()
-	p := filepath.Join(root, dir)
-	if err := os.MkdirAll(p, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(p, "SKILL.md"), []byte("---\n"+frontMatter+"\n---\nBody of "+dir+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return testskill.Write(t, filepath.Join(root, dir), testskill.FrontMatter("Body of "+dir+"\n", frontMatter), nil)
 }
 
 func TestFixtureCatalog(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func TestTokens(t *testing.T) {
@@ -56,14 +57,7 @@ func TestAnalyzePairs(t *testing.T) {
 
 func writeSkill(t *testing.T, root, name, desc, body string) {
 	t.Helper()
-	dir := filepath.Join(root, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	content := fmt.Sprintf("---\nname: %s\ndescription: %q\n---\n%s\n", name, desc, body)
-	if err := os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testskill.Write(t, filepath.Join(root, name), fmt.Sprintf("---\nname: %s\ndescription: %q\n---\n%s\n", name, desc, body), nil)
 }
 
 func names(ms []Match) []string {

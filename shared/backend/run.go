@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"strings"
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/runner"
@@ -18,13 +17,5 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (shared
 	return runner.Execute(ctx, spec, emit)
 }
 
-// WithEnv returns env with name set to value, replacing an earlier entry.
-func WithEnv(env []string, name, value string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, name+"="+value)
-}
+// WithEnv is shared.WithEnv: env with name set to value.
+func WithEnv(env []string, name, value string) []string { return shared.WithEnv(env, name, value) }

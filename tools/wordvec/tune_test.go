@@ -8,16 +8,12 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func writeSkill(t *testing.T, dir, folder, text string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, folder), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, folder, "SKILL.md"), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testskill.Write(t, filepath.Join(dir, folder), text, nil)
 }
 
 func TestTuneReadsLabels(t *testing.T) {
