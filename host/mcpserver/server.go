@@ -145,19 +145,12 @@ func (s *Server) Sync() {
 			tools[n.Name] = newToolSpec(n.Skill, n.Tool)
 		}
 	}
-	var gone []string
-	for name, old := range s.tools {
-		if cur, ok := tools[name]; !ok || cur != old {
-			gone = append(gone, name)
-		}
-	}
+	gone, added := diff(s.tools, tools)
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
-	for name, spec := range tools {
-		if old, ok := s.tools[name]; !ok || old != spec {
-			s.mcp.AddTool(scriptTool(name, spec), s.scriptHandler(spec))
-		}
+	for _, name := range added {
+		s.mcp.AddTool(scriptTool(name, tools[name]), s.scriptHandler(tools[name]))
 	}
 	s.tools = tools
 
@@ -167,29 +160,41 @@ func (s *Server) Sync() {
 			resources[f.uri()] = f
 		}
 	}
-	var goneURIs []string
-	for uri, old := range s.resources {
-		if cur, ok := resources[uri]; !ok || cur != old {
-			goneURIs = append(goneURIs, uri)
-		}
-	}
-	if len(goneURIs) > 0 {
-		s.mcp.RemoveResources(goneURIs...)
-	}
-	for uri, f := range resources {
+	for uri := range resources {
 		if _, err := url.Parse(uri); err != nil { // AddResource would panic
 			s.logger.Warn("skipping a resource with an invalid URI", "uri", uri, "err", err)
 			delete(resources, uri)
-			continue
-		}
-		if old, ok := s.resources[uri]; !ok || old != f {
-			s.mcp.AddResource(&mcp.Resource{
-				URI: uri, Name: f.skill + "/" + f.rel, MIMEType: mimeType(f.rel), Size: f.size,
-				Description: fmt.Sprintf("File %s of skill %s", f.rel, f.skill),
-			}, s.resourceHandler(f))
 		}
 	}
+	goneURIs, addedURIs := diff(s.resources, resources)
+	if len(goneURIs) > 0 {
+		s.mcp.RemoveResources(goneURIs...)
+	}
+	for _, uri := range addedURIs {
+		f := resources[uri]
+		s.mcp.AddResource(&mcp.Resource{
+			URI: uri, Name: f.skill + "/" + f.rel, MIMEType: mimeType(f.rel), Size: f.size,
+			Description: fmt.Sprintf("File %s of skill %s", f.rel, f.skill),
+		}, s.resourceHandler(f))
+	}
 	s.resources = resources
+}
+
+// diff compares what is offered (old) with what should be (cur): gone are
+// the keys to withdraw (removed or changed), added those to offer (new or
+// changed).
+func diff[K comparable, V comparable](old, cur map[K]V) (gone, added []K) {
+	for k, v := range old {
+		if c, ok := cur[k]; !ok || c != v {
+			gone = append(gone, k)
+		}
+	}
+	for k, v := range cur {
+		if o, ok := old[k]; !ok || o != v {
+			added = append(added, k)
+		}
+	}
+	return gone, added
 }
 
 // ToolNames returns the names of the offered script tools, sorted.

@@ -269,17 +269,12 @@ func prestart(confine string) (*supervisedProcess, error) {
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	var proc *os.Process
-	isolated, isolationErr := false, ""
-	if confine != "" && Isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
-		iso, extra := namespaceAttr(*attr.Sys)
+	isolated, isolationErr := startIsolated(confine != "" && Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
-		a.Sys = iso
+		a.Sys = sys
 		proc, err = os.StartProcess(selfExe, append(argv, extra...), &a)
-		isolated = err == nil
-		if err != nil {
-			isolationErr = err.Error()
-		}
-	}
+		return err
+	})
 	if !isolated {
 		proc, err = os.StartProcess(selfExe, argv, attr)
 	}
@@ -603,16 +598,14 @@ func startHelper(confine string) (*helper, error) {
 	}
 	argv := []string{selfExe, confineArg, confine}
 	pid := 0
-	isolated := false
-	if Isolates(confine) && os.Getenv(EnvNoNamespaces) != "1" {
-		iso, extra := namespaceAttr(*attr.Sys)
+	isolated, why := startIsolated(Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
-		a.Sys = iso
+		a.Sys = sys
 		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
-		isolated = err == nil
-		if err != nil {
-			isolationErr = err.Error()
-		}
+		return err
+	})
+	if why != "" {
+		isolationErr = why
 	}
 	if !isolated {
 		// No namespaces here (a kernel or container that refuses them):
@@ -638,6 +631,21 @@ func startHelper(confine string) (*helper, error) {
 		}
 	}
 	return h, nil
+}
+
+// startIsolated calls start with base's attributes plus new namespaces
+// (namespaceAttr) when want is set and namespaces are not turned off
+// (EnvNoNamespaces). It reports whether start succeeded, and why it did
+// not; the caller then starts without namespaces.
+func startIsolated(want bool, base syscall.SysProcAttr, start func(sys *syscall.SysProcAttr, extra []string) error) (bool, string) {
+	if !want || os.Getenv(EnvNoNamespaces) == "1" {
+		return false, ""
+	}
+	sys, extra := namespaceAttr(base)
+	if err := start(sys, extra); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
 }
 
 // namespaceAttr returns base with the clone attributes of an isolated
