@@ -642,36 +642,74 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 }
 
 // score is Lexical.score on this index, with stems cached in m (which may
-// be nil).
+// be nil): the terms' evidence for each skill (termEvidence), what the
+// message says once for all skills (messageFacts), then each skill's
+// factors (skillFactors), which Explain reads instead of scoring again.
 func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bool) ([]float64, []Explanation) {
-	scores := make([]float64, idx.n)
-	anchors := make([]int32, idx.n) // the message terms in each skill's name or description
-	var ex []Explanation
-	if explain {
-		ex = make([]Explanation, idx.n)
+	ev := idx.termEvidence(o, message, m, explain)
+	mf := idx.messageFacts(o, message, m, ev)
+	if !explain {
+		// Each skill's evidence is read before its score is written
+		// over it.
+		idx.applyFactors(o, &ev, &mf, ev.sum, nil)
+		return ev.sum, nil
 	}
-	// Whether each whole word of the message is one some skill has, by
-	// itself or by a part that stands for it (SEV2: sev).
-	wordKnown := map[string]bool{}
-	seen := map[string]bool{}
-	maxIDF := idf(idx.n, 1)
-	terms := analyze(message, m, true)
+	scores := make([]float64, idx.n)
+	fs := make([]factors, idx.n)
+	idx.applyFactors(o, &ev, &mf, scores, fs)
+	ex := make([]Explanation, idx.n)
+	for i := range ex {
+		ex[i] = idx.explanation(o, i, fs[i], &ev, &mf)
+	}
+	return scores, ex
+}
+
+// evidence is what the message's terms give each skill before the
+// skill-wide factors.
+type evidence struct {
+	terms    []term
+	sum      []float64 // each skill's evidence
+	anchors  []int32   // the message terms in each skill's name or description
+	has      []uint64  // which message words each skill has, blocks bits a skill (coverage on)
+	blocks   int
+	known    map[string]bool  // whether some skill has each whole word of the message
+	byTerm   [][]TermEvidence // each skill's terms, when explaining
+	wordsLen int              // the message's distinct words
+}
+
+// termEvidence sums, for every skill, the evidence of the message's
+// distinct terms it has, and notes what the factors need: anchors, the
+// words each skill covers, and which words some skill knows.
+func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *memo, explain bool) evidence {
+	ev := evidence{
+		terms:   analyze(message, m, true),
+		sum:     make([]float64, idx.n),
+		anchors: make([]int32, idx.n),
+		// Whether each whole word of the message is one some skill has,
+		// by itself or by a part that stands for it (SEV2: sev).
+		known: map[string]bool{},
+	}
+	if explain {
+		ev.byTerm = make([][]TermEvidence, idx.n)
+	}
 	// Which of the message's words each skill has, as bits by word, for
 	// the coverage factor.
 	wordIndex := map[string]int{}
-	for _, t := range terms {
+	for _, t := range ev.terms {
 		if w := wordOf(t); !strings.Contains(w, " ") {
 			if _, ok := wordIndex[w]; !ok {
 				wordIndex[w] = len(wordIndex)
 			}
 		}
 	}
-	blocks := (len(wordIndex) + 63) / 64
-	var has []uint64
+	ev.wordsLen = len(wordIndex)
+	ev.blocks = (len(wordIndex) + 63) / 64
 	if o.Coverage > 0 {
-		has = make([]uint64, idx.n*blocks)
+		ev.has = make([]uint64, idx.n*ev.blocks)
 	}
-	for _, t := range terms {
+	seen := map[string]bool{}
+	maxIDF := idf(idx.n, 1)
+	for _, t := range ev.terms {
 		if seen[t.text] {
 			continue
 		}
@@ -679,7 +717,7 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 		plist := idx.postings[t.text]
 		if t.weight == 1 { // pairs and lesser parts would count a word twice
 			w := wordOf(t)
-			wordKnown[w] = wordKnown[w] || len(plist) > 0
+			ev.known[w] = ev.known[w] || len(plist) > 0
 		}
 		// A word, or a part of one, that a skill has covers the word.
 		bit, inBitset := wordIndex[wordOf(t)]
@@ -697,122 +735,159 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 			if p.inName {
 				e += o.NameBonus * w
 			}
-			scores[p.doc] += e
-			if has != nil && inBitset {
-				has[int(p.doc)*blocks+bit/64] |= 1 << (bit % 64)
+			ev.sum[p.doc] += e
+			if ev.has != nil && inBitset {
+				ev.has[int(p.doc)*ev.blocks+bit/64] |= 1 << (bit % 64)
 			}
 			if p.inName || p.inDescription {
-				anchors[p.doc]++
+				ev.anchors[p.doc]++
 			}
 			if explain {
-				ex[p.doc].Terms = append(ex[p.doc].Terms, TermEvidence{Term: t.text, Evidence: e, Fields: p.fields()})
+				ev.byTerm[p.doc] = append(ev.byTerm[p.doc], TermEvidence{Term: t.text, Evidence: e, Fields: p.fields()})
 			}
 		}
 	}
-	// The message's word vector, for the semantic factor.
-	var meaning []float32
+	return ev
+}
+
+// facts are what scoring learns of the message once, for every skill.
+type facts struct {
+	meaning             []float32 // the message's word vector, or nil
+	known, code         float64   // the unknown-words and code factors
+	everyday, pEveryday float64   // the everyday factor and its probability
+	words               float64   // whole words of the message
+	logShare            []float64 // log(k/words) for k covered words
+}
+
+func (idx *lexIndex) messageFacts(o LexicalOptions, message string, m *memo, ev evidence) facts {
+	f := facts{known: 1, code: 1, everyday: 1}
 	if idx.vec != nil {
-		meaning = make([]float32, idx.vec.Dim())
-		if !idx.vec.centroid(terms, meaning) {
-			meaning = nil
+		f.meaning = make([]float32, idx.vec.Dim())
+		if !idx.vec.centroid(ev.terms, f.meaning) {
+			f.meaning = nil
 		}
 	}
 	// Every skill's evidence shrinks alike with the share of unknown words.
-	known := 1.0
-	var words, unknown float64
-	for _, k := range wordKnown {
-		words++
+	var unknown float64
+	for _, k := range ev.known {
+		f.words++
 		if !k {
 			unknown++
 		}
 	}
-	if words > 0 {
-		known = math.Pow(1-unknown/words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
+	if f.words > 0 {
+		f.known = math.Pow(1-unknown/f.words, o.Unknown*min(1, float64(idx.words)/o.Vocabulary))
 	}
-	code := 1.0
 	if o.Code > 0 && hasCode(message) {
-		code = o.Code
+		f.code = o.Code
 	}
-	everyday, pEveryday := 1.0, 0.0
 	if idx.everyday != nil {
-		pEveryday = idx.everyday.probability(message, m)
-		everyday = math.Exp(-o.Everyday * max(0, pEveryday-o.EverydayCentre))
+		f.pEveryday = idx.everyday.probability(message, m)
+		f.everyday = math.Exp(-o.Everyday * max(0, f.pEveryday-o.EverydayCentre))
 	}
-	// The factor is (k/words)^(Coverage·g) for k covered words and a
-	// skill's length share g; log(k/words) is computed once per message,
-	// leaving one Exp per skill instead of a Pow.
-	var logShare []float64
-	if has != nil && words > 0 {
-		logShare = make([]float64, int(words)+1)
-		for k := range logShare {
-			logShare[k] = math.Log(float64(k) / words)
+	// The coverage factor is (k/words)^(Coverage·g) for k covered words
+	// and a skill's length share g; log(k/words) is computed once per
+	// message, leaving one Exp per skill instead of a Pow.
+	if ev.has != nil && f.words > 0 {
+		f.logShare = make([]float64, int(f.words)+1)
+		for k := range f.logShare {
+			f.logShare[k] = math.Log(float64(k) / f.words)
 		}
 	}
-	for i, e := range scores {
-		if explain {
-			ex[i].Anchored, ex[i].Known, ex[i].Code, ex[i].Coverage, ex[i].Words, ex[i].Semantic = anchors[i] > 0, known, code, 1, int(words), 1
-			ex[i].Anchors, ex[i].Anchor = int(anchors[i]), 1
-			ex[i].EverydayOn, ex[i].EverydayProbability, ex[i].Everyday = idx.everyday != nil, pEveryday, everyday
-			ex[i].BreadthOn, ex[i].Narrow = idx.narrow != nil, 1
-			if idx.narrow != nil {
-				ex[i].Breadth, ex[i].Narrow = idx.breadth[i], idx.narrow[i]
-			}
-		}
+	return f
+}
+
+// factors are one skill's skill-wide factors and the score they give. The
+// anchor, coverage and semantic factors are kept as logarithms: scoring
+// applies them as one Exp, and only an explanation needs each.
+type factors struct {
+	logAnchor, logCoverage, logSemantic float64
+	covered                             int
+	similarity                          float64
+	evidence, score                     float64
+}
+
+// applyFactors applies the skill-wide factors to every skill's evidence,
+// writing the scores, and each skill's factors to fs when it is not nil.
+// One loop, no call per skill: in a large catalog this is most of the
+// work of scoring.
+func (idx *lexIndex) applyFactors(o LexicalOptions, ev *evidence, mf *facts, scores []float64, fs []factors) {
+	anchors, has, blocks, sum := ev.anchors, ev.has, ev.blocks, ev.sum
+	common := mf.known * mf.code * mf.everyday // the factors every skill gets
+	coverage := has != nil && mf.words > 0
+	for i, e := range sum {
 		if e == 0 {
-			continue
+			continue // most skills of a large catalog share no term
 		}
+		var f factors
 		// The anchor, coverage and semantic factors are powers of e,
 		// applied as one Exp of their summed logarithms: an Exp per skill
 		// is much of the time of scoring a large catalog.
-		var logAnchor, logCoverage, logSemantic float64
 		if anchors[i] == 0 {
 			e *= o.Unanchored
 		} else if o.Anchor > 0 {
-			logAnchor = o.Anchor * float64(anchors[i]-1)
-			if explain {
-				ex[i].Anchor = math.Exp(logAnchor)
-			}
+			f.logAnchor = o.Anchor * float64(anchors[i]-1)
 		}
-		e *= known * code * everyday
+		e *= common
 		if idx.narrow != nil {
 			e *= idx.narrow[i]
 		}
-		if has != nil && words > 0 {
-			covered := 0
+		if coverage {
 			for _, b := range has[i*blocks : (i+1)*blocks] {
-				covered += bits.OnesCount64(b)
+				f.covered += bits.OnesCount64(b)
 			}
-			if covered == 0 {
+			if f.covered == 0 {
 				e = 0 // only pairs matched, which cover no word
 			} else {
-				logCoverage = o.Coverage * min(1, idx.lengths[i]/o.CoverageLen) * logShare[min(covered, len(logShare)-1)]
-			}
-			if explain {
-				ex[i].Coverage, ex[i].Covered = 0, covered
-				if covered > 0 {
-					ex[i].Coverage = math.Exp(logCoverage)
-				}
+				f.logCoverage = o.Coverage * min(1, idx.lengths[i]/o.CoverageLen) * mf.logShare[min(f.covered, len(mf.logShare)-1)]
 			}
 		}
-		if meaning != nil && idx.hasVector[i] {
+		if mf.meaning != nil && idx.hasVector[i] {
 			dim := idx.vec.Dim()
-			sim := dot(meaning, idx.vectors[i*dim:(i+1)*dim])
-			logSemantic = o.Semantic * (sim - o.SemanticCentre)
-			if explain {
-				ex[i].Similarity, ex[i].Semantic = sim, math.Exp(logSemantic)
-			}
+			f.similarity = dot(mf.meaning, idx.vectors[i*dim:(i+1)*dim])
+			f.logSemantic = o.Semantic * (f.similarity - o.SemanticCentre)
 		}
-		e *= math.Exp(min(logAnchor+logCoverage+logSemantic, 700)) // a huge strength must not overflow
+		e *= math.Exp(min(f.logAnchor+f.logCoverage+f.logSemantic, 700)) // a huge strength must not overflow
 		scores[i] = e / (e + o.Saturation)
 		if math.IsInf(e, 1) {
 			scores[i] = 1
 		}
-		if explain {
-			ex[i].Evidence, ex[i].Score = e, scores[i]
-			sort.SliceStable(ex[i].Terms, func(a, b int) bool { return ex[i].Terms[a].Evidence > ex[i].Terms[b].Evidence })
+		if fs != nil {
+			f.evidence, f.score = e, scores[i]
+			fs[i] = f
 		}
 	}
-	return scores, ex
+}
+
+// explanation reports skill i's score from what scoring computed.
+func (idx *lexIndex) explanation(o LexicalOptions, i int, f factors, ev *evidence, mf *facts) Explanation {
+	x := Explanation{
+		Score: f.score, Evidence: f.evidence, Terms: ev.byTerm[i],
+		Anchored: ev.anchors[i] > 0, Anchors: int(ev.anchors[i]), Anchor: 1,
+		Known: mf.known, Code: mf.code, Words: int(mf.words), Coverage: 1, Semantic: 1,
+		EverydayOn: idx.everyday != nil, EverydayProbability: mf.pEveryday, Everyday: mf.everyday,
+		BreadthOn: idx.narrow != nil, Narrow: 1,
+	}
+	if idx.narrow != nil {
+		x.Breadth, x.Narrow = idx.breadth[i], idx.narrow[i]
+	}
+	if ev.sum[i] == 0 {
+		return x
+	}
+	if ev.anchors[i] > 0 && o.Anchor > 0 {
+		x.Anchor = math.Exp(f.logAnchor)
+	}
+	if mf.meaning != nil && idx.hasVector[i] {
+		x.Similarity, x.Semantic = f.similarity, math.Exp(f.logSemantic)
+	}
+	if ev.has != nil && mf.words > 0 {
+		x.Coverage, x.Covered = 0, f.covered
+		if f.covered > 0 {
+			x.Coverage = math.Exp(f.logCoverage)
+		}
+	}
+	sort.SliceStable(x.Terms, func(a, b int) bool { return x.Terms[a].Evidence > x.Terms[b].Evidence })
+	return x
 }
 
 // hasCode reports whether message pastes code, markup or a formula: an
