@@ -372,164 +372,16 @@ func fields(d Doc) [numFields]string {
 
 // Index implements Matcher.
 func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
-	idx := &lexIndex{n: len(docs), postings: map[string][]posting{}}
-	o := l.opts
-	var weights [numFields]float64
-	for f := range weights {
-		weights[f] = o.field(f).Weight
-	}
-	m := newMemo()
-	slot := map[string]int{}    // term to its row in tf, per skill
-	var tf [][numFields]float64 // weighted frequency of each term by field
-	// Where each term occurs, as its posting will say: in the name and
-	// description as a word or a pair, not only as a lesser part of a
-	// compound word, so "TypeScript" in a description does not anchor a
-	// message about a "script"; and the where bits.
-	var marks []posting
-	var terms []string
-	var about, body []term // a skill's name and description, and its body, for its word vector
-	// The requests lent to a skill are those of the published skills
-	// nearest its name and description; the built-in ones have the
-	// built-in table's vectors (see LexicalOptions.ExampleSet).
-	lending := o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil)
-	var vec *WordVectors
-	var aboutVec, half []float32 // the centroid of the name and description, and scratch
-	if o.Semantic > 0 || lending {
-		var err error
-		if vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
-			return err
-		}
-		aboutVec, half = make([]float32, vec.Dim()), make([]float32, vec.Dim())
-	}
-	if o.Semantic > 0 {
-		idx.vec = vec
-		idx.vectors = make([]float32, len(docs)*vec.Dim())
-		idx.hasVector = make([]bool, len(docs))
-	}
-	var examples *Examples
-	if lending {
-		var err error
-		if examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
-			return err
-		}
-	}
-	lentScans := map[int]scanned{} // by group
-	if o.Everyday > 0 {
-		var err error
-		if idx.everyday, err = orBuiltIn(o.EverydayModel, DefaultEveryday); err != nil {
-			return err
-		}
-	}
-	// The fields are hashed as they are split out, for the breadth
-	// cache's key.
-	var digest *fieldDigest
-	if o.Breadth > 0 && o.BreadthCache != nil {
-		digest = newFieldDigest()
+	ix, err := newIndexer(l.opts, len(docs))
+	if err != nil {
+		return err
 	}
 	for i, d := range docs {
-		clear(slot)
-		tf, terms, marks = tf[:0], terms[:0], marks[:0]
-		var length [numFields]float64 // each field's weighted token count
-		about, body = about[:0], body[:0]
-		var hasAbout bool // aboutVec holds this skill's centroid
-		fs := fields(d)
-		// The lent requests follow from the name and description (and the
-		// options and the build), so the digest need not hash them.
-		digest.add(fs[:]...)
-		for x, f := range textFields {
-			lent := x == textLent
-			if lent && vec != nil {
-				hasAbout = vec.centroid(about, aboutVec) // the name and description are read
-			}
-			// Word pairs are not indexed in the body: they would double
-			// the index for little gain where the body counts little.
-			var analyzed []term
-			switch {
-			case !lent:
-				analyzed = analyze(fs[f], m, f != fieldBody)
-			case examples != nil && hasAbout:
-				// Many skills borrow the same groups: each is analysed
-				// once, and the pairs across groups joined as if the
-				// requests were one text.
-				groups := examples.nearest(aboutVec, o.Examples)
-				parts := make([]scanned, len(groups))
-				for j, g := range groups {
-					sc, ok := lentScans[g]
-					if !ok {
-						sc = scan(strings.Join(examples.groups[g], "\n"), m, true)
-						lentScans[g] = sc
-					}
-					parts[j] = sc
-				}
-				analyzed = joinScans(parts, true)
-			}
-			switch {
-			case f == fieldName || f == fieldDescription:
-				if vec != nil {
-					about = append(about, analyzed...)
-				}
-			case f == fieldBody && idx.vectors != nil:
-				body = analyzed
-			}
-			for _, t := range analyzed {
-				k, ok := slot[t.text]
-				if !ok {
-					k = len(tf)
-					slot[t.text] = k
-					tf = append(tf, [numFields]float64{})
-					marks = append(marks, posting{})
-					terms = append(terms, t.text)
-				}
-				tf[k][f] += t.weight
-				mark := &marks[k]
-				whole := t.whole == "" || t.weight == 1
-				switch {
-				case lent:
-					mark.where |= whereLent
-				case f == fieldOutline:
-					mark.where |= whereOutline
-				case f == fieldName && whole:
-					mark.inName = true
-				case f == fieldDescription && whole:
-					mark.inDescription = true
-				case f == fieldName || f == fieldDescription:
-					mark.where |= wherePart
-				}
-				length[f] += t.weight
-			}
-		}
-		var norm [numFields]float64 // BM25's length divisor of each field
-		var docLen float64
-		for f, n := range length {
-			fo := o.field(f)
-			norm[f] = 1 - fo.B + fo.B*n/fo.RefLen
-			docLen += n
-		}
-		idx.lengths = append(idx.lengths, docLen)
-		if idx.vectors != nil {
-			dim := vec.Dim()
-			idx.hasVector[i] = skillVector(vec, aboutVec, hasAbout, body, o.BodyShare, idx.vectors[i*dim:(i+1)*dim], half)
-		}
-		for k, t := range terms {
-			v := &tf[k]
-			plist := idx.postings[t]
-			if len(plist) == 0 && !strings.Contains(t, " ") {
-				idx.words++
-			}
-			p := marks[k]
-			p.doc = int32(i)
-			p.body = float32(weights[fieldBody] * v[fieldBody] / norm[fieldBody])
-			var other float64
-			for f := range fieldBody {
-				other += weights[f] * v[f] / norm[f]
-			}
-			p.other = float32(other)
-			idx.postings[t] = append(plist, p)
-		}
+		ix.add(i, d)
 	}
+	idx, o := ix.idx, l.opts
 	if o.Breadth > 0 {
-		var err error
-		if idx.breadth, err = idx.breadths(ctx, o, digest.sum()); err != nil {
+		if idx.breadth, err = idx.breadths(ctx, o, ix.digest.sum()); err != nil {
 			return fmt.Errorf("measure breadth: %w", err)
 		}
 		idx.narrow = make([]float64, idx.n)
@@ -541,6 +393,189 @@ func (l *Lexical) Index(ctx context.Context, docs []Doc) error {
 	l.idx = idx
 	l.mu.Unlock()
 	return nil
+}
+
+// indexer builds a lexIndex one skill at a time, reusing its scratch
+// space across skills.
+type indexer struct {
+	o       LexicalOptions
+	idx     *lexIndex
+	weights [numFields]float64
+	m       *memo
+	slot    map[string]int       // term to its row in tf, per skill
+	tf      [][numFields]float64 // weighted frequency of each term by field
+	// Where each term occurs, as its posting will say: in the name and
+	// description as a word or a pair, not only as a lesser part of a
+	// compound word, so "TypeScript" in a description does not anchor a
+	// message about a "script"; and the where bits.
+	marks       []posting
+	terms       []string
+	about, body []term // a skill's name and description, and its body, for its word vector
+	// The requests lent to a skill are those of the published skills
+	// nearest its name and description; the built-in ones have the
+	// built-in table's vectors (see LexicalOptions.ExampleSet).
+	vec            *WordVectors
+	aboutVec, half []float32 // the centroid of the name and description, and scratch
+	examples       *Examples
+	lentScans      map[int]scanned // by group
+	// The fields are hashed as they are split out, for the breadth
+	// cache's key.
+	digest *fieldDigest
+}
+
+func newIndexer(o LexicalOptions, n int) (*indexer, error) {
+	ix := &indexer{o: o, idx: &lexIndex{n: n, postings: map[string][]posting{}}, m: newMemo(),
+		slot: map[string]int{}, lentScans: map[int]scanned{}}
+	for f := range ix.weights {
+		ix.weights[f] = o.field(f).Weight
+	}
+	lending := o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil)
+	var err error
+	if o.Semantic > 0 || lending {
+		if ix.vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
+			return nil, err
+		}
+		ix.aboutVec, ix.half = make([]float32, ix.vec.Dim()), make([]float32, ix.vec.Dim())
+	}
+	if o.Semantic > 0 {
+		ix.idx.vec = ix.vec
+		ix.idx.vectors = make([]float32, n*ix.vec.Dim())
+		ix.idx.hasVector = make([]bool, n)
+	}
+	if lending {
+		if ix.examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
+			return nil, err
+		}
+	}
+	if o.Everyday > 0 {
+		if ix.idx.everyday, err = orBuiltIn(o.EverydayModel, DefaultEveryday); err != nil {
+			return nil, err
+		}
+	}
+	if o.Breadth > 0 && o.BreadthCache != nil {
+		ix.digest = newFieldDigest()
+	}
+	return ix, nil
+}
+
+// add indexes skill i.
+func (ix *indexer) add(i int, d Doc) {
+	clear(ix.slot)
+	ix.tf, ix.terms, ix.marks = ix.tf[:0], ix.terms[:0], ix.marks[:0]
+	ix.about, ix.body = ix.about[:0], ix.body[:0]
+	var length [numFields]float64 // each field's weighted token count
+	var hasAbout bool             // aboutVec holds this skill's centroid
+	fs := fields(d)
+	// The lent requests follow from the name and description (and the
+	// options and the build), so the digest need not hash them.
+	ix.digest.add(fs[:]...)
+	for x, f := range textFields {
+		lent := x == textLent
+		if lent && ix.vec != nil {
+			hasAbout = ix.vec.centroid(ix.about, ix.aboutVec) // the name and description are read
+		}
+		analyzed := ix.fieldTerms(fs[f], f, lent, hasAbout)
+		switch {
+		case f == fieldName || f == fieldDescription:
+			if ix.vec != nil {
+				ix.about = append(ix.about, analyzed...)
+			}
+		case f == fieldBody && ix.idx.vectors != nil:
+			ix.body = analyzed
+		}
+		ix.count(analyzed, f, lent, &length)
+	}
+	ix.post(i, length, hasAbout)
+}
+
+// fieldTerms analyses the text of field f, or for the lent requests
+// (lent) those of the example groups nearest the skill. Word pairs are not
+// indexed in the body: they would double the index for little gain where
+// the body counts little.
+func (ix *indexer) fieldTerms(text string, f int, lent, hasAbout bool) []term {
+	switch {
+	case !lent:
+		return analyze(text, ix.m, f != fieldBody)
+	case ix.examples != nil && hasAbout:
+		// Many skills borrow the same groups: each is analysed once, and
+		// the pairs across groups joined as if the requests were one text.
+		groups := ix.examples.nearest(ix.aboutVec, ix.o.Examples)
+		parts := make([]scanned, len(groups))
+		for j, g := range groups {
+			sc, ok := ix.lentScans[g]
+			if !ok {
+				sc = scan(strings.Join(ix.examples.groups[g], "\n"), ix.m, true)
+				ix.lentScans[g] = sc
+			}
+			parts[j] = sc
+		}
+		return joinScans(parts, true)
+	}
+	return nil
+}
+
+// count adds the terms of field f to the skill's frequencies and marks.
+func (ix *indexer) count(analyzed []term, f int, lent bool, length *[numFields]float64) {
+	for _, t := range analyzed {
+		k, ok := ix.slot[t.text]
+		if !ok {
+			k = len(ix.tf)
+			ix.slot[t.text] = k
+			ix.tf = append(ix.tf, [numFields]float64{})
+			ix.marks = append(ix.marks, posting{})
+			ix.terms = append(ix.terms, t.text)
+		}
+		ix.tf[k][f] += t.weight
+		mark := &ix.marks[k]
+		whole := t.whole == "" || t.weight == 1
+		switch {
+		case lent:
+			mark.where |= whereLent
+		case f == fieldOutline:
+			mark.where |= whereOutline
+		case f == fieldName && whole:
+			mark.inName = true
+		case f == fieldDescription && whole:
+			mark.inDescription = true
+		case f == fieldName || f == fieldDescription:
+			mark.where |= wherePart
+		}
+		length[f] += t.weight
+	}
+}
+
+// post writes skill i's postings: each term's frequencies, normalised by
+// BM25's length divisor of each field, and its word vector.
+func (ix *indexer) post(i int, length [numFields]float64, hasAbout bool) {
+	o, idx := ix.o, ix.idx
+	var norm [numFields]float64
+	var docLen float64
+	for f, n := range length {
+		fo := o.field(f)
+		norm[f] = 1 - fo.B + fo.B*n/fo.RefLen
+		docLen += n
+	}
+	idx.lengths = append(idx.lengths, docLen)
+	if idx.vectors != nil {
+		dim := ix.vec.Dim()
+		idx.hasVector[i] = skillVector(ix.vec, ix.aboutVec, hasAbout, ix.body, o.BodyShare, idx.vectors[i*dim:(i+1)*dim], ix.half)
+	}
+	for k, t := range ix.terms {
+		v := &ix.tf[k]
+		plist := idx.postings[t]
+		if len(plist) == 0 && !strings.Contains(t, " ") {
+			idx.words++
+		}
+		p := ix.marks[k]
+		p.doc = int32(i)
+		p.body = float32(ix.weights[fieldBody] * v[fieldBody] / norm[fieldBody])
+		var other float64
+		for f := range fieldBody {
+			other += ix.weights[f] * v[f] / norm[f]
+		}
+		p.other = float32(other)
+		idx.postings[t] = append(plist, p)
+	}
 }
 
 // orBuiltIn is given, or when it is nil the table built into the binary.
