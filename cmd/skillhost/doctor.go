@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"runtime"
@@ -28,103 +29,125 @@ func (a *app) doctorCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			ctx := context.Background()
-			// What this machine can confine is each plugin's to say (its
-			// Probe, below); the host only names the platform.
-			plat := runtime.GOOS + "/" + runtime.GOARCH
-			reports, pluginWarnings := h.Plugins(ctx)
-			skills := h.Catalog.All()
-			skillWarnings := h.Catalog.Warnings()
-			name, confine := h.Strategy()
-			ok, verdict := diagnose(h, name, confine, reports)
-			missing := h.MissingRoots()
-			var predictions, failing []host.Prediction
-			if ok {
-				predictions = h.PredictRuns(ctx)
-				for _, p := range predictions {
-					if !p.OK {
-						failing = append(failing, p)
-					}
-				}
-			}
-			switch {
-			case !ok:
-			case len(missing) > 0:
-				ok, verdict = false, fmt.Sprintf("PROBLEM: skill root %s does not exist; fix skills.roots or --skills", strings.Join(missing, ", "))
-			case len(skills) == 0:
-				ok, verdict = false, fmt.Sprintf("PROBLEM: no skills loaded from %s; put skill directories there or set skills.roots", strings.Join(h.Catalog.Roots(), ", "))
-			case len(failing) > 0:
-				f := failing[0]
-				ok, verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(failing), len(predictions), f.Skill, f.Tool, f.Problem, f.Fix)
-			}
-			unknownGrants := h.UnknownGrants()
-			ceilingWarnings := h.CeilingWarnings()
+			d := examine(context.Background(), h)
 			if a.jsonOut {
 				if err := a.printJSON(map[string]any{
-					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(skills),
-					"skill_warnings": nonNil(skillWarnings), "platform": map[string]string{"os": plat}, "strategy": name,
-					"plugins": reports, "plugin_warnings": nonNil(pluginWarnings), "ok": ok, "verdict": verdict,
-					"missing_roots": nonNil(missing), "tools": len(predictions), "failing_tools": nonNilPredictions(failing),
-					"unknown_grants": nonNil(unknownGrants), "ceiling_warnings": nonNil(ceilingWarnings),
+					"config": h.Config.Source, "skill_roots": h.Catalog.Roots(), "skills": len(d.skills),
+					"skill_warnings": nonNil(d.skillWarnings), "platform": map[string]string{"os": d.platform}, "strategy": d.strategy,
+					"plugins": d.reports, "plugin_warnings": nonNil(d.pluginWarnings), "ok": d.ok, "verdict": d.verdict,
+					"missing_roots": nonNil(d.missing), "tools": len(d.predictions), "failing_tools": nonNilPredictions(d.failing),
+					"unknown_grants": nonNil(d.unknownGrants), "ceiling_warnings": nonNil(d.ceilingWarnings),
 				}); err != nil {
 					return err
 				}
 			} else {
-				w := a.stdout
-				src := h.Config.Source
-				if src == "" {
-					src = "built-in defaults (no configuration file)"
-				}
-				fmt.Fprintf(w, "config:    %s\n", src)
-				fmt.Fprintf(w, "skills:    %d loaded, %d warnings, from:\n", len(skills), len(skillWarnings))
-				for _, r := range h.Catalog.Roots() {
-					state := ""
-					if _, err := os.Stat(r); err != nil {
-						state = " (missing)"
-					}
-					fmt.Fprintf(w, "             %s%s\n", r, state)
-				}
-				fmt.Fprintf(w, "platform:  %s\n", plat)
-				fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, name)
-				fmt.Fprintf(w, "plugins:   %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
-				for _, r := range reports {
-					line := r.Name
-					var details []string
-					if r.Probe != nil {
-						line += fmt.Sprintf(": %s, %s", r.Probe.Status, r.Probe.Reason)
-						details = slices.Sorted(maps.Keys(r.Probe.Details))
-					}
-					if r.Error != "" {
-						line += ": error: " + r.Error
-					}
-					fmt.Fprintf(w, "             %s\n", line)
-					for _, k := range details {
-						fmt.Fprintf(w, "               %s: %s\n", k, r.Probe.Details[k])
-					}
-				}
-				for _, pw := range pluginWarnings {
-					fmt.Fprintf(w, "             warning: %s\n", pw)
-				}
-				if predictions != nil {
-					fmt.Fprintf(w, "tools:     %d checked, %d would fail to start\n", len(predictions), len(failing))
-					for _, f := range failing {
-						fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", f.Skill, f.Tool, f.Problem, f.Fix)
-					}
-				}
-				for _, g := range unknownGrants {
-					fmt.Fprintf(w, "grants:    %s\n", g)
-				}
-				for _, c := range ceilingWarnings {
-					fmt.Fprintf(w, "ceiling:   warning: %s\n", c)
-				}
-				fmt.Fprintf(w, "verdict:   %s\n", verdict)
+				d.writeText(a.stdout, h)
 			}
-			if !ok {
+			if !d.ok {
 				return &exitError{code: exitFailed}
 			}
 			return nil
 		},
 	}
+}
+
+// examination is what doctor found.
+type examination struct {
+	platform, strategy                     string
+	reports                                []host.PluginReport
+	pluginWarnings, skillWarnings, missing []string
+	unknownGrants, ceilingWarnings         []string
+	skills                                 []*host.Skill
+	predictions, failing                   []host.Prediction
+	ok                                     bool
+	verdict                                string
+}
+
+// examine checks the configuration, the skills, the plugins and every
+// tool, and reaches a verdict.
+func examine(ctx context.Context, h *host.Host) examination {
+	// What this machine can confine is each plugin's to say (its Probe);
+	// the host only names the platform.
+	d := examination{platform: runtime.GOOS + "/" + runtime.GOARCH}
+	d.reports, d.pluginWarnings = h.Plugins(ctx)
+	d.skills = h.Catalog.All()
+	d.skillWarnings = h.Catalog.Warnings()
+	name, confine := h.Strategy()
+	d.strategy = name
+	d.ok, d.verdict = diagnose(h, name, confine, d.reports)
+	d.missing = h.MissingRoots()
+	if d.ok {
+		d.predictions = h.PredictRuns(ctx)
+		for _, p := range d.predictions {
+			if !p.OK {
+				d.failing = append(d.failing, p)
+			}
+		}
+	}
+	switch {
+	case !d.ok:
+	case len(d.missing) > 0:
+		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: skill root %s does not exist; fix skills.roots or --skills", strings.Join(d.missing, ", "))
+	case len(d.skills) == 0:
+		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: no skills loaded from %s; put skill directories there or set skills.roots", strings.Join(h.Catalog.Roots(), ", "))
+	case len(d.failing) > 0:
+		f := d.failing[0]
+		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(d.failing), len(d.predictions), f.Skill, f.Tool, f.Problem, f.Fix)
+	}
+	d.unknownGrants = h.UnknownGrants()
+	d.ceilingWarnings = h.CeilingWarnings()
+	return d
+}
+
+// writeText writes the examination as doctor's text report.
+func (d examination) writeText(w io.Writer, h *host.Host) {
+	src := h.Config.Source
+	if src == "" {
+		src = "built-in defaults (no configuration file)"
+	}
+	fmt.Fprintf(w, "config:    %s\n", src)
+	fmt.Fprintf(w, "skills:    %d loaded, %d warnings, from:\n", len(d.skills), len(d.skillWarnings))
+	for _, r := range h.Catalog.Roots() {
+		state := ""
+		if _, err := os.Stat(r); err != nil {
+			state = " (missing)"
+		}
+		fmt.Fprintf(w, "             %s%s\n", r, state)
+	}
+	fmt.Fprintf(w, "platform:  %s\n", d.platform)
+	fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, d.strategy)
+	fmt.Fprintf(w, "plugins:   %s\n", strings.Join(h.Sandbox().Dirs(), ", "))
+	for _, r := range d.reports {
+		line := r.Name
+		var details []string
+		if r.Probe != nil {
+			line += fmt.Sprintf(": %s, %s", r.Probe.Status, r.Probe.Reason)
+			details = slices.Sorted(maps.Keys(r.Probe.Details))
+		}
+		if r.Error != "" {
+			line += ": error: " + r.Error
+		}
+		fmt.Fprintf(w, "             %s\n", line)
+		for _, k := range details {
+			fmt.Fprintf(w, "               %s: %s\n", k, r.Probe.Details[k])
+		}
+	}
+	for _, pw := range d.pluginWarnings {
+		fmt.Fprintf(w, "             warning: %s\n", pw)
+	}
+	if d.predictions != nil {
+		fmt.Fprintf(w, "tools:     %d checked, %d would fail to start\n", len(d.predictions), len(d.failing))
+		for _, f := range d.failing {
+			fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", host.Printable(f.Skill), host.Printable(f.Tool), host.Printable(f.Problem), f.Fix)
+		}
+	}
+	for _, g := range d.unknownGrants {
+		fmt.Fprintf(w, "grants:    %s\n", host.Printable(g))
+	}
+	for _, c := range d.ceilingWarnings {
+		fmt.Fprintf(w, "ceiling:   warning: %s\n", c)
+	}
+	fmt.Fprintf(w, "verdict:   %s\n", host.Printable(d.verdict))
 }
 
 // diagnose states in one line whether runs are confined as configured.

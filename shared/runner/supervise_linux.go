@@ -490,7 +490,17 @@ func superviseMain() int {
 		_ = json.NewEncoder(statusF).Encode(wireStatus{InitPid: pid})
 	}
 
-	st := wireStatus{ExitCode: -1}
+	st := waitCommand(pid, h)
+	killTree(self, true)
+	st.Isolated = h != nil && h.isolated
+	st.IsolationError = isolationErr
+	return report(st)
+}
+
+// waitCommand reaps children until the command (pid) ends and returns its
+// status: through an isolated helper (init of the command's namespace),
+// the status that helper reported.
+func waitCommand(pid int, h *helper) wireStatus {
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
@@ -498,24 +508,21 @@ func superviseMain() int {
 			continue
 		}
 		if err != nil {
-			break // ECHILD: nothing left to wait for
+			return wireStatus{ExitCode: -1} // ECHILD: nothing left to wait for
 		}
-		if wpid == pid {
-			s := statusOf(ws)
-			st = wireStatus{ExitCode: s.exitCode, Signal: s.signal}
-			if h != nil && h.isolated {
-				// The helper was the namespace's init: the command's own
-				// status is what it reported before exiting.
-				clearInit()
-				st = h.finalStatus(st)
-			}
-			break
+		if wpid != pid {
+			continue
 		}
+		s := statusOf(ws)
+		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal}
+		if h != nil && h.isolated {
+			// The helper was the namespace's init: the command's own
+			// status is what it reported before exiting.
+			clearInit()
+			st = h.finalStatus(st)
+		}
+		return st
 	}
-	killTree(self, true)
-	st.Isolated = h != nil && h.isolated
-	st.IsolationError = isolationErr
-	return report(st)
 }
 
 // release is what the Preparer returned for the supervisor's helper; it is
