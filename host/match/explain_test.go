@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 // Explain must tell the truth about Score: the same score for every skill
@@ -38,7 +39,8 @@ func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 	}
 	l := e.m.(*Lexical)
 	o := l.opts
-	var checked, coded, everyday, narrow, anchors int
+	var checked int
+	var c factorCounts
 	classifier, err := DefaultEveryday()
 	if err != nil {
 		t.Fatal(err)
@@ -58,77 +60,88 @@ func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 					continue
 				}
 				checked++
-				var sum float64
-				for k, term := range x.Terms {
-					sum += term.Evidence
-					if k > 0 && term.Evidence > x.Terms[k-1].Evidence {
-						t.Errorf("%q, %s: terms not sorted by evidence", lb.Message, skills[i].Name)
-					}
-					if len(term.Fields) == 0 {
-						t.Errorf("%q, %s: term %q is in no field", lb.Message, skills[i].Name, term.Term)
-					}
-				}
-				want := sum * x.Known * x.Code * x.Everyday * x.Narrow * x.Coverage * x.Semantic * x.Anchor
-				// The anchor factor, from the terms' fields.
-				var inAbout int
-				for _, term := range x.Terms {
-					if term.Fields[0] == "name" || term.Fields[0] == "description" {
-						inAbout++
-					}
-				}
-				wantAnchor := 1.0
-				if inAbout > 1 && o.Anchor > 0 {
-					wantAnchor = math.Exp(o.Anchor * float64(inAbout-1))
-					anchors++
-				}
-				if x.Anchors != inAbout || x.Anchored != (inAbout > 0) || math.Abs(x.Anchor-wantAnchor) > 1e-12 {
-					t.Errorf("%q, %s: %d terms in the name or description (anchored %v), factor %.6f; want %d, %.6f", lb.Message, skills[i].Name, x.Anchors, x.Anchored, x.Anchor, inAbout, wantAnchor)
-				}
-				// The breadth factor, from the skill's breadth.
-				if !x.BreadthOn || math.Abs(breadthFactor(x.Breadth, o.Breadth, o.BreadthCentre)-x.Narrow) > 1e-12 {
-					t.Errorf("%q, %s: breadth %.6f (on %v), factor %.6f", lb.Message, skills[i].Name, x.Breadth, x.BreadthOn, x.Narrow)
-				}
-				if x.Narrow < 1 {
-					narrow++
-				}
-				// The everyday factor, from the classifier's public Probability.
-				p := classifier.Probability(lb.Message)
-				if math.Abs(p-x.EverydayProbability) > 1e-12 || math.Abs(math.Exp(-o.Everyday*max(0, p-o.EverydayCentre))-x.Everyday) > 1e-12 {
-					t.Errorf("%q, %s: everyday probability %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.EverydayProbability, p, x.Everyday)
-				}
-				if x.Everyday < 1 {
-					everyday++
-				}
-				wantCode := 1.0
-				if hasCode(lb.Message) {
-					wantCode = o.Code
-					coded++
-				}
-				if x.Code != wantCode {
-					t.Errorf("%q, %s: code factor %v, want %v", lb.Message, skills[i].Name, x.Code, wantCode)
-				}
-				// The semantic factor, from the skill's two halves.
-				if sim := semanticSimilarity(l.idx.vec, lb.Message, DocOf(skills[i]), o.BodyShare); math.Abs(sim-x.Similarity) > 1e-5 ||
-					math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
-					t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", lb.Message, skills[i].Name, x.Similarity, sim, x.Semantic)
-				}
-				// The coverage factor, from its definition rather than the code.
-				g := min(1, l.idx.lengths[i]/o.CoverageLen)
-				if f := math.Pow(min(1, float64(x.Covered)/float64(x.Words)), o.Coverage*g); x.Covered == 0 || math.Abs(f-x.Coverage) > 1e-9 {
-					t.Errorf("%q, %s: %d of %d words covered, factor %.6f, want %.6f", lb.Message, skills[i].Name, x.Covered, x.Words, x.Coverage, f)
-				}
-				if !x.Anchored {
-					want *= o.Unanchored
-				}
-				if math.Abs(want-x.Evidence) > 1e-9 || math.Abs(x.Evidence/(x.Evidence+o.Saturation)-x.Score) > 1e-9 {
-					t.Errorf("%q, %s: terms sum to %.6f, factors give %.6f, evidence %.6f, score %.6f",
-						lb.Message, skills[i].Name, sum, want, x.Evidence, x.Score)
-				}
+				checkExplanation(t, l, classifier, lb.Message, skills[i], i, x, &c)
 			}
 		}
 	}
-	if checked < 1000 || coded < 10 || everyday < 10 || narrow < 10 || (o.Anchor > 0) != (anchors > 10) {
-		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill, %d with several anchors", checked, coded, everyday, narrow, anchors)
+	if checked < 1000 || c.coded < 10 || c.everyday < 10 || c.narrow < 10 || (o.Anchor > 0) != (c.anchors > 10) {
+		t.Fatalf("only %d scored pairs checked, %d of them for a message with code, %d for an everyday one, %d for a broad skill, %d with several anchors", checked, c.coded, c.everyday, c.narrow, c.anchors)
+	}
+}
+
+// factorCounts count the checked pairs where each factor was at work.
+type factorCounts struct{ coded, everyday, narrow, anchors int }
+
+// checkExplanation checks one skill's explanation x for msg against each
+// factor's definition, not the scoring code.
+func checkExplanation(t *testing.T, l *Lexical, classifier *Everyday, msg string, sk *skill.Skill, i int, x Explanation, c *factorCounts) {
+	t.Helper()
+	o := l.opts
+	var sum float64
+	for k, term := range x.Terms {
+		sum += term.Evidence
+		if k > 0 && term.Evidence > x.Terms[k-1].Evidence {
+			t.Errorf("%q, %s: terms not sorted by evidence", msg, sk.Name)
+		}
+		if len(term.Fields) == 0 {
+			t.Errorf("%q, %s: term %q is in no field", msg, sk.Name, term.Term)
+		}
+	}
+	want := sum * x.Known * x.Code * x.Everyday * x.Narrow * x.Coverage * x.Semantic * x.Anchor
+	// The anchor factor, from the terms' fields.
+	var inAbout int
+	for _, term := range x.Terms {
+		if term.Fields[0] == "name" || term.Fields[0] == "description" {
+			inAbout++
+		}
+	}
+	wantAnchor := 1.0
+	if inAbout > 1 && o.Anchor > 0 {
+		wantAnchor = math.Exp(o.Anchor * float64(inAbout-1))
+		c.anchors++
+	}
+	if x.Anchors != inAbout || x.Anchored != (inAbout > 0) || math.Abs(x.Anchor-wantAnchor) > 1e-12 {
+		t.Errorf("%q, %s: %d terms in the name or description (anchored %v), factor %.6f; want %d, %.6f", msg, sk.Name, x.Anchors, x.Anchored, x.Anchor, inAbout, wantAnchor)
+	}
+	// The breadth factor, from the skill's breadth.
+	if !x.BreadthOn || math.Abs(breadthFactor(x.Breadth, o.Breadth, o.BreadthCentre)-x.Narrow) > 1e-12 {
+		t.Errorf("%q, %s: breadth %.6f (on %v), factor %.6f", msg, sk.Name, x.Breadth, x.BreadthOn, x.Narrow)
+	}
+	if x.Narrow < 1 {
+		c.narrow++
+	}
+	// The everyday factor, from the classifier's public Probability.
+	p := classifier.Probability(msg)
+	if math.Abs(p-x.EverydayProbability) > 1e-12 || math.Abs(math.Exp(-o.Everyday*max(0, p-o.EverydayCentre))-x.Everyday) > 1e-12 {
+		t.Errorf("%q, %s: everyday probability %.6f (want %.6f), factor %.6f", msg, sk.Name, x.EverydayProbability, p, x.Everyday)
+	}
+	if x.Everyday < 1 {
+		c.everyday++
+	}
+	wantCode := 1.0
+	if hasCode(msg) {
+		wantCode = o.Code
+		c.coded++
+	}
+	if x.Code != wantCode {
+		t.Errorf("%q, %s: code factor %v, want %v", msg, sk.Name, x.Code, wantCode)
+	}
+	// The semantic factor, from the skill's two halves.
+	if sim := semanticSimilarity(l.idx.vec, msg, DocOf(sk), o.BodyShare); math.Abs(sim-x.Similarity) > 1e-5 ||
+		math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
+		t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", msg, sk.Name, x.Similarity, sim, x.Semantic)
+	}
+	// The coverage factor, from its definition rather than the code.
+	g := min(1, l.idx.lengths[i]/o.CoverageLen)
+	if f := math.Pow(min(1, float64(x.Covered)/float64(x.Words)), o.Coverage*g); x.Covered == 0 || math.Abs(f-x.Coverage) > 1e-9 {
+		t.Errorf("%q, %s: %d of %d words covered, factor %.6f, want %.6f", msg, sk.Name, x.Covered, x.Words, x.Coverage, f)
+	}
+	if !x.Anchored {
+		want *= o.Unanchored
+	}
+	if math.Abs(want-x.Evidence) > 1e-9 || math.Abs(x.Evidence/(x.Evidence+o.Saturation)-x.Score) > 1e-9 {
+		t.Errorf("%q, %s: terms sum to %.6f, factors give %.6f, evidence %.6f, score %.6f",
+			msg, sk.Name, sum, want, x.Evidence, x.Score)
 	}
 }
 
