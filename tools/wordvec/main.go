@@ -60,119 +60,134 @@ func main() {
 	background := flag.String("background", "", "write the breadth factor's background messages, a sample of the -tune messages written for a skill, to this file, and build no table")
 	examples := flag.String("examples", "", "write the example requests the matcher lends, the -tune messages written for a skill and not in the background, with the vectors of their skills in the registry checkout DIR, to this file, and build no table")
 	flag.Parse()
-	if *examples != "" {
+	var err error
+	switch {
+	case *examples != "":
 		if flag.NArg() != 1 {
 			fmt.Fprintln(os.Stderr, "usage: wordvec -examples FILE [-cut TEXT] -tune FILE... DIR")
 			os.Exit(2)
 		}
-		if err := writeExamples(*examples, flag.Arg(0), *cut, tuneFiles); err != nil {
-			fmt.Fprintln(os.Stderr, "wordvec:", err)
-			os.Exit(1)
+		err = writeExamples(*examples, flag.Arg(0), *cut, tuneFiles)
+	case *background != "":
+		err = writeBackground(*background, tuneFiles)
+	case *everyday != "":
+		err = writeEveryday(*everyday, tuneFiles)
+	default:
+		if *out == "" || flag.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
+			fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
+			flag.PrintDefaults()
+			os.Exit(2)
 		}
-		return
-	}
-	if *background != "" {
-		if err := writeBackground(*background, tuneFiles); err != nil {
-			fmt.Fprintln(os.Stderr, "wordvec:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *everyday != "" {
-		if err := writeEveryday(*everyday, tuneFiles); err != nil {
-			fmt.Fprintln(os.Stderr, "wordvec:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *out == "" || flag.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
-		flag.PrintDefaults()
-		os.Exit(2)
-	}
-	// The labels are read first: a mistake in them should not wait for
-	// the minutes the corpus takes.
-	labels, err := readLabels(tuneFiles)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "wordvec:", err)
-		os.Exit(1)
-	}
-	skip := map[string]bool{}
-	for _, n := range exclude {
-		skip[strings.ToLower(n)] = true
-	}
-	for _, n := range strings.Split(*excludeNames, ",") {
-		if n = strings.TrimSpace(n); n != "" {
-			skip[strings.ToLower(n)] = true
-		}
-	}
-	var read, kept, bad int
-	var corpus skillSet // the kept skills, when tuning
-	docs := func(yield func(string) bool) {
-		for _, dir := range flag.Args() {
-			err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-				if err != nil || d.IsDir() || d.Name() != "SKILL.md" {
-					return err
-				}
-				read++
-				data, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				doc, ok := skillDoc(data, *cut)
-				if !ok {
-					bad++
-					return nil
-				}
-				name := docName(doc)
-				if skip[name] {
-					return nil
-				}
-				skip[name] = true
-				kept++
-				if len(labels) > 0 {
-					rel, _ := filepath.Rel(dir, filepath.Dir(path))
-					corpus.add(rel, doc)
-				}
-				if !yield(docText(doc)) {
-					return fs.SkipAll
-				}
-				return nil
-			})
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "wordvec: %s: %v\n", dir, err)
-				os.Exit(1)
+		skip := map[string]bool{}
+		for _, n := range append(exclude, strings.Split(*excludeNames, ",")...) {
+			if n = strings.TrimSpace(n); n != "" {
+				skip[strings.ToLower(n)] = true
 			}
 		}
-	}
-	var w *match.WordVectors
-	if *base != "" {
-		if w, err = readTable(*base); err == nil {
-			docs(func(string) bool { return true }) // only the corpus
-		}
-	} else {
-		w, err = match.BuildWordVectors(iter.Seq[string](docs), o)
-	}
-	if err == nil && len(labels) > 0 {
-		w, err = tune(w, &corpus, labels, flag.Args(), *cut)
+		err = buildTable(tableJob{out: *out, base: *base, cut: *cut, dirs: flag.Args(), tuneFiles: tuneFiles, skip: skip, opts: o})
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wordvec:", err)
 		os.Exit(1)
 	}
-	if err := writeFile(*out, w); err != nil {
-		fmt.Fprintln(os.Stderr, "wordvec:", err)
-		os.Exit(1)
+}
+
+// tableJob is what building a table needs.
+type tableJob struct {
+	out, base, cut  string
+	dirs, tuneFiles []string
+	skip            map[string]bool // names (lower case) left out of the corpus
+	opts            match.WordVectorOptions
+}
+
+// corpus walks the SKILL.md files under the job's directories, once, and
+// counts what it read.
+type corpus struct {
+	job             tableJob
+	tuning          bool
+	kept            skillSet // the kept skills, when tuning
+	read, used, bad int
+	err             error
+}
+
+// docs yields each kept skill's text; a name seen before is left out.
+func (c *corpus) docs(yield func(string) bool) {
+	for _, dir := range c.job.dirs {
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || d.Name() != "SKILL.md" {
+				return err
+			}
+			c.read++
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			doc, ok := skillDoc(data, c.job.cut)
+			if !ok {
+				c.bad++
+				return nil
+			}
+			name := docName(doc)
+			if c.job.skip[name] {
+				return nil
+			}
+			c.job.skip[name] = true
+			c.used++
+			if c.tuning {
+				rel, _ := filepath.Rel(dir, filepath.Dir(path))
+				c.kept.add(rel, doc)
+			}
+			if !yield(docText(doc)) {
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			c.err = fmt.Errorf("%s: %w", dir, err)
+			return
+		}
+	}
+}
+
+// buildTable builds (or reads) a table, tunes it when asked, and writes it.
+func buildTable(job tableJob) error {
+	// The labels are read first: a mistake in them should not wait for
+	// the minutes the corpus takes.
+	labels, err := readLabels(job.tuneFiles)
+	if err != nil {
+		return err
+	}
+	c := &corpus{job: job, tuning: len(labels) > 0}
+	var w *match.WordVectors
+	if job.base != "" {
+		if w, err = readTable(job.base); err == nil {
+			c.docs(func(string) bool { return true }) // only the corpus
+		}
+	} else {
+		w, err = match.BuildWordVectors(iter.Seq[string](c.docs), job.opts)
+	}
+	if err == nil {
+		err = c.err
+	}
+	if err == nil && len(labels) > 0 {
+		w, err = tune(w, &c.kept, labels, job.dirs, job.cut)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeFile(job.out, w); err != nil {
+		return err
 	}
 	learned := "learned from"
-	if *base != "" {
-		learned = "tuned " + *base + " against"
+	if job.base != "" {
+		learned = "tuned " + job.base + " against"
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, %s %d", read, bad, learned, kept)
+	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, %s %d", c.read, c.bad, learned, c.used)
 	if len(labels) > 0 {
 		fmt.Fprintf(os.Stderr, " with %d labelled messages", len(labels))
 	}
-	fmt.Fprintf(os.Stderr, "; %d words of %d dimensions to %s\n", w.Len(), w.Dim(), *out)
+	fmt.Fprintf(os.Stderr, "; %d words of %d dimensions to %s\n", w.Len(), w.Dim(), job.out)
+	return nil
 }
 
 // docName is a skill's name as the corpus compares names: lower case.
