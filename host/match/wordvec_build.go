@@ -59,6 +59,51 @@ func (o WordVectorOptions) withDefaults() WordVectorOptions {
 // of words that occur near each other: about 3 GB for 40,000 skills.
 func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors, error) {
 	o = o.withDefaults()
+	seqs, df := wordSequences(docs, o)
+	if len(seqs) == 0 {
+		return nil, errors.New("build word vectors: no documents")
+	}
+	words := make([]string, 0, len(df))
+	for w := range df {
+		words = append(words, w)
+	}
+	sort.Slice(words, func(i, j int) bool {
+		a, b := words[i], words[j]
+		return df[a] > df[b] || df[a] == df[b] && a < b
+	})
+	words = words[:min(len(words), o.Words)]
+	if len(words) < o.Dim+20 {
+		return nil, errors.New("build word vectors: fewer words than dimensions")
+	}
+	id := make(map[string]int32, len(words))
+	for i, w := range words {
+		id[w] = int32(i)
+	}
+	// What is no longer needed goes before the next step: the counts
+	// of a large corpus take gigabytes.
+	ndocs := len(seqs)
+	counts := cooccurrences(seqs, id, o.Window)
+	seqs = nil
+	ppmi := positivePMI(counts, len(words))
+	counts = nil
+	u, s := truncatedSVD(ppmi, o.Dim, o.Seed)
+	w := &WordVectors{dim: o.Dim, docs: ndocs, index: id, words: words,
+		df: make([]uint32, len(words)), q: make([]int8, len(words)*o.Dim)}
+	row := make([]float32, o.Dim)
+	for i, word := range words {
+		w.df[i] = uint32(df[word])
+		for k := range row {
+			row[k] = float32(u[i][k] * math.Sqrt(s[k]))
+		}
+		quantize(row, w.row(int32(i)))
+	}
+	w.derive()
+	return w, nil
+}
+
+// wordSequences analyses each document into its whole words (at most
+// o.MaxWords), and counts the documents each word is in.
+func wordSequences(docs iter.Seq[string], o WordVectorOptions) ([][]string, map[string]int) {
 	m := newMemo()
 	var seqs [][]string
 	df := map[string]int{}
@@ -80,27 +125,13 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 		}
 		seqs = append(seqs, seq)
 	}
-	if len(seqs) == 0 {
-		return nil, errors.New("build word vectors: no documents")
-	}
-	words := make([]string, 0, len(df))
-	for w := range df {
-		words = append(words, w)
-	}
-	sort.Slice(words, func(i, j int) bool {
-		a, b := words[i], words[j]
-		return df[a] > df[b] || df[a] == df[b] && a < b
-	})
-	words = words[:min(len(words), o.Words)]
-	if len(words) < o.Dim+20 {
-		return nil, errors.New("build word vectors: fewer words than dimensions")
-	}
-	id := make(map[string]int32, len(words))
-	for i, w := range words {
-		id[w] = int32(i)
-	}
+	return seqs, df
+}
 
-	// Co-occurrence counts, both directions, keyed row<<32|column.
+// cooccurrences counts, both ways, the words of the table (id) that occur
+// within window words of each other, each pair weighted 1/distance; keys
+// are row<<32|column.
+func cooccurrences(seqs [][]string, id map[string]int32, window int) map[uint64]float32 {
 	counts := map[uint64]float32{}
 	ids := []int32{}
 	for _, seq := range seqs {
@@ -116,7 +147,7 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 			if i < 0 {
 				continue
 			}
-			for d := 1; d <= o.Window && a+d < len(ids); d++ {
+			for d := 1; d <= window && a+d < len(ids); d++ {
 				j := ids[a+d]
 				if j < 0 || j == i {
 					continue
@@ -127,15 +158,18 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 			}
 		}
 	}
-	ndocs := len(seqs)
-	seqs = nil
+	return counts
+}
+
+// positivePMI turns co-occurrence counts into the sparse positive
+// pointwise mutual information matrix of n words, contexts smoothed by the
+// power 0.75.
+func positivePMI(counts map[uint64]float32, n int) [][]entry {
 	keys := make([]uint64, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys) // sums in one order, so a build is reproducible
-
-	n := len(words)
 	rowSum := make([]float64, n)
 	for _, k := range keys {
 		rowSum[k>>32] += float64(counts[k])
@@ -153,21 +187,7 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 			ppmi[i] = append(ppmi[i], entry{int32(j), float32(v)})
 		}
 	}
-	counts, keys = nil, nil
-
-	u, s := truncatedSVD(ppmi, o.Dim, o.Seed)
-	w := &WordVectors{dim: o.Dim, docs: ndocs, index: id, words: words,
-		df: make([]uint32, n), q: make([]int8, n*o.Dim)}
-	row := make([]float32, o.Dim)
-	for i, word := range words {
-		w.df[i] = uint32(df[word])
-		for k := range row {
-			row[k] = float32(u[i][k] * math.Sqrt(s[k]))
-		}
-		quantize(row, w.row(int32(i)))
-	}
-	w.derive()
-	return w, nil
+	return ppmi
 }
 
 // entry is one non-zero of a sparse row.
