@@ -3,7 +3,12 @@
 package archtest
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -85,5 +90,43 @@ func TestHostUsesNoPluginSDK(t *testing.T) {
 				t.Errorf("%s imports %s: only host/sandbox's in-process strategy runs scripts itself", strings.TrimPrefix(pkg, module), d)
 			}
 		}
+	}
+}
+
+// maxFuncLines is the longest a function may be: past that, a newcomer
+// cannot hold it in mind, and it usually does several things.
+const maxFuncLines = 100
+
+// No function of the project, generated code aside, is longer than
+// maxFuncLines lines.
+func TestFunctionLength(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && p != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".pb.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			if n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1; n > maxFuncLines {
+				t.Errorf("%s: %s is %d lines long; split it (at most %d)", strings.TrimPrefix(p, "../../"), fn.Name.Name, n, maxFuncLines)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
