@@ -45,6 +45,11 @@ type Options struct {
 	OneShot bool
 	// Verbose prints every catalog warning instead of a summary line.
 	Verbose bool
+	// PluginDirs, when set, replace plugins.dirs: where sandbox plugins
+	// are looked for. Unset and unconfigured, they are looked for next to
+	// the running executable, in the bin/ of the Go module the working
+	// directory is in, and in $XDG_DATA_HOME/skillhost/plugins.
+	PluginDirs []string
 }
 
 // Host is an opened skillhost.
@@ -58,6 +63,8 @@ type Host struct {
 	warned   map[string]bool
 	logLevel string
 	oneShot  bool
+	// pluginDirs is Options.PluginDirs.
+	pluginDirs []string
 	// defaultRoots is set when no root was configured, so missing ones are
 	// not a problem.
 	defaultRoots bool
@@ -116,6 +123,7 @@ func Open(opts Options) (*Host, error) {
 	}
 	h := &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}
 	h.configPath = opts.ConfigPath
+	h.pluginDirs = opts.PluginDirs
 	if opts.OneShot {
 		sandbox.OneShot()
 	}
@@ -209,6 +217,9 @@ func (h *Host) Sandbox() *sandbox.Manager {
 	h.sandboxOnce.Do(func() {
 		pc := h.Config.Plugins
 		dirs, strict := pc.Dirs, true
+		if len(h.pluginDirs) > 0 {
+			dirs = h.pluginDirs
+		}
 		if len(dirs) == 0 {
 			dirs, strict = sandbox.DefaultDirs(), false
 		}

@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -51,5 +53,23 @@ func TestExecutorReportsConfinement(t *testing.T) {
 		if c := sandbox.Choose(sandbox.Policy{Enabled: true}, name, false); confine != c.Confines {
 			t.Errorf("AutoFor(%s) = %s, %v; Choose says %+v", goos, name, confine, c)
 		}
+	}
+}
+
+// Options.PluginDirs is where an embedding program's plugins are.
+func TestOptionsPluginDirs(t *testing.T) {
+	noUserConfig(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "skillhost-sandbox-mine"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(Options{SkillRoots: []string{"../examples/skills"}, PluginDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	found, _ := h.Sandbox().Plugins()
+	if c, ok := found["mine"]; !ok || c.Path != filepath.Join(dir, "skillhost-sandbox-mine") {
+		t.Errorf("plugins found: %v", found)
 	}
 }

@@ -8,7 +8,7 @@
 // (OPENAI_MODEL, default gpt-4o-mini; OPENAI_API_KEY if the endpoint needs
 // one). Otherwise a scripted fake model drives the loop, so it runs offline:
 //
-//	SKILLHOST_PLUGINS__DIRS=bin go run ./examples/agent-loop \
+//	make build && go run ./examples/agent-loop \
 //	    "which words does examples/data/article.txt use most?"
 package main
 

@@ -33,6 +33,11 @@ func DefaultDirs() []string {
 		}
 		dirs = append(dirs, filepath.Dir(exe))
 	}
+	// A program run with go run lives in a temporary directory: the
+	// plugins `make build` put in the module's bin/ are the ones meant.
+	if bin := moduleBin(); bin != "" && !slices.Contains(dirs, bin) {
+		dirs = append(dirs, bin)
+	}
 	data := os.Getenv("XDG_DATA_HOME")
 	if data == "" {
 		if home, err := os.UserHomeDir(); err == nil {
@@ -91,3 +96,26 @@ func Discover(dirs []string, strict bool) (map[string]Candidate, []string) {
 
 // Names returns the candidates' names, sorted.
 func Names(c map[string]Candidate) []string { return slices.Sorted(maps.Keys(c)) }
+
+// moduleBin is the bin/ directory of the Go module the working directory
+// is in (the nearest parent holding go.mod), if it exists.
+func moduleBin() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			bin := filepath.Join(dir, "bin")
+			if fi, err := os.Stat(bin); err == nil && fi.IsDir() {
+				return bin
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

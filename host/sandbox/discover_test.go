@@ -59,3 +59,27 @@ func TestAutoFor(t *testing.T) {
 		}
 	}
 }
+
+// A program started with go run finds the plugins in its module's bin/.
+func TestDefaultDirsHaveTheModuleBin(t *testing.T) {
+	mod := t.TempDir()
+	for _, d := range []string{"bin", "sub/dir"} {
+		if err := os.MkdirAll(filepath.Join(mod, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte("module example.com/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(filepath.Join(mod, "sub", "dir"))
+	want, _ := filepath.EvalSymlinks(filepath.Join(mod, "bin"))
+	found := false
+	for _, d := range DefaultDirs() {
+		if r, _ := filepath.EvalSymlinks(d); r == want {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("DefaultDirs() = %q, without %s", DefaultDirs(), want)
+	}
+}
