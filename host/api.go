@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
@@ -18,6 +19,8 @@ import (
 type (
 	// Skill is a parsed skill (package skill).
 	Skill = skill.Skill
+	// BrokenSkill is a skill bundle that failed to load (package catalog).
+	BrokenSkill = catalog.Broken
 	// Tool is one of a skill's script tools (package skill).
 	Tool = skill.Tool
 	// Grant is what a run may do (package grant).

@@ -80,6 +80,7 @@ const (
 	KindConfig       = "config"
 	KindSkillRoot    = "skill_root"
 	KindUnknownSkill = "unknown_skill"
+	KindBrokenSkill  = "broken_skill"
 	KindUnknownTool  = "unknown_tool"
 	KindInterpreter  = "interpreter"
 	KindPlugin       = "plugin"
@@ -108,6 +109,8 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return KindConfig, "fix the key named in the message; the Configuration section of the README lists them"
 	case errors.As(err, &re):
 		return KindSkillRoot, "fix skills.roots or --skills; skillhost doctor checks them"
+	case errors.As(err, new(*catalog.NotFoundError)) && brokenSkill(err):
+		return KindBrokenSkill, "fix the file and line named; skillhost validate DIR lists every problem of a skill"
 	case catalog.IsNotFound(err):
 		return KindUnknownSkill, "skillhost list shows the skills"
 	case errors.As(err, &ie), shared.RefusedFor(err) == shared.ReasonInterpreter:
@@ -120,4 +123,10 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return KindUsage, "skillhost help COMMAND shows the usage"
 	}
 	return KindFailed, ""
+}
+
+// brokenSkill reports whether err names a skill that failed to load.
+func brokenSkill(err error) bool {
+	var nf *catalog.NotFoundError
+	return errors.As(err, &nf) && nf.Broken != nil
 }

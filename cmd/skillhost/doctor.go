@@ -37,6 +37,7 @@ func (a *app) doctorCmd() *cobra.Command {
 					"plugins": d.reports, "plugin_warnings": nonNil(d.pluginWarnings), "ok": d.ok, "verdict": d.verdict,
 					"missing_roots": nonNil(d.missing), "tools": len(d.predictions), "failing_tools": nonNilPredictions(d.failing),
 					"unknown_grants": nonNil(d.unknownGrants), "ceiling_warnings": nonNil(d.ceilingWarnings),
+					"broken_skills": brokenJSON(d.broken),
 				}); err != nil {
 					return err
 				}
@@ -59,6 +60,7 @@ type examination struct {
 	unknownGrants, ceilingWarnings         []string
 	skills                                 []*host.Skill
 	predictions, failing                   []host.Prediction
+	broken                                 []host.BrokenSkill
 	ok                                     bool
 	verdict                                string
 }
@@ -72,6 +74,7 @@ func examine(ctx context.Context, h *host.Host) examination {
 	d.reports, d.pluginWarnings = h.Plugins(ctx)
 	d.skills = h.Catalog.All()
 	d.skillWarnings = h.Catalog.Warnings()
+	d.broken = h.Catalog.Broken()
 	name, confine := h.Strategy()
 	d.strategy = name
 	d.ok, d.verdict = diagnose(h, name, confine, d.reports)
@@ -90,9 +93,16 @@ func examine(ctx context.Context, h *host.Host) examination {
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: skill root %s does not exist; fix skills.roots or --skills", strings.Join(d.missing, ", "))
 	case len(d.skills) == 0:
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: no skills loaded from %s; put skill directories there or set skills.roots", strings.Join(h.Catalog.Roots(), ", "))
+	case len(d.broken) > 0 && strings.HasPrefix(d.verdict, "OK"):
+		b := d.broken[0]
+		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: %d skills failed to load: %s: %v", len(d.broken), b.Dir, b.Err)
 	case len(d.failing) > 0:
 		f := d.failing[0]
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(d.failing), len(d.predictions), f.Skill, f.Tool, f.Problem, f.Fix)
+	}
+	if len(d.broken) > 0 && !strings.Contains(d.verdict, "failed to load") {
+		// Another verdict stands, and says so too.
+		d.verdict += fmt.Sprintf("; %d skills failed to load (listed above)", len(d.broken))
 	}
 	d.unknownGrants = h.UnknownGrants()
 	d.ceilingWarnings = h.CeilingWarnings()
@@ -113,6 +123,9 @@ func (d examination) writeText(w io.Writer, h *host.Host) {
 			state = " (missing)"
 		}
 		fmt.Fprintf(w, "             %s%s\n", r, state)
+	}
+	for _, b := range d.broken {
+		fmt.Fprintf(w, "           failed to load: %s: %s\n", host.Printable(b.Dir), host.Printable(b.Err.Error()))
 	}
 	fmt.Fprintf(w, "platform:  %s\n", d.platform)
 	fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, d.strategy)
@@ -181,4 +194,13 @@ func nonNilPredictions(p []host.Prediction) []host.Prediction {
 		return []host.Prediction{}
 	}
 	return p
+}
+
+// brokenJSON lists the skills that failed to load as {dir, error}.
+func brokenJSON(bs []host.BrokenSkill) []map[string]string {
+	out := []map[string]string{}
+	for _, b := range bs {
+		out = append(out, map[string]string{"dir": b.Dir, "error": b.Err.Error()})
+	}
+	return out
 }

@@ -40,7 +40,15 @@ type snapshot struct {
 	byName   map[string]*skill.Skill
 	list     []*skill.Skill
 	warnings []string
-	gen      uint64
+	// broken are the bundles that failed to load, by directory name.
+	broken map[string]Broken
+	gen    uint64
+}
+
+// Broken is a skill bundle that failed to load.
+type Broken struct {
+	Dir string
+	Err error
 }
 
 // Option adjusts a Catalog.
@@ -136,9 +144,14 @@ func names(list []*skill.Skill) []string {
 type NotFoundError struct {
 	Name        string
 	Suggestions []string
+	// Broken is the bundle of that name that failed to load, if one did.
+	Broken *Broken
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Broken != nil {
+		return fmt.Sprintf("skill %q failed to load: %s: %v", e.Name, e.Broken.Dir, e.Broken.Err)
+	}
 	msg := fmt.Sprintf("unknown skill %q", e.Name)
 	if len(e.Suggestions) > 0 {
 		msg += "; did you mean " + quoteList(e.Suggestions) + "?"
@@ -192,7 +205,22 @@ func (c *Catalog) Find(name string) (*skill.Skill, error) {
 			return nil, &AmbiguousError{Name: name, Matches: names(hits)}
 		}
 	}
-	return nil, &NotFoundError{Name: name, Suggestions: Suggest(name, names(s.list))}
+	nf := &NotFoundError{Name: name, Suggestions: Suggest(name, names(s.list))}
+	if b, ok := s.broken[name]; ok {
+		nf.Broken = &b
+	}
+	return nil, nf
+}
+
+// Broken lists the bundles that failed to load, by directory.
+func (c *Catalog) Broken() []Broken {
+	s := c.current()
+	out := make([]Broken, 0, len(s.broken))
+	for _, b := range s.broken {
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })
+	return out
 }
 
 // direct looks for the skill called name where a full load would pick it
@@ -348,6 +376,12 @@ func (s *snapshot) add(b bundle, sk *skill.Skill, err error) {
 	dir := b.dir
 	if err != nil {
 		s.warnings = append(s.warnings, fmt.Sprintf("skipping %s: %v", dir, err))
+		if s.broken == nil {
+			s.broken = map[string]Broken{}
+		}
+		if _, seen := s.broken[filepath.Base(dir)]; !seen {
+			s.broken[filepath.Base(dir)] = Broken{Dir: dir, Err: err}
+		}
 		return
 	}
 	for _, w := range sk.Warnings {
