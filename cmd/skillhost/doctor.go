@@ -100,8 +100,8 @@ func examine(ctx context.Context, h *host.Host) examination {
 		f := d.failing[0]
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(d.failing), len(d.predictions), f.Skill, f.Tool, f.Problem, f.Fix)
 	}
-	if len(d.broken) > 0 && !strings.Contains(d.verdict, "failed to load") {
-		// Another verdict stands, and says so too.
+	if len(d.broken) > 0 && !strings.HasPrefix(d.verdict, "PROBLEM") {
+		// A warning stands, and says so too.
 		d.verdict += fmt.Sprintf("; %d skills failed to load (listed above)", len(d.broken))
 	}
 	d.unknownGrants = h.UnknownGrants()
