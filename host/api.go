@@ -11,6 +11,7 @@ import (
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 )
 
 // The types a Host's methods return, under the names an embedding program
@@ -88,6 +89,21 @@ func NewEventContext(o EventOptions) *EventContext { return events.New(o) }
 // JSONLines returns a PublishFunc that writes each event as one line of
 // JSON to w, safe for concurrent use.
 func JSONLines(w io.Writer) PublishFunc { return events.JSONLines(w) }
+
+// OutputDelta is the event carrying a piece of a running tool's output,
+// as data["delta"].
+const OutputDelta = events.ToolCallOutputDelta
+
+// IsTerminal reports whether w is a terminal, where text from skills
+// passes Printable (see package term).
+func IsTerminal(w io.Writer) bool { return term.IsTerminal(w) }
+
+// TerminalWriter passes what is written through Printable, keeping UTF-8
+// sequences split across writes whole (see package term).
+type TerminalWriter = term.Writer
+
+// NewTerminalWriter returns a TerminalWriter over w.
+func NewTerminalWriter(w io.Writer) *TerminalWriter { return term.NewWriter(w) }
 
 // ReadLabels reads labelled messages, one JSON object a line ({"message":
 // ..., "expect": "skill-name"}, no expect for a message nothing should

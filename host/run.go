@@ -280,16 +280,33 @@ func (r *RunResult) WriteText(w io.Writer) error {
 	return r.writeText(w)
 }
 
-func (r *RunResult) writeText(w io.Writer) error {
-	var head, tail string
+// Verdict is how the run ended in Text's words without its output:
+// "Error (exit 3)", "Error (signal SIGKILL)", "Error (timed out) [killed:
+// exceeded 5s]"; "" for success. It is what a terminal shows after output
+// it already streamed.
+func (r *RunResult) Verdict() string {
+	head, tail := r.headTail()
+	if head == "" {
+		return ""
+	}
+	return strings.TrimSuffix(head, ":\n") + strings.Replace(tail, "\n", " ", 1)
+}
+
+// headTail are what Text puts before and after the output.
+func (r *RunResult) headTail() (head, tail string) {
 	switch {
 	case r.TimedOut:
-		head, tail = "Error (timed out):\n", fmt.Sprintf("\n[killed: exceeded %ss]", grant.Seconds(r.Grant.Timeout))
+		return "Error (timed out):\n", fmt.Sprintf("\n[killed: exceeded %ss]", grant.Seconds(r.Grant.Timeout))
 	case r.Signal != "":
-		head = fmt.Sprintf("Error (signal %s):\n", r.Signal)
+		return fmt.Sprintf("Error (signal %s):\n", r.Signal), ""
 	case r.ExitCode != 0:
-		head = fmt.Sprintf("Error (exit %d):\n", r.ExitCode)
+		return fmt.Sprintf("Error (exit %d):\n", r.ExitCode), ""
 	}
+	return "", ""
+}
+
+func (r *RunResult) writeText(w io.Writer) error {
+	head, tail := r.headTail()
 	if _, err := io.WriteString(w, head); err != nil {
 		return err
 	}

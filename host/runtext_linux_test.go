@@ -2,36 +2,13 @@ package host
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/skillhost/skillhost/internal/testpty"
 )
-
-// openPTY returns the two ends of a new pseudo-terminal.
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlock pty: %v", err)
-	}
-	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("pty number: %v", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("open pty: %v", err)
-	}
-	t.Cleanup(func() { m.Close(); s.Close() })
-	return m, s
-}
 
 // A script's escape sequences reach a terminal shown, not acted on (OSC 52
 // would set the clipboard, OSC 0 the title, CSI 8m hide text); a pipe gets
@@ -42,7 +19,7 @@ func TestWriteTextSanitizesForTerminals(t *testing.T) {
 	// Cut inside the OSC, as output arrives in chunks.
 	r.chunks = [][]byte{[]byte(hostile[:14]), []byte(hostile[14:])}
 
-	master, slave := openPTY(t)
+	master, slave := testpty.Open(t)
 	if err := r.WriteText(slave); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -48,26 +51,66 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx, interrupted := interruptible()
+			// On a terminal, plain run shows the output as it comes; to a
+			// pipe it keeps the output and prints it once, as an agent
+			// reads it. Either way the output so far survives Ctrl-C.
+			live := !streamEvents && !a.jsonOut && host.IsTerminal(a.stdout)
+			var screen *host.TerminalWriter
+			var partial bytes.Buffer
 			var publish host.PublishFunc
-			if streamEvents {
+			switch {
+			case streamEvents:
 				publish = host.JSONLines(a.stdout)
+			case !a.jsonOut:
+				if live {
+					screen = host.NewTerminalWriter(a.stdout)
+				}
+				publish = func(e host.Event) error {
+					if e.Event != host.OutputDelta {
+						return nil
+					}
+					delta, _ := e.Data["delta"].(string)
+					if live {
+						_, err := io.WriteString(screen, delta)
+						return err
+					}
+					partial.WriteString(delta)
+					return nil
+				}
 			}
 			res, err := h.Run(ctx, req, publish)
+			if sig := interrupted(); sig != 0 {
+				if !live && !streamEvents && !a.jsonOut {
+					a.stdout.Write(partial.Bytes())
+				}
+				if screen != nil {
+					screen.Flush()
+				}
+				fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); the run and its processes were stopped\n", sig)
+				return &exitError{code: 128 + int(sig)}
+			}
 			if err != nil {
 				return failure(err)
 			}
-			if streamEvents {
+			switch {
+			case streamEvents:
 				// The events already carried the output and the result.
-			} else if a.jsonOut {
+			case a.jsonOut:
 				if err := a.printJSON(res); err != nil {
 					return err
 				}
-			} else {
+			case live:
+				screen.Flush()
+				if v := res.Verdict(); v != "" {
+					fmt.Fprintf(a.stderr, "\n%s\n", v)
+				}
+			default:
 				if err := res.WriteText(a.stdout); err != nil {
 					return failed(fmt.Errorf("write output: %w", err))
 				}
+			}
+			if !streamEvents && !a.jsonOut {
 				for _, v := range res.Violations {
 					target := ""
 					if v.Target != "" {
@@ -115,4 +158,21 @@ func (a *app) runUsage(cmd *cobra.Command, argv []string) error {
 		return usage(fmt.Errorf("%s; skill %q has no tools", msg, s.Name))
 	}
 	return usage(fmt.Errorf("%s; skill %q has tools: %s", msg, s.Name, strings.Join(names, ", ")))
+}
+
+// interruptible returns a context that SIGINT or SIGTERM cancels, and a
+// function that reports which signal did (0 if none).
+func interruptible() (context.Context, func() syscall.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Int32
+	go func() {
+		if s, ok := (<-sigs).(syscall.Signal); ok {
+			got.Store(int32(s))
+		}
+		signal.Stop(sigs)
+		cancel()
+	}()
+	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
 }
