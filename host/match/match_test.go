@@ -39,6 +39,11 @@ func TestTokens(t *testing.T) {
 		"job matrices, a matrix, theses and a thesis": {"job", "matrix", "matrix", "thesi", "thesi"},
 		// Request verbs say what to do, not what about.
 		"explain how this works, then improve my workflow": {"workflow"},
+		// An acronym's plural in lower case meets the acronym; ones with a
+		// vowel the stemmer already meets.
+		"merge two pdfs, three csvs, some apis and urls": {"merg", "two", "pdf", "three", "csv", "api", "url"},
+		// A protocol named with a final s keeps it.
+		"serve https": {"serv", "https"},
 	}
 	for in, want := range tests {
 		if got := Tokens(in); !reflect.DeepEqual(got, want) {

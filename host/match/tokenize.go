@@ -147,6 +147,8 @@ func scan(text string, m *memo, pairs bool) scanned {
 		// CSS, ios) that Porter2 would cut.
 		if sg, ok := irregularPlurals[w]; ok {
 			w = sg
+		} else if sg := vowellessPlural(w); sg != "" {
+			w = sg // pdfs, csvs: an acronym's plural written in lower case
 		}
 		st := w
 		if len(w) > 3 {
@@ -295,6 +297,27 @@ func caseParts(w string) []string {
 	}
 	return append(parts, string(rs[start:]))
 }
+
+// vowellessPlural returns w without its final s when the rest is a word of
+// three or more letters with no vowel: the plural of an acronym written in
+// lower case (pdfs, csvs), which Porter2 keeps whole because its rule for
+// a plural s wants a vowel before it. Acronyms with a vowel (apis, urls)
+// the stemmer handles. Protocols whose name ends in s (https, ftps) are not plurals.
+func vowellessPlural(w string) string {
+	if len(w) < 4 || w[len(w)-1] != 's' || secureProtocols[w] {
+		return ""
+	}
+	rest := w[:len(w)-1]
+	for _, r := range rest {
+		if r < 'a' || r > 'z' || strings.ContainsRune("aeiouy", r) {
+			return ""
+		}
+	}
+	return rest
+}
+
+// secureProtocols are names whose final s means "secure", not "many".
+var secureProtocols = map[string]bool{"https": true, "ftps": true, "smtps": true, "ldaps": true, "nntps": true}
 
 // acronymPlural reports whether w is an upper-case acronym with a plural s.
 func acronymPlural(w string) bool {
