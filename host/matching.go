@@ -94,6 +94,35 @@ func (h *Host) Match(ctx context.Context, message string, limit int) ([]match.Ma
 	return ms, nil
 }
 
+// searchLimit is how many candidates Search returns when not told.
+const searchLimit = 5
+
+// Search ranks the skills for query, best first: at most limit (0: 5) of
+// those with any evidence, whether or not they pass the threshold, which
+// it returns too. Abstaining is for automatic activation; a search lists
+// the best candidates.
+func (h *Host) Search(ctx context.Context, query string, limit int) ([]match.Match, float64, error) {
+	e, err := h.Matcher()
+	if err != nil {
+		return nil, 0, err
+	}
+	ranked, err := e.Rank(ctx, query)
+	if err != nil {
+		return nil, 0, err
+	}
+	if limit <= 0 {
+		limit = searchLimit
+	}
+	var out []match.Match
+	for _, m := range ranked {
+		if m.Score <= 0 || len(out) == limit {
+			break
+		}
+		out = append(out, m)
+	}
+	return out, e.Threshold(), nil
+}
+
 // Activation is what an agent needs for one turn: the matched skills, their
 // instructions (best first, each under a heading that names the skill and
 // its base directory, separated by a rule) and their tools.

@@ -47,8 +47,8 @@ type mcpHost struct{ h *Host }
 
 func (m mcpHost) Catalog() *catalog.Catalog { return m.h.Catalog }
 
-func (m mcpHost) Match(ctx context.Context, message string, limit int) ([]match.Match, error) {
-	return m.h.Match(ctx, message, limit)
+func (m mcpHost) Search(ctx context.Context, query string, limit int) ([]match.Match, float64, error) {
+	return m.h.Search(ctx, query, limit)
 }
 
 func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish events.PublishFunc) (*mcpserver.ToolResult, error) {

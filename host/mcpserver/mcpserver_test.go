@@ -165,7 +165,9 @@ func (catalogHost) RunTool(context.Context, ToolCall, events.PublishFunc) (*Tool
 	return nil, errors.New("catalogHost runs nothing")
 }
 
-func (catalogHost) Match(context.Context, string, int) ([]match.Match, error) { return nil, nil }
+func (catalogHost) Search(context.Context, string, int) ([]match.Match, float64, error) {
+	return nil, 0, nil
+}
 
 // openHost returns a host over one skill.
 func openHost(t *testing.T) catalogHost {

@@ -41,9 +41,10 @@ type Host interface {
 	// its events to publish when that is not nil; cancelling ctx stops the
 	// script and its process tree. An error means the tool could not run.
 	RunTool(ctx context.Context, call ToolCall, publish events.PublishFunc) (*ToolResult, error)
-	// Match ranks the skills that fit a message, at most limit of them
-	// (0: the configured limit).
-	Match(ctx context.Context, message string, limit int) ([]match.Match, error)
+	// Search ranks the skills for a query, best first, at most limit of
+	// them (0: a few), every one with some evidence whether or not it
+	// passes threshold, the score automatic activation needs.
+	Search(ctx context.Context, query string, limit int) (hits []match.Match, threshold float64, err error)
 }
 
 // ToolCall names a script tool and its arguments.

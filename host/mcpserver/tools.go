@@ -110,10 +110,13 @@ type searchArgs struct {
 
 // SearchHit is one skill skills_search found.
 type SearchHit struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Score       float64  `json:"score"`
-	Tools       []string `json:"tools"`
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Score       float64 `json:"score"`
+	// Matched says the score passes the threshold of automatic
+	// activation; a search lists the best candidates either way.
+	Matched bool     `json:"matched"`
+	Tools   []string `json:"tools"`
 }
 
 // SearchResult is what skills_search returns.
@@ -146,21 +149,22 @@ type Activation struct {
 func (s *Server) addDisclosureTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: SearchTool, Title: "Search skills",
-		Description: "Rank the available Agent Skills for a task; returns each fitting skill with its score (0 to 1) and its tools. " +
+		Description: "Rank the available Agent Skills for a task; returns the best candidates with their scores (0 to 1), whether each passes the threshold of automatic activation, and their tools. " +
 			"Call " + ActivateTool + " with a name to read its instructions.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, SearchResult, error) {
 		if strings.TrimSpace(in.Query) == "" {
 			return nil, SearchResult{}, fmt.Errorf("query is empty")
 		}
-		ms, err := s.h.Match(ctx, in.Query, max(in.Limit, 0))
+		ms, threshold, err := s.h.Search(ctx, in.Query, max(in.Limit, 0))
 		if err != nil {
 			return nil, SearchResult{}, err
 		}
 		out := SearchResult{Skills: []SearchHit{}}
 		for _, m := range ms {
 			names := s.toolNamesOf(m.Skill)
-			hit := SearchHit{Name: m.Skill.Name, Description: m.Skill.Description, Score: float64(int(m.Score*10000+0.5)) / 10000, Tools: []string{}}
+			hit := SearchHit{Name: m.Skill.Name, Description: m.Skill.Description, Score: float64(int(m.Score*10000+0.5)) / 10000,
+				Matched: m.Score >= threshold, Tools: []string{}}
 			for _, t := range m.Skill.Tools {
 				if n, ok := names[t.Name]; ok {
 					hit.Tools = append(hit.Tools, n)
