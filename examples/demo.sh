@@ -18,7 +18,7 @@ quote() {
 step() {
   local cmd=("$bin/skillhost" --config "$config" "$@") line="" arg
   for arg in "${cmd[@]}"; do line+="$(quote "$arg") "; done
-  printf '\n\033[1m$ %s\033[0m\n' "${line% }"
+  if [ -t 1 ]; then printf '\n\033[1m$ %s\033[0m\n' "${line% }"; else printf '\n$ %s\n' "${line% }"; fi
   "${cmd[@]}" || { rc=$?; echo "(exit status $rc)"; return $rc; }
 }
 must() { step "$@" || status=1; }

@@ -127,7 +127,7 @@ func Open(opts Options) (*Host, error) {
 	if opts.OneShot {
 		sandbox.OneShot()
 	}
-	for _, d := range cfg.Deprecations {
+	for _, d := range append(cfg.Warnings, cfg.Deprecations...) {
 		h.Warn("%s", d)
 	}
 	return h, nil

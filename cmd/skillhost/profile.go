@@ -15,9 +15,10 @@ func (a *app) profileCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "profile NAME [TOOL]",
 		Short: "Print the sandbox profile a skill's tool would run under, without running it",
-		Long: "Profile prints the Seatbelt (SBPL) profile and the sandbox-exec command line with its -D\n" +
-			"parameters that a run of the skill's tool would use, on any OS, for review. With\n" +
-			"--strategy landlock it prints the Landlock policy instead.",
+		Long: "Profile prints how a run of the skill's tool would be confined, without running it, for review:\n" +
+			"by default under the strategy a run would use here (the Landlock policy on Linux). With\n" +
+			"--strategy seatbelt it prints the Seatbelt (SBPL) profile and the sandbox-exec command line with\n" +
+			"its -D parameters, on any OS.",
 		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: func(_ *cobra.Command, argv []string) error {
 			req := host.RunRequest{Skill: argv[0], Strategy: strategy}
@@ -48,7 +49,7 @@ func (a *app) profileCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&strategy, "strategy", host.StrategySeatbelt, "plugin whose confinement to show")
+	cmd.Flags().StringVar(&strategy, "strategy", "", "plugin whose confinement to show (default: the one a run would use here; seatbelt shows the macOS profile on any OS)")
 	return cmd
 }
 

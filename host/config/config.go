@@ -27,6 +27,9 @@ type Config struct {
 
 	// Deprecations are warnings about keys that still work but moved.
 	Deprecations []string `yaml:"-"`
+	// Warnings are problems loading met and went past: a default
+	// configuration file that cannot be read is one.
+	Warnings []string `yaml:"-"`
 
 	// root is the file's YAML, kept to name lines in validation errors.
 	root *yaml.Node

@@ -262,3 +262,28 @@ func TestWholeNumberAsFloat(t *testing.T) {
 		t.Fatalf("SKILLHOST_MATCH__EXAMPLES=1e1: %v, %v", err, c)
 	}
 }
+
+// A default configuration file that cannot be read (another user's HOME,
+// inherited) is a warning, not a failure; one named explicitly still fails.
+func TestUnreadableDefaultConfig(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv(EnvConfig, "")
+	if err := os.MkdirAll(filepath.Join(dir, "skillhost"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "skillhost", "config.yaml")
+	if err := os.WriteFile(path, []byte("sandbox: {}\n"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load("")
+	if err != nil || len(cfg.Warnings) != 1 || !strings.Contains(cfg.Warnings[0], path) {
+		t.Fatalf("Load: %v, warnings %q", err, cfg.Warnings)
+	}
+	if _, err := Load(path); err == nil {
+		t.Error("an unreadable file named explicitly was accepted")
+	}
+}

@@ -76,6 +76,10 @@ func Load(explicit string) (*Config, error) {
 				return nil, err
 			}
 			cfg.Source = path
+		case !required && errors.Is(err, os.ErrPermission):
+			// Another user's HOME, inherited: its configuration is not
+			// this user's to read, and listing skills need not fail.
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("configuration %s: %v; using the defaults (pass --config or set %s to read another file)", path, err, EnvConfig))
 		case required || !errors.Is(err, os.ErrNotExist):
 			return nil, &Error{Source: path, Err: err}
 		}
