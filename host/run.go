@@ -173,6 +173,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	r.Truncated = r.Truncated || out.truncated
+	h.remedies(p.skill.Name, r.Violations)
 	r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r}
 	if req.ChunkedOutput {

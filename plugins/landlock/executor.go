@@ -233,7 +233,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
-	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir))
+	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir), req.Dir)
 	if bestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}

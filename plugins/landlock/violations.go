@@ -10,8 +10,8 @@ import (
 
 // Violations reads a run's output for sandbox denials under policy p; see
 // package denials.
-func Violations(output string, p Policy, argv []string) []shared.Violation {
-	return denials.Scan(output, p, denials.Options{Network: p.Network, Limits: p.Limits, Ignore: argv})
+func Violations(output string, p Policy, argv []string, dir string) []shared.Violation {
+	return denials.Scan(output, p, denials.Options{Network: p.Network, Limits: p.Limits, Ignore: argv, Dir: dir})
 }
 
 // explainSetup adds a remedy to a start-up failure, typically an

@@ -107,7 +107,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, err
 	}
 	res.Violations = denials.Scan(captured.String(), prof, denials.Options{
-		Network: req.Grant.Network, Limits: req.Limits, Ignore: denials.Launcher(req.Argv, req.SkillDir),
+		Network: req.Grant.Network, Limits: req.Limits, Ignore: denials.Launcher(req.Argv, req.SkillDir), Dir: req.Dir,
 	})
 	res.NotEnforced = []string{"resource limits (Seatbelt has none; the timeout and output limit still apply)"}
 	return res, nil

@@ -31,6 +31,9 @@ type Options struct {
 	// Ignore lists paths never reported: the interpreter and the script,
 	// which prefix their own error messages.
 	Ignore []string
+	// Dir is the command's working directory: a relative path in a
+	// message is reported as the absolute path it names there.
+	Dir string
 }
 
 // Max bounds the violations reported for one run.
@@ -50,12 +53,16 @@ var (
 	// there. Only a path the grant does not cover counts.
 	missingRe = lazyRegexp(`No such file|\[Errno 2\]`)
 	pathRe    = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
-	libRe     = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
-	netRe     = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
-	signalRe  = lazyRegexp(`kill: \(?(\d+)\)?`)
-	forkRe    = lazyRegexp(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
-	fsizeRe   = lazyRegexp(`File size limit exceeded|File too large`)
-	ptraceRe  = lazyRegexp(`(?i)ptrace`)
+	// relRe finds a relative path where tools put the file they failed
+	// on: Python's quoted name after the error ("...: 'form.pdf'") and
+	// coreutils' "cat: form.pdf: No such file or directory".
+	relRe    = lazyRegexp(`(?:\]\s[^:]*:\s'([^'/\s][^']*)'|^[\w.-]+:\s(?:[^:]*:\s)?(?:cannot \w+ '?)?([^/\s:'][^\s:']*)'?:\s(?:No such file|Permission denied|Read-only file system))`)
+	libRe    = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
+	netRe    = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
+	signalRe = lazyRegexp(`kill: \(?(\d+)\)?`)
+	forkRe   = lazyRegexp(`(fork|retry|clone): Resource temporarily unavailable|Cannot allocate memory|can't start new thread`)
+	fsizeRe  = lazyRegexp(`File size limit exceeded|File too large`)
+	ptraceRe = lazyRegexp(`(?i)ptrace`)
 )
 
 func lazyRegexp(expr string) func() *regexp.Regexp {
@@ -93,8 +100,8 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 		}
 		if !deniedRe().MatchString(line) {
 			if missingRe().MatchString(line) {
-				for _, m := range pathRe().FindAllStringSubmatch(line, -1) {
-					if path := filepath.Clean(m[2]); !slices.Contains(opts.Ignore, path) && !g.Readable(path) {
+				for _, path := range paths(line, opts.Dir) {
+					if !slices.Contains(opts.Ignore, path) && !g.Readable(path) {
 						add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
 					}
 				}
@@ -114,14 +121,31 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 			add(shared.Violation{Kind: "network", Detail: "the grant has no network; the script printed " + strconv.Quote(strings.TrimSpace(line))})
 			continue
 		}
-		for _, m := range pathRe().FindAllStringSubmatch(line, -1) {
-			path := filepath.Clean(m[2])
+		for _, path := range paths(line, opts.Dir) {
 			switch {
 			case slices.Contains(opts.Ignore, path):
 			case !g.Readable(path):
 				add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
 			case !g.Writable(path):
 				add(shared.Violation{Kind: "fs-write", Target: path, Detail: "readable but not writable; writes need the skill's fs_write"})
+			}
+		}
+	}
+	return out
+}
+
+// paths lists the absolute paths a message line names, and its relative
+// ones (a file a tool failed on) resolved against dir, when dir is set.
+func paths(line, dir string) []string {
+	var out []string
+	for _, m := range pathRe().FindAllStringSubmatch(line, -1) {
+		out = append(out, filepath.Clean(m[2]))
+	}
+	if dir != "" && filepath.IsAbs(dir) {
+		for _, m := range relRe().FindAllStringSubmatch(line, -1) {
+			rel := m[1] + m[2]
+			if rel != "" && rel != "." && rel != ".." {
+				out = append(out, filepath.Join(dir, rel))
 			}
 		}
 	}

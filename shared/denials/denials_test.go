@@ -89,3 +89,27 @@ func TestLauncher(t *testing.T) {
 		}
 	}
 }
+
+// A relative path a tool failed on is reported by the absolute path it
+// names in the command's working directory.
+func TestRelativePaths(t *testing.T) {
+	g := grant{ro: []string{"/usr", "/skill"}, rw: []string{"/work"}}
+	opts := Options{Dir: "/home/u/project"}
+	for line, want := range map[string]string{
+		"FileNotFoundError: [Errno 2] No such file or directory: 'form.pdf'": "/home/u/project/form.pdf",
+		"PermissionError: [Errno 13] Permission denied: 'data/in.csv'":      "/home/u/project/data/in.csv",
+		"cat: notes.txt: No such file or directory":                         "/home/u/project/notes.txt",
+		"sh: 1: cannot open ../outside.txt: No such file":                   "/home/u/outside.txt",
+		"cat: /work/x: No such file or directory":                           "",
+	} {
+		got := ""
+		for _, v := range Scan(line, g, opts) {
+			if v.Kind == "fs" {
+				got = v.Target
+			}
+		}
+		if got != want {
+			t.Errorf("%q: violation %q, want %q", line, got, want)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package host
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/shared"
+)
+
+// remedies rewrites the advice of each file denial of a run with the least
+// change that grants the path, in this order: the workspace (--workspace
+// read or read-write) for a path in the working directory, the operator's
+// grant for the skill (skills.grants.NAME.fs_read or fs_write), and the
+// ceiling line too when the ceiling is what stands in the way. A path that
+// looks like a secret gets no suggestion to grant it.
+func (h *Host) remedies(skillName string, vs []shared.Violation) {
+	for i, v := range vs {
+		if (v.Kind != "fs" && v.Kind != "fs-write") || !filepath.IsAbs(v.Target) {
+			continue
+		}
+		vs[i].Detail = h.remedy(skillName, v.Kind == "fs-write", v.Target)
+	}
+}
+
+func (h *Host) remedy(skillName string, write bool, path string) string {
+	what, field, mode := "outside the grant", "fs_read", grant.WorkspaceRead
+	if write {
+		what, field, mode = "not writable in the grant", "fs_write", grant.WorkspaceReadWrite
+	}
+	if looksSecret(path) {
+		return what + "; it looks like a secret (a key, a credential, a password file), so skillhost suggests no way to grant it"
+	}
+	if cwd, err := grant.Resolve(h.env.Cwd, h.env); err == nil && shared.Under(path, cwd) {
+		return fmt.Sprintf("%s; it is in the working directory: run with --workspace %s (or set skills.grants.%s.workspace: %s)", what, mode, skillName, mode)
+	}
+	dir := filepath.Dir(path)
+	ceiling := h.Config.Sandbox.FSRead
+	if write {
+		ceiling = h.Config.Sandbox.FSWrite
+	}
+	roots := grant.WritableRoots(ceiling, h.env) // the ceiling's roots, resolved
+	line := fmt.Sprintf("skills.grants.%s.%s: [%q] in the configuration", skillName, field, dir)
+	if !shared.UnderAny(path, roots) {
+		return fmt.Sprintf("%s; grant it with %s, and let the ceiling allow it: add %q to sandbox.%s", what, line, dir, field)
+	}
+	return fmt.Sprintf("%s; grant it with %s", what, line)
+}
+
+// secretNames are file and directory names that hold secrets.
+var secretNames = []string{
+	"shadow", "gshadow", "sudoers", ".netrc", ".pgpass", ".env", "credentials", ".git-credentials",
+	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".ssh", ".gnupg", ".aws", ".kube", "private",
+}
+
+// looksSecret reports whether path names a secret: one of secretNames, or
+// under one, or a key file.
+func looksSecret(path string) bool {
+	for _, part := range strings.Split(path, "/") {
+		for _, s := range secretNames {
+			if part == s || strings.HasPrefix(part, s+".") && strings.HasPrefix(s, "id_") {
+				return true
+			}
+		}
+	}
+	base := strings.ToLower(filepath.Base(path))
+	for _, ext := range []string{".pem", ".key", ".p12", ".pfx", ".keystore"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return strings.Contains(base, "secret") || strings.Contains(base, "token")
+}
