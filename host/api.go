@@ -5,8 +5,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/sandbox"

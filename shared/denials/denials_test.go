@@ -97,10 +97,10 @@ func TestRelativePaths(t *testing.T) {
 	opts := Options{Dir: "/home/u/project"}
 	for line, want := range map[string]string{
 		"FileNotFoundError: [Errno 2] No such file or directory: 'form.pdf'": "/home/u/project/form.pdf",
-		"PermissionError: [Errno 13] Permission denied: 'data/in.csv'":      "/home/u/project/data/in.csv",
-		"cat: notes.txt: No such file or directory":                         "/home/u/project/notes.txt",
-		"sh: 1: cannot open ../outside.txt: No such file":                   "/home/u/outside.txt",
-		"cat: /work/x: No such file or directory":                           "",
+		"PermissionError: [Errno 13] Permission denied: 'data/in.csv'":       "/home/u/project/data/in.csv",
+		"cat: notes.txt: No such file or directory":                          "/home/u/project/notes.txt",
+		"sh: 1: cannot open ../outside.txt: No such file":                    "/home/u/outside.txt",
+		"cat: /work/x: No such file or directory":                            "",
 	} {
 		got := ""
 		for _, v := range Scan(line, g, opts) {
