@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
@@ -29,7 +28,7 @@ func (h *Host) remedy(skillName string, write bool, path string) string {
 	if write {
 		what, field, mode = "not writable in the grant", "fs_write", grant.WorkspaceReadWrite
 	}
-	if looksSecret(path) {
+	if grant.LooksSecret(path) {
 		return what + "; it looks like a secret (a key, a credential, a password file), so skillhost suggests no way to grant it"
 	}
 	if cwd, err := grant.Resolve(h.env.Cwd, h.env); err == nil && shared.Under(path, cwd) {
@@ -46,29 +45,4 @@ func (h *Host) remedy(skillName string, write bool, path string) string {
 		return fmt.Sprintf("%s; grant it with %s, and let the ceiling allow it: add %q to sandbox.%s", what, line, dir, field)
 	}
 	return fmt.Sprintf("%s; grant it with %s", what, line)
-}
-
-// secretNames are file and directory names that hold secrets.
-var secretNames = []string{
-	"shadow", "gshadow", "sudoers", ".netrc", ".pgpass", ".env", "credentials", ".git-credentials",
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", ".ssh", ".gnupg", ".aws", ".kube", "private",
-}
-
-// looksSecret reports whether path names a secret: one of secretNames, or
-// under one, or a key file.
-func looksSecret(path string) bool {
-	for _, part := range strings.Split(path, "/") {
-		for _, s := range secretNames {
-			if part == s || strings.HasPrefix(part, s+".") && strings.HasPrefix(s, "id_") {
-				return true
-			}
-		}
-	}
-	base := strings.ToLower(filepath.Base(path))
-	for _, ext := range []string{".pem", ".key", ".p12", ".pfx", ".keystore"} {
-		if strings.HasSuffix(base, ext) {
-			return true
-		}
-	}
-	return strings.Contains(base, "secret") || strings.Contains(base, "token")
 }

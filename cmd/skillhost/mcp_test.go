@@ -340,6 +340,14 @@ func TestMCPResources(t *testing.T) {
 		"skill://kit/assets/data.json":          "application/json",
 		"skill://kit/assets/logo.png":           "image/png",
 		"skill://sleepy/SKILL.md":               "text/markdown",
+		// Every text file of a skill is a resource, scripts included.
+		"skill://kit/scripts/crash.sh":  "text/x-shellscript",
+		"skill://kit/scripts/echo.sh":   "text/x-shellscript",
+		"skill://kit/scripts/fail.sh":   "text/x-shellscript",
+		"skill://kit/scripts/stream.sh": "text/x-shellscript",
+		"skill://kit/scripts/tree.sh":   "text/x-shellscript",
+		"skill://kit/scripts/work.sh":   "text/x-shellscript",
+		"skill://sleepy/scripts/nap.sh": "text/x-shellscript",
 	}
 	for uri, mime := range want {
 		if got[uri] != mime {

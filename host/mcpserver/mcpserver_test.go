@@ -103,7 +103,9 @@ func TestActivate(t *testing.T) {
 		return a
 	}
 	a := activate("notes")
-	wantRes := []string{"skill://notes/SKILL.md", "skill://notes/assets/a.txt", "skill://notes/references/b.md"}
+	// Every text file of the skill is a resource, scripts included
+	// (issue 29, point 2): whatever activation lists can be read.
+	wantRes := []string{"skill://notes/SKILL.md", "skill://notes/assets/a.txt", "skill://notes/references/b.md", "skill://notes/scripts/add.sh"}
 	if a.Instructions != "Write notes." || !slices.Equal(a.Resources, wantRes) ||
 		len(a.Tools) != 1 || a.Tools[0].Name != "notes__add" || !slices.Contains(a.Files, "scripts/add.sh") {
 		t.Errorf("activation %+v", a)
@@ -357,5 +359,37 @@ func TestHTTPIdleSessionsExpire(t *testing.T) {
 			t.Fatal("the idle session was never closed")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A skill's text files beside SKILL.md are resources (the pdf skill says
+// "read FORMS.md"); binaries outside references/ and assets/, hidden files,
+// caches and names that look like secrets are not.
+func TestSkillFilesAreResources(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "pdf")
+	files := map[string]string{
+		"SKILL.md": "---\nname: pdf\ndescription: PDFs\n---\nRead forms.md.\n", "forms.md": "# Forms\n", "reference.md": "# Ref\n",
+		"scripts/check.py": "print(1)\n", "lib.so": "\x7fELF\x00\x00", "assets/font.ttf": "\x00\x01\x00\x00",
+		".env": "TOKEN=x\n", "server.key": "-----BEGIN\n", "__pycache__/x.pyc": "x\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(dir, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := skill.Parse(filepath.Join(dir, "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range skillFiles(s) {
+		got = append(got, f.rel)
+	}
+	slices.Sort(got)
+	want := []string{"SKILL.md", "assets/font.ttf", "forms.md", "reference.md", "scripts/check.py"}
+	if !slices.Equal(got, want) {
+		t.Errorf("resources %q, want %q", got, want)
 	}
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,11 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/skill"
 )
@@ -26,7 +29,8 @@ const MaxResourceSize = 8 << 20
 // maxResourcesPerSkill bounds how many files of one skill are listed.
 const maxResourcesPerSkill = 1000
 
-// resourceDirs are the skill subdirectories whose files are served.
+// resourceDirs are the skill subdirectories whose files are served
+// whatever their type (fonts, images, schemas).
 var resourceDirs = []string{"references", "assets"}
 
 // resourceFile is one servable file of a skill.
@@ -64,10 +68,13 @@ func escape(s string) string {
 	return b.String()
 }
 
-// skillFiles lists the files of s served as resources: its SKILL.md and the
-// regular files under references/ and assets/. Every path is checked
-// through an os.Root at the skill directory, so a symlink (of a file or of
-// a directory) that leads outside the skill is never listed.
+// skillFiles lists the files of s served as resources: every regular text
+// file in the skill directory (SKILL.md, the Markdown beside it, scripts),
+// and every file under references/ and assets/ whatever its type, each at
+// most MaxResourceSize; hidden files, caches and names that look like
+// secrets are left out. Every path is checked through an os.Root at the
+// skill directory, so a symlink (of a file or of a directory) that leads
+// outside the skill is never listed.
 func skillFiles(s *skill.Skill) []resourceFile {
 	root, err := os.OpenRoot(s.Dir)
 	if err != nil {
@@ -75,37 +82,58 @@ func skillFiles(s *skill.Skill) []resourceFile {
 	}
 	defer root.Close()
 	var out []resourceFile
-	add := func(rel string) {
+	add := func(rel string, anyType bool) {
 		fi, err := root.Stat(rel) // follows symlinks, but only inside the root
 		if err != nil || !fi.Mode().IsRegular() || fi.Size() > MaxResourceSize || len(out) >= maxResourcesPerSkill {
 			return
 		}
+		if grant.LooksSecret("/"+filepath.ToSlash(rel)) || !anyType && !isTextFile(root, rel) {
+			return
+		}
 		out = append(out, resourceFile{skill: s.Name, dir: s.Dir, rel: filepath.ToSlash(rel), size: fi.Size()})
 	}
-	add(filepath.Base(s.File))
-	for _, d := range resourceDirs {
-		if fi, err := root.Stat(d); err != nil || !fi.IsDir() {
-			continue
+	add(filepath.Base(s.File), true)
+	// WalkDir does not descend into symlinked directories; links to files
+	// are checked by add.
+	_ = fs.WalkDir(root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return nil
 		}
-		// WalkDir does not descend into symlinked directories; links to
-		// files are checked by add.
-		_ = fs.WalkDir(root.FS(), d, func(p string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
+		if strings.HasPrefix(e.Name(), ".") || skippedDirs[e.Name()] && e.IsDir() {
 			if e.IsDir() {
-				if strings.HasPrefix(e.Name(), ".") && p != d {
-					return fs.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasPrefix(e.Name(), ".") {
-				add(p)
+				return fs.SkipDir
 			}
 			return nil
-		})
-	}
+		}
+		if e.IsDir() || p == filepath.Base(s.File) {
+			return nil
+		}
+		top, _, _ := strings.Cut(p, "/")
+		add(p, slices.Contains(resourceDirs, top))
+		return nil
+	})
 	return out
+}
+
+// skippedDirs hold what a skill's author did not write: caches and
+// installed dependencies.
+var skippedDirs = map[string]bool{"__pycache__": true, "node_modules": true, ".git": true, "venv": true, ".venv": true}
+
+// isTextFile reports whether the file rel in root reads as text: its start
+// is valid UTF-8 with no NUL byte.
+func isTextFile(root *os.Root, rel string) bool {
+	f, err := safeio.OpenRegularIn(root, rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 1024)
+	n, _ := io.ReadFull(f, buf)
+	head := buf[:n]
+	for len(head) > 0 && !utf8.Valid(head) && n == len(buf) {
+		head = head[:len(head)-1] // a character cut at the end of the sample
+	}
+	return utf8.Valid(head) && !bytes.Contains(head, []byte{0})
 }
 
 // readResource reads f through an os.Root, so that a symlink swapped in
