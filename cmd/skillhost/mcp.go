@@ -29,8 +29,8 @@ func (a *app) mcpCmd() *cobra.Command {
 		Use:   "mcp",
 		Short: "Serve the skills over the Model Context Protocol (stdio, or streamable HTTP with --http)",
 		Long: "mcp offers every script tool of every skill as an MCP tool named <skill>__<tool>, run under the\n" +
-			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's SKILL.md,\n" +
-			"references/ and assets/ as resources. Changes on disk are announced to clients.\n\n" +
+			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's files\n" +
+			"(its text files, and all of references/ and assets/) as resources. Changes on disk are announced to clients.\n\n" +
 			"Over HTTP it listens on loopback only, unless --allow-remote is given, and always requires a bearer\n" +
 			"token: the one in $" + host.MCPTokenEnv + ", or one generated and printed at start. Browser pages of\n" +
 			"other origins are refused, idle sessions expire after 10 minutes and at most 64 are open at once.",
