@@ -51,81 +51,7 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
-			ctx, interrupted := interruptible()
-			// On a terminal, plain run shows the output as it comes; to a
-			// pipe it keeps the output and prints it once, as an agent
-			// reads it. Either way the output so far survives Ctrl-C.
-			live := !streamEvents && !a.jsonOut && host.IsTerminal(a.stdout)
-			var screen *host.TerminalWriter
-			var partial bytes.Buffer
-			var publish host.PublishFunc
-			switch {
-			case streamEvents:
-				publish = host.JSONLines(a.stdout)
-			case !a.jsonOut:
-				if live {
-					screen = host.NewTerminalWriter(a.stdout)
-				}
-				publish = func(e host.Event) error {
-					if e.Event != host.OutputDelta {
-						return nil
-					}
-					delta, _ := e.Data["delta"].(string)
-					if live {
-						_, err := io.WriteString(screen, delta)
-						return err
-					}
-					partial.WriteString(delta)
-					return nil
-				}
-			}
-			res, err := h.Run(ctx, req, publish)
-			if sig := interrupted(); sig != 0 {
-				if !live && !streamEvents && !a.jsonOut {
-					a.stdout.Write(partial.Bytes())
-				}
-				if screen != nil {
-					screen.Flush()
-				}
-				fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); the run and its processes were stopped\n", sig)
-				return &exitError{code: 128 + int(sig)}
-			}
-			if err != nil {
-				return failure(err)
-			}
-			switch {
-			case streamEvents:
-				// The events already carried the output and the result.
-			case a.jsonOut:
-				if err := a.printJSON(res); err != nil {
-					return err
-				}
-			case live:
-				screen.Flush()
-				if v := res.Verdict(); v != "" {
-					fmt.Fprintf(a.stderr, "\n%s\n", v)
-				}
-			default:
-				if err := res.WriteText(a.stdout); err != nil {
-					return failed(fmt.Errorf("write output: %w", err))
-				}
-			}
-			if !streamEvents && !a.jsonOut {
-				for _, v := range res.Violations {
-					target := ""
-					if v.Target != "" {
-						target = " " + v.Target
-					}
-					h.Warn("sandbox denied %s%s: %s", v.Kind, target, v.Detail)
-				}
-			}
-			for _, ne := range res.NotEnforced {
-				h.Warn("%s did not enforce: %s", res.Strategy, ne)
-			}
-			if !res.OK() {
-				return &exitError{code: exitFailed}
-			}
-			return nil
+			return a.runAndShow(h, req, streamEvents)
 		},
 	}
 	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
@@ -175,4 +101,86 @@ func interruptible() (context.Context, func() syscall.Signal) {
 		cancel()
 	}()
 	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
+}
+
+// runAndShow runs req and shows its result the way the flags ask: events
+// as JSON lines, the report as JSON, the output as it comes on a terminal,
+// or the result's text to a pipe; an interrupted run keeps its output so
+// far and exits 128 plus the signal.
+func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) error {
+	ctx, interrupted := interruptible()
+	// On a terminal, plain run shows the output as it comes; to a
+	// pipe it keeps the output and prints it once, as an agent
+	// reads it. Either way the output so far survives Ctrl-C.
+	live := !streamEvents && !a.jsonOut && host.IsTerminal(a.stdout)
+	var screen *host.TerminalWriter
+	var partial bytes.Buffer
+	var publish host.PublishFunc
+	switch {
+	case streamEvents:
+		publish = host.JSONLines(a.stdout)
+	case !a.jsonOut:
+		if live {
+			screen = host.NewTerminalWriter(a.stdout)
+		}
+		publish = func(e host.Event) error {
+			if e.Event != host.OutputDelta {
+				return nil
+			}
+			delta, _ := e.Data["delta"].(string)
+			if live {
+				_, err := io.WriteString(screen, delta)
+				return err
+			}
+			partial.WriteString(delta)
+			return nil
+		}
+	}
+	res, err := h.Run(ctx, req, publish)
+	if sig := interrupted(); sig != 0 {
+		if !live && !streamEvents && !a.jsonOut {
+			a.stdout.Write(partial.Bytes())
+		}
+		if screen != nil {
+			screen.Flush()
+		}
+		fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); the run and its processes were stopped\n", sig)
+		return &exitError{code: 128 + int(sig)}
+	}
+	if err != nil {
+		return failure(err)
+	}
+	switch {
+	case streamEvents:
+		// The events already carried the output and the result.
+	case a.jsonOut:
+		if err := a.printJSON(res); err != nil {
+			return err
+		}
+	case live:
+		screen.Flush()
+		if v := res.Verdict(); v != "" {
+			fmt.Fprintf(a.stderr, "\n%s\n", v)
+		}
+	default:
+		if err := res.WriteText(a.stdout); err != nil {
+			return failed(fmt.Errorf("write output: %w", err))
+		}
+	}
+	if !streamEvents && !a.jsonOut {
+		for _, v := range res.Violations {
+			target := ""
+			if v.Target != "" {
+				target = " " + v.Target
+			}
+			h.Warn("sandbox denied %s%s: %s", v.Kind, target, v.Detail)
+		}
+	}
+	for _, ne := range res.NotEnforced {
+		h.Warn("%s did not enforce: %s", res.Strategy, ne)
+	}
+	if !res.OK() {
+		return &exitError{code: exitFailed}
+	}
+	return nil
 }
