@@ -20,7 +20,7 @@ func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
 }
 
 // computeGrant is GrantWith before the place of a trusted skill is checked.
-func (h *Host) computeGrant(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
+func (h *Host) computeGrant(s *skill.Skill, workspace string, dirs ...string) (grant.Grant, grant.Origins, []string) {
 	declared, warnings := grant.FromFrontMatter(s.Declared)
 	for i, w := range warnings {
 		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
@@ -32,25 +32,53 @@ func (h *Host) computeGrant(s *skill.Skill, workspace string) (grant.Grant, gran
 	if dir, err := filepath.EvalSymlinks(s.Dir); err == nil {
 		declared.Dir = dir
 	}
-	g, origins, more := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), h.env)
+	env := h.env
+	if len(dirs) > 0 {
+		env.Cwd = dirs[0] // the workspace, and what relative paths mean
+	}
+	g, origins, more := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
+	for _, extra := range dirs[min(1, len(dirs)):] {
+		// Each further workspace directory is granted as the first is.
+		env.Cwd = extra
+		eg, eo, emore := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
+		g.FSRead, g.FSWrite = mergePaths(g.FSRead, eg.FSRead), mergePaths(g.FSWrite, eg.FSWrite)
+		for p, from := range eo.FSRead {
+			origins.FSRead[p] = mergePaths(origins.FSRead[p], from)
+		}
+		for p, from := range eo.FSWrite {
+			origins.FSWrite[p] = mergePaths(origins.FSWrite[p], from)
+		}
+		more = append(more, emore...)
+	}
 	for _, w := range more {
 		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
 	}
 	return g, origins, warnings
 }
 
+// mergePaths appends to a the entries of b it lacks.
+func mergePaths(a, b []string) []string {
+	for _, p := range b {
+		if !slices.Contains(a, p) {
+			a = append(a, p)
+		}
+	}
+	return a
+}
+
 // GrantWith is Grant with a workspace mode for this run ("" keeps the
 // configured one; grant.WorkspaceNone withdraws it), and the origin of
 // every part of the grant.
 func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
-	g, origins, warnings, _ := h.grantProtected(s, workspace)
+	g, origins, warnings, _ := h.grantProtected(s, workspace, nil)
 	return g, origins, warnings
 }
 
 // grantProtected is GrantWith with the protected paths that do not exist
-// yet, which the host checks after a run.
-func (h *Host) grantProtected(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string, []string) {
-	g, origins, warnings := h.computeGrant(s, workspace)
+// yet, which the host checks after a run; dirs, if any, are the workspace
+// instead of the working directory (see RunRequest.WorkspaceDirs).
+func (h *Host) grantProtected(s *skill.Skill, workspace string, dirs []string) (grant.Grant, grant.Origins, []string, []string) {
+	g, origins, warnings := h.computeGrant(s, workspace, dirs...)
 	skillRoots := h.skillRoots(s)
 	exceptions := grant.WritableRoots(h.Config.Sandbox.Unprotected, h.env)
 	// Writing into a skill's files is refused outright: one skill could

@@ -52,7 +52,8 @@ func (m mcpHost) Search(ctx context.Context, query string, limit int) ([]match.M
 }
 
 func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish events.PublishFunc) (*mcpserver.ToolResult, error) {
-	res, err := m.h.Run(ctx, RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy}, publish)
+	res, err := m.h.Run(ctx, RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy,
+		Workspace: call.Workspace, WorkspaceDirs: call.Roots}, publish)
 	if err != nil {
 		return nil, err
 	}

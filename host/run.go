@@ -40,6 +40,10 @@ type RunRequest struct {
 	// Workspace overrides the skill's workspace grant for this run: none,
 	// read or read-write ("" keeps the configured one).
 	Workspace string
+	// WorkspaceDirs, when set, are the workspace instead of the host's
+	// working directory (an MCP client's roots): each is granted as the
+	// workspace is, and the first is the script's working directory.
+	WorkspaceDirs []string
 	// Parent, when set, makes the run's events children of the embedder's
 	// events context (say, the agent turn that called the tool): they carry
 	// its run id as parent_run_id, a fresh message id and the scope
@@ -126,11 +130,14 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
 		}
 	}
-	g, _, warnings, unborn := h.grantProtected(s, req.Workspace)
+	g, _, warnings, unborn := h.grantProtected(s, req.Workspace, req.WorkspaceDirs)
 	for _, w := range warnings {
 		h.Warn("%s", w)
 	}
 	dir := h.env.Cwd
+	if len(req.WorkspaceDirs) > 0 {
+		dir = req.WorkspaceDirs[0]
+	}
 	if h.Config.Scripts.Workdir == config.WorkdirSkill {
 		dir = s.Dir
 	}

@@ -20,6 +20,7 @@ import (
 func (a *app) mcpCmd() *cobra.Command {
 	var (
 		httpAddr       string
+		workspace      string
 		allowRemote    bool
 		disclosureOnly bool
 		strategy       string
@@ -37,6 +38,10 @@ func (a *app) mcpCmd() *cobra.Command {
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			token := os.Getenv(host.MCPTokenEnv)
+			ws, err := host.ParseWorkspace(workspace)
+			if err != nil {
+				return usage(fmt.Errorf("--workspace: %w", err))
+			}
 			if httpAddr != "" {
 				if err := host.CheckMCPListenAddr(httpAddr, allowRemote, token); err != nil {
 					return usage(err)
@@ -56,7 +61,7 @@ func (a *app) mcpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
-			srv := h.MCPServer(host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger})
+			srv := h.MCPServer(host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws})
 			if poll > 0 {
 				go srv.Watch(ctx, poll)
 			}
@@ -85,6 +90,7 @@ func (a *app) mcpCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&workspace, "workspace", "read", "grant each call the client's roots (or, without roots, the working directory): none, read or read-write")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+host.MCPTokenEnv+")")
 	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script")

@@ -602,3 +602,63 @@ func startMCPHTTP(t *testing.T, env ...string) (url, token string) {
 	go io.Copy(io.Discard, stderr)
 	return url, token
 }
+
+// A client's roots are the workspace of each call (issue 29, point 3):
+// the script runs in the first root, the roots are granted (read by
+// default), and when the client's roots change, the next call follows.
+func TestMCPRootsAreTheWorkspace(t *testing.T) {
+	bin, pluginDir := skillhostBinary(t)
+	skills := t.TempDir()
+	writeSkill(t, skills, "where", "", map[string]string{"look.sh": "#!/bin/sh\npwd\ncat notes.txt\n"})
+	rootA, rootB, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	for dir, text := range map[string]string{rootA: "from A", rootB: "from B"} {
+		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(text+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file://" + rootA, Name: "project"})
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null")
+	cmd.Dir = elsewhere // a desktop client starts the server anywhere
+	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_SANDBOX__ENABLED=true")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, &stderr)
+	}
+	defer session.Close()
+	call := func() (string, map[string]any) {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "where__look", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatalf("call: %v\n%s", err, &stderr)
+		}
+		var rep map[string]any
+		raw, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(raw, &rep)
+		return text(res), rep
+	}
+	out, rep := call()
+	realA, _ := filepath.EvalSymlinks(rootA)
+	if !strings.Contains(out, realA) && !strings.Contains(out, rootA) || !strings.Contains(out, "from A") {
+		t.Errorf("the call did not run in the client's root: %q", out)
+	}
+	if g, _ := rep["grant"].(map[string]any); !strings.Contains(fmt.Sprint(g["fs_read"]), realA) {
+		t.Errorf("the root is not granted: %v", g)
+	}
+	client.RemoveRoots("file://" + rootA)
+	client.AddRoots(&mcp.Root{URI: "file://" + rootB, Name: "other"})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _ = call()
+		if strings.Contains(out, "from B") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server kept the old roots: %q\n%s", out, &stderr)
+		}
+		time.Sleep(50 * time.Millisecond) // the change notification is asynchronous
+	}
+}

@@ -56,6 +56,11 @@ type ToolCall struct {
 	ArgString *string
 	// Strategy overrides sandbox.strategy ("" keeps it).
 	Strategy string
+	// Workspace is the workspace grant of the call ("" keeps the
+	// configured one), and Roots the client's roots it applies to (none:
+	// the server's working directory).
+	Workspace string
+	Roots     []string
 }
 
 // ToolResult is a finished script tool call.
@@ -81,6 +86,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is the server version announced to clients.
 	Version string
+	// Workspace is the workspace grant of every call: read or read-write
+	// ("" keeps each skill's configured one). It applies to the client's
+	// roots (roots/list), or to the server's working directory when the
+	// client has none.
+	Workspace string
 }
 
 // Server is an MCP server over a host's catalog. It is safe for concurrent
@@ -94,6 +104,9 @@ type Server struct {
 	mu        sync.Mutex // guards the fields below and serialises Sync
 	tools     map[string]toolSpec
 	resources map[string]resourceFile
+
+	rootsMu sync.Mutex
+	roots   map[*mcp.ServerSession][]string // each client's roots, until they change
 }
 
 // toolSpec is what an offered script tool stands for; a change in any field
@@ -111,11 +124,17 @@ func New(h Host, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{}}
+	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{},
+		roots: map[*mcp.ServerSession][]string{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Agent Skills served by skillhost. Use " + SearchTool + " to find the skills that fit a task and " +
 			ActivateTool + " to read one's instructions; script tools are named <skill>__<tool> and run sandboxed.",
 		Logger: logger,
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
+			s.rootsMu.Lock()
+			delete(s.roots, req.Session) // the next call asks again
+			s.rootsMu.Unlock()
+		},
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},

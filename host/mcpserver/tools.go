@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -69,7 +71,14 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 		if in.Args != nil && len(in.Argv) > 0 {
 			return errorResult("arguments: pass either args or argv, not both"), nil
 		}
-		run := ToolCall{Skill: spec.skill, Tool: spec.tool, Argv: in.Argv, ArgString: in.Args, Strategy: s.opts.Strategy}
+		run := ToolCall{Skill: spec.skill, Tool: spec.tool, Argv: in.Argv, ArgString: in.Args, Strategy: s.opts.Strategy, Workspace: s.opts.Workspace}
+		if s.opts.Workspace != "" && req.Session != nil {
+			roots, ask := s.callRoots(ctx, req)
+			if ask != nil {
+				return ask, nil
+			}
+			run.Roots = roots
+		}
 		var publish events.PublishFunc
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			var sent int
@@ -243,4 +252,65 @@ func listFiles(dir string) []string {
 	})
 	sort.Strings(files)
 	return files
+}
+
+// rootsTimeout bounds how long a call waits for the client's roots.
+const rootsTimeout = 10 * time.Second
+
+// rootsInput names the roots in a multi round-trip tool call.
+const rootsInput = "roots"
+
+// mrtrVersion is the first protocol version in which a server asks a
+// client for input by answering a call with input requests (SEP-2322)
+// rather than by sending it a request.
+const mrtrVersion = "2026-07-28"
+
+// callRoots returns the roots of req's client as local directories, from
+// the call itself (the answer to our input request), from what the client
+// said before, or by asking: with a client of mrtrVersion or later, ask is
+// the result that asks it (the client answers and calls again); with an
+// older one, roots/list is sent.
+func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) (dirs []string, ask *mcp.CallToolResult) {
+	ss := req.Session
+	if res, ok := req.Params.InputResponses[rootsInput].(*mcp.ListRootsResult); ok {
+		dirs = rootDirs(res)
+		s.rootsMu.Lock()
+		s.roots[ss] = dirs
+		s.rootsMu.Unlock()
+		return dirs, nil
+	}
+	s.rootsMu.Lock()
+	dirs, known := s.roots[ss]
+	s.rootsMu.Unlock()
+	if known {
+		return dirs, nil
+	}
+	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+		return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{rootsInput: &mcp.ListRootsParams{}}}
+	}
+	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
+	defer cancel()
+	res, err := ss.ListRoots(ctx, &mcp.ListRootsParams{})
+	if err != nil {
+		s.logger.Debug("the client gave no roots", "err", err)
+	}
+	dirs = rootDirs(res)
+	s.rootsMu.Lock()
+	s.roots[ss] = dirs
+	s.rootsMu.Unlock()
+	return dirs, nil
+}
+
+// rootDirs are the local directories of a client's file:// roots.
+func rootDirs(res *mcp.ListRootsResult) []string {
+	dirs := []string{}
+	if res == nil {
+		return dirs
+	}
+	for _, r := range res.Roots {
+		if u, err := url.Parse(r.URI); err == nil && u.Scheme == "file" && filepath.IsAbs(u.Path) {
+			dirs = append(dirs, filepath.Clean(u.Path))
+		}
+	}
+	return dirs
 }
