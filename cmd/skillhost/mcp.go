@@ -23,6 +23,7 @@ func (a *app) mcpCmd() *cobra.Command {
 		workspace      string
 		allowRemote    bool
 		disclosureOnly bool
+		tools          string
 		strategy       string
 		poll           time.Duration
 	)
@@ -61,7 +62,17 @@ func (a *app) mcpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
-			srv := h.MCPServer(host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws})
+			opts := host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws}
+			switch tools {
+			case "activated":
+				opts.ToolsOnActivate = true
+			case "none":
+				opts.DisclosureOnly = true
+			case "all":
+			default:
+				return usage(fmt.Errorf("--tools %q: want activated, all or none", tools))
+			}
+			srv := h.MCPServer(opts)
 			if poll > 0 {
 				go srv.Watch(ctx, poll)
 			}
@@ -93,7 +104,8 @@ func (a *app) mcpCmd() *cobra.Command {
 	f.StringVar(&workspace, "workspace", "read", "grant each call the client's roots (or, without roots, the working directory): none, read or read-write")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+host.MCPTokenEnv+")")
-	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script")
+	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script (as --tools none)")
+	f.StringVar(&tools, "tools", "activated", "which script tools to offer: activated (a skill's, once skill_activate names it), all, or none")
 	f.StringVar(&strategy, "strategy", "", "sandbox plugin for every call (overrides sandbox.strategy)")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often to look for skills changed on disk (0: never)")
 	return cmd

@@ -57,7 +57,7 @@ func startMCP(t testing.TB, skills string, extra ...string) *mcpClient {
 			}
 		},
 	})
-	cmd := exec.Command(bin, append([]string{"--skills", skills, "mcp", "--strategy", "null", "--poll", "100ms"}, extra...)...)
+	cmd := exec.Command(bin, append([]string{"--skills", skills, "mcp", "--strategy", "null", "--poll", "100ms", "--tools", "all"}, extra...)...)
 	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_SANDBOX__ENABLED=true")
 	cmd.Stderr = c.stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -154,8 +154,11 @@ func TestMCPTools(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v\nwant  %v", names, want)
 	}
-	if !strings.Contains(echo.Description, "Echo arguments in brackets") || !strings.Contains(echo.Description, "Print each argument in brackets") {
-		t.Errorf("kit__echo description %q lacks the skill's or the tool's", echo.Description)
+	// The tool's own words and its skill's name; not the skill's whole
+	// description once per tool (issue 29, point 5).
+	if strings.Contains(echo.Description, "Echo arguments in brackets") || !strings.Contains(echo.Description, "Print each argument in brackets") ||
+		!strings.Contains(echo.Description, "skill kit") {
+		t.Errorf("kit__echo description %q: want the tool's own and the skill's name", echo.Description)
 	}
 	schema, _ := json.Marshal(echo.InputSchema)
 	if !strings.Contains(string(schema), `"args"`) || !strings.Contains(string(schema), `"argv"`) {
@@ -575,7 +578,7 @@ func startMCPHTTP(t *testing.T, env ...string) (url, token string) {
 	t.Helper()
 	bin, pluginDir := skillhostBinary(t)
 	skills, _ := mcpSkills(t)
-	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0")
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--http", "127.0.0.1:0", "--tools", "all")
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "SKILLHOST_MCP_TOKEN=") }),
 		append([]string{"SKILLHOST_PLUGINS__DIRS=" + pluginDir}, env...)...)
 	stderr, err := cmd.StderrPipe()
@@ -618,7 +621,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots-test", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file://" + rootA, Name: "project"})
-	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null")
+	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--tools", "all")
 	cmd.Dir = elsewhere // a desktop client starts the server anywhere
 	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_SANDBOX__ENABLED=true")
 	var stderr bytes.Buffer
@@ -660,5 +663,42 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 			t.Fatalf("the server kept the old roots: %q\n%s", out, &stderr)
 		}
 		time.Sleep(50 * time.Millisecond) // the change notification is asynchronous
+	}
+}
+
+// By default a skill's tools are offered once skill_activate names it
+// (issue 29, point 5): the first list is the two disclosure tools, and
+// activating a skill announces its tools.
+func TestMCPToolsOnActivate(t *testing.T) {
+	skills, _ := mcpSkills(t)
+	c := startMCP(t, skills, "--tools", "activated")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	names := func() []string {
+		list, err := c.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range list.Tools {
+			out = append(out, tool.Name)
+			if strings.HasPrefix(tool.Name, "kit__") && strings.Contains(tool.Description, "a kit of test tools") {
+				t.Errorf("%s repeats its skill's description: %q", tool.Name, tool.Description)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names(); !slices.Equal(got, []string{"skill_activate", "skills_search"}) {
+		t.Fatalf("first tool list %v; want only the disclosure tools", got)
+	}
+	c.call(t, "skill_activate", map[string]any{"name": "kit"})
+	select {
+	case <-c.toolsChanged:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed after activation")
+	}
+	if got := names(); !slices.Contains(got, "kit__echo") || slices.Contains(got, "sleepy__nap") {
+		t.Errorf("after activating kit: %v", got)
 	}
 }

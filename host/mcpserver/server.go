@@ -82,6 +82,11 @@ type Options struct {
 	// DisclosureOnly offers only skills_search and skill_activate, not a
 	// tool per script.
 	DisclosureOnly bool
+	// ToolsOnActivate offers a skill's script tools once skill_activate
+	// has named it (clients hear tools/list_changed), as the Agent Skills
+	// model discloses a skill: a catalog of many skills does not cost
+	// every request the whole tool list.
+	ToolsOnActivate bool
 	// Logger receives the SDK's and the watcher's logs; nil discards them.
 	Logger *slog.Logger
 	// Version is the server version announced to clients.
@@ -105,6 +110,8 @@ type Server struct {
 	tools     map[string]toolSpec
 	resources map[string]resourceFile
 
+	activated map[string]bool // skills whose tools are offered, with ToolsOnActivate
+
 	rootsMu sync.Mutex
 	roots   map[*mcp.ServerSession][]string // each client's roots, until they change
 }
@@ -125,7 +132,7 @@ func New(h Host, opts Options) *Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{h: h, opts: opts, logger: logger, tools: map[string]toolSpec{}, resources: map[string]resourceFile{},
-		roots: map[*mcp.ServerSession][]string{}}
+		roots: map[*mcp.ServerSession][]string{}, activated: map[string]bool{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "skillhost", Title: "skillhost", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: "Agent Skills served by skillhost. Use " + SearchTool + " to find the skills that fit a task and " +
 			ActivateTool + " to read one's instructions; script tools are named <skill>__<tool> and run sandboxed.",
@@ -162,6 +169,9 @@ func (s *Server) Sync() {
 	tools := map[string]toolSpec{}
 	if !s.opts.DisclosureOnly {
 		for _, n := range skill.NameTools(skills, map[string]bool{SearchTool: true, ActivateTool: true}) {
+			if s.opts.ToolsOnActivate && !s.activated[n.Skill.Name] {
+				continue
+			}
 			tools[n.Name] = newToolSpec(n.Skill, n.Tool)
 		}
 	}

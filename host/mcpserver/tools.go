@@ -22,11 +22,14 @@ import (
 const maxListedFiles = 500
 
 func toolDescription(sk *skill.Skill, t skill.Tool) string {
-	desc := fmt.Sprintf("Skill %s: %s\nTool %s", sk.Name, strings.TrimSpace(sk.Description), t.Name)
+	desc := t.Name
 	if t.Description != "" && t.Description != t.Name {
-		desc += ": " + t.Description
+		desc = t.Description
 	}
-	return desc + "\nRuns sandboxed under the skill's grant; the result is the script's output (isError when it fails or times out)."
+	// The tool's own words, not its skill's description again: a catalog
+	// of many tools would repeat each skill's paragraph once per tool.
+	return fmt.Sprintf("%s (a tool of skill %s; %s %q reads its instructions). Runs sandboxed; the result is the script's output, isError when it fails or times out.",
+		strings.TrimSpace(desc), sk.Name, ActivateTool, sk.Name)
 }
 
 // scriptArgs decodes a script tool's arguments, as skill.Tool.Parameters
@@ -192,6 +195,9 @@ func (s *Server) addDisclosureTools() {
 		if err != nil {
 			return nil, Activation{}, err
 		}
+		if s.opts.ToolsOnActivate {
+			s.activate(sk.Name)
+		}
 		// The instructions are the catalog's; the resources are those
 		// offered, rather than a second walk of the skill's files.
 		a := Activation{
@@ -313,4 +319,15 @@ func rootDirs(res *mcp.ListRootsResult) []string {
 		}
 	}
 	return dirs
+}
+
+// activate offers the script tools of the skill named, if not yet offered.
+func (s *Server) activate(name string) {
+	s.mu.Lock()
+	already := s.activated[name]
+	s.activated[name] = true
+	s.mu.Unlock()
+	if !already {
+		s.Sync()
+	}
 }
