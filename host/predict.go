@@ -76,6 +76,7 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 	}
 	ex, ok := p.exec.(shared.Explainer)
 	if !ok {
+		h.checkImports(ctx, p, prog, &pr)
 		return pr
 	}
 	e, err := ex.Explain(ctx, p.request)
@@ -105,6 +106,7 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 		}
 		path = shebangProgram(real, p.request.Env)
 	}
+	h.checkImports(ctx, p, prog, &pr)
 	return pr
 }
 
