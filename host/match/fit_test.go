@@ -212,7 +212,7 @@ func TestTuneFit(t *testing.T) {
 	if os.Getenv("SKILLHOST_TUNE") != "fit" {
 		t.Skip("set SKILLHOST_TUNE=fit to fit the factors' strengths")
 	}
-	sets := longSetsThrough(longHoldout47)
+	sets := longSetsThrough(t, longHoldout47)
 	raw := fitLogistic(fitMessages(t, fitFrom, sets), 1e-4, 2000)
 	for k, name := range fitFeatures {
 		t.Logf("%-16s %8.3f", name, raw[k])

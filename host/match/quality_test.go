@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -145,7 +146,6 @@ func asLabels(set []labelled) []Label {
 const (
 	longRoot = "../../testdata/match-long/skills"
 	longTune = "../../testdata/match-long/tune.jsonl"
-	longTest = "../../testdata/match-long/test.jsonl"
 	// longHoldout was written blind, by someone who saw only the skills,
 	// and committed before it was scored: the two halves above have been
 	// read for errors while the matcher was changed, so their numbers are
@@ -182,8 +182,6 @@ const (
 	// scored once with the defaults unchanged: a measurement, no decision
 	// (docs/matching.md).
 	longHoldout10 = "../../testdata/match-long/holdout10.jsonl"
-	longHoldout11 = "../../testdata/match-long/holdout11.jsonl"
-	longHoldout12 = "../../testdata/match-long/holdout12.jsonl"
 	longHoldout13 = "../../testdata/match-long/holdout13.jsonl"
 	// longHoldout14 and longHoldout15 were written blind, committed, and
 	// scored once: they decided against candidate C, word vectors tuned on
@@ -194,60 +192,42 @@ const (
 	// scored once: they decided against candidate C2, the tuned word
 	// vectors with more data (docs/matching.md).
 	longHoldout16 = "../../testdata/match-long/holdout16.jsonl"
-	longHoldout17 = "../../testdata/match-long/holdout17.jsonl"
-	longHoldout18 = "../../testdata/match-long/holdout18.jsonl"
 	longHoldout19 = "../../testdata/match-long/holdout19.jsonl"
 	// longHoldout20 to longHoldout23 were written blind, committed, and
 	// scored once: they decided for candidate D, the code factor
 	// (docs/matching.md).
 	longHoldout20 = "../../testdata/match-long/holdout20.jsonl"
-	longHoldout21 = "../../testdata/match-long/holdout21.jsonl"
-	longHoldout22 = "../../testdata/match-long/holdout22.jsonl"
 	longHoldout23 = "../../testdata/match-long/holdout23.jsonl"
 	// longHoldout24 to longHoldout27 were written blind, committed, and
 	// scored once: a measurement of the defaults and a check that the code
 	// factor holds (docs/matching.md).
 	longHoldout24 = "../../testdata/match-long/holdout24.jsonl"
-	longHoldout25 = "../../testdata/match-long/holdout25.jsonl"
-	longHoldout26 = "../../testdata/match-long/holdout26.jsonl"
 	longHoldout27 = "../../testdata/match-long/holdout27.jsonl"
 	// longHoldout28 to longHoldout31 were written blind, committed, and
 	// scored once: a check of the stricter code factor (docs/matching.md).
 	longHoldout28 = "../../testdata/match-long/holdout28.jsonl"
-	longHoldout29 = "../../testdata/match-long/holdout29.jsonl"
-	longHoldout30 = "../../testdata/match-long/holdout30.jsonl"
 	longHoldout31 = "../../testdata/match-long/holdout31.jsonl"
 	// longHoldout32 to longHoldout35 were written blind, committed, and
 	// scored once: they decided for the everyday factor (docs/matching.md).
 	longHoldout32 = "../../testdata/match-long/holdout32.jsonl"
-	longHoldout33 = "../../testdata/match-long/holdout33.jsonl"
-	longHoldout34 = "../../testdata/match-long/holdout34.jsonl"
 	longHoldout35 = "../../testdata/match-long/holdout35.jsonl"
 	// longHoldout36 to longHoldout39 were written blind, committed, and
 	// scored once: they decided for the breadth factor (docs/matching.md).
 	longHoldout36 = "../../testdata/match-long/holdout36.jsonl"
-	longHoldout37 = "../../testdata/match-long/holdout37.jsonl"
-	longHoldout38 = "../../testdata/match-long/holdout38.jsonl"
 	longHoldout39 = "../../testdata/match-long/holdout39.jsonl"
 	// longHoldout40 to longHoldout43 were written blind, committed, and
 	// scored once: they decided for the requests lent by published skills
 	// (docs/matching.md).
 	longHoldout40 = "../../testdata/match-long/holdout40.jsonl"
-	longHoldout41 = "../../testdata/match-long/holdout41.jsonl"
-	longHoldout42 = "../../testdata/match-long/holdout42.jsonl"
 	longHoldout43 = "../../testdata/match-long/holdout43.jsonl"
 	// longHoldout44 to longHoldout47 were written blind, committed, and
 	// scored once: they decided against the first fit of the factors'
 	// strengths (docs/matching.md).
 	longHoldout44 = "../../testdata/match-long/holdout44.jsonl"
-	longHoldout45 = "../../testdata/match-long/holdout45.jsonl"
-	longHoldout46 = "../../testdata/match-long/holdout46.jsonl"
 	longHoldout47 = "../../testdata/match-long/holdout47.jsonl"
 	// longHoldout48 to longHoldout51 were written blind, committed, and
 	// scored once: they decided for the second fit (docs/matching.md).
 	longHoldout48 = "../../testdata/match-long/holdout48.jsonl"
-	longHoldout49 = "../../testdata/match-long/holdout49.jsonl"
-	longHoldout50 = "../../testdata/match-long/holdout50.jsonl"
 	longHoldout51 = "../../testdata/match-long/holdout51.jsonl"
 )
 
@@ -257,66 +237,48 @@ type floorSet struct {
 	floor Metrics
 }
 
-// Floors on the realistic set, from measurement (docs/matching.md): the
-// test fails if a change makes matching worse than this on any of the sets.
-var longFloors = []floorSet{
-	{longTune, Metrics{Hit1: 0.89, MRR: 0.90, Abstain: 1.00}},
-	{longTest, Metrics{Hit1: 0.89, MRR: 0.91, Abstain: 0.97}},
-	{longHoldout, Metrics{Hit1: 0.85, MRR: 0.85, Abstain: 0.97}},
-	{longHoldout2, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout3, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
-	{longHoldout4, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
-	{longHoldout5, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.91}},
-	{longHoldout6, Metrics{Hit1: 0.93, MRR: 0.94, Abstain: 0.97}},
-	{longHoldout7, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.91}},
-	{longHoldout8, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.94}},
-	{longHoldout9, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 1.00}},
-	{longHoldout10, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.88}},
-	{longHoldout11, Metrics{Hit1: 0.96, MRR: 0.96, Abstain: 0.88}},
-	{longHoldout12, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.85}},
-	{longHoldout13, Metrics{Hit1: 0.87, MRR: 0.89, Abstain: 0.94}},
-	{longHoldout14, Metrics{Hit1: 0.88, MRR: 0.88, Abstain: 0.94}},
-	{longHoldout15, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.94}},
-	{longHoldout16, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
-	{longHoldout17, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.94}},
-	{longHoldout18, Metrics{Hit1: 0.92, MRR: 0.92, Abstain: 1.00}},
-	{longHoldout19, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.94}},
-	{longHoldout20, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 0.94}},
-	{longHoldout21, Metrics{Hit1: 0.91, MRR: 0.93, Abstain: 1.00}},
-	{longHoldout22, Metrics{Hit1: 0.90, MRR: 0.90, Abstain: 1.00}},
-	{longHoldout23, Metrics{Hit1: 0.94, MRR: 0.96, Abstain: 0.97}},
-	{longHoldout24, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.97}},
-	{longHoldout25, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.91}},
-	{longHoldout26, Metrics{Hit1: 0.94, MRR: 0.94, Abstain: 0.94}},
-	{longHoldout27, Metrics{Hit1: 0.87, MRR: 0.88, Abstain: 0.97}},
-	{longHoldout28, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
-	{longHoldout29, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 0.97}},
-	{longHoldout30, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.85}},
-	{longHoldout31, Metrics{Hit1: 0.94, MRR: 0.95, Abstain: 0.91}},
-	{longHoldout32, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout33, Metrics{Hit1: 0.88, MRR: 0.90, Abstain: 0.91}},
-	{longHoldout34, Metrics{Hit1: 0.87, MRR: 0.87, Abstain: 0.94}},
-	{longHoldout35, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.91}},
-	{longHoldout36, Metrics{Hit1: 0.90, MRR: 0.91, Abstain: 0.97}},
-	{longHoldout37, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.97}},
-	{longHoldout38, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.91}},
-	{longHoldout39, Metrics{Hit1: 0.91, MRR: 0.92, Abstain: 0.85}},
-	{longHoldout40, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 1.00}},
-	{longHoldout41, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.97}},
-	{longHoldout42, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 1.00}},
-	{longHoldout43, Metrics{Hit1: 0.91, MRR: 0.91, Abstain: 0.82}},
-	{longHoldout44, Metrics{Hit1: 0.95, MRR: 0.95, Abstain: 0.91}},
-	{longHoldout45, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.97}},
-	{longHoldout46, Metrics{Hit1: 0.92, MRR: 0.94, Abstain: 0.88}},
-	{longHoldout47, Metrics{Hit1: 0.92, MRR: 0.93, Abstain: 0.97}},
-	{longHoldout48, Metrics{Hit1: 0.92, MRR: 0.94, Abstain: 0.94}},
-	{longHoldout49, Metrics{Hit1: 0.96, MRR: 0.97, Abstain: 0.91}},
-	{longHoldout50, Metrics{Hit1: 0.97, MRR: 0.97, Abstain: 0.91}},
-	{longHoldout51, Metrics{Hit1: 0.95, MRR: 0.96, Abstain: 1.00}},
+// floorsFile holds the floors of every labelled set, by path under
+// testdata/: the test fails if a change makes matching worse than a
+// set's floor. Sets under match-long/ use longRoot's catalog; those under
+// match-anthropics/ need SKILLHOST_ANTHROPICS.
+const floorsFile = "../../testdata/match-floors.tsv"
+
+// readFloors reads the floors of the sets whose path starts with prefix.
+func readFloors(t testing.TB, prefix string) []floorSet {
+	t.Helper()
+	data, err := os.ReadFile(floorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []floorSet
+	for i, line := range strings.Split(string(data), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		var m Metrics
+		if len(f) != 4 {
+			t.Fatalf("%s:%d: want 4 tab-separated fields", floorsFile, i+1)
+		}
+		for j, dst := range []*float64{&m.Hit1, &m.MRR, &m.Abstain} {
+			v, err := strconv.ParseFloat(f[j+1], 64)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", floorsFile, i+1, err)
+			}
+			*dst = v
+		}
+		if strings.HasPrefix(f[0], prefix) {
+			out = append(out, floorSet{path: "../../testdata/" + f[0], floor: m})
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s has no sets under %s", floorsFile, prefix)
+	}
+	return out
 }
 
 func TestQualityLong(t *testing.T) {
-	checkFloors(t, catalog.New([]string{longRoot}), longFloors)
+	checkFloors(t, catalog.New([]string{longRoot}), readFloors(t, "match-long/"))
 }
 
 // checkFloors scores each set with the default matcher and threshold on
@@ -374,24 +336,17 @@ func readTuneMessages(t *testing.T) []tuneMessage {
 }
 
 // longSetsThrough is the realistic sets in the order they were written
-// (longFloors' order), from the tune half up to and including last.
-func longSetsThrough(last string) []string {
+// (the floors file's order), from the tune half up to and including last.
+func longSetsThrough(t testing.TB, last string) []string {
 	var out []string
-	for _, f := range longFloors {
+	for _, f := range readFloors(t, "match-long/") {
 		out = append(out, f.path)
 		if f.path == last {
 			return out
 		}
 	}
-	panic("longSetsThrough: " + last + " is not in longFloors")
-}
-
-// anthropicsFloors hold the matcher to what it scored on the labelled sets
-// of testdata/match-anthropics with the fitted strengths (docs/matching.md:
-// they lowered Hit@1 by three messages of 204, and MRR on both sets).
-var anthropicsFloors = []floorSet{
-	{"../../testdata/match-anthropics/blind1.jsonl", Metrics{Hit1: 0.88, MRR: 0.89, Abstain: 0.94}},
-	{"../../testdata/match-anthropics/blind2.jsonl", Metrics{Hit1: 0.85, MRR: 0.88, Abstain: 0.94}},
+	t.Fatalf("longSetsThrough: %s is not in %s", last, floorsFile)
+	return nil
 }
 
 // TestQualityAnthropics measures the defaults on a second catalog, the 17
@@ -407,5 +362,5 @@ func TestQualityAnthropics(t *testing.T) {
 	if n := len(cat.All()); n != 17 {
 		t.Fatalf("SKILLHOST_ANTHROPICS=%s: %d skills, want the 17 of anthropics/skills", dir, n)
 	}
-	checkFloors(t, cat, anthropicsFloors)
+	checkFloors(t, cat, readFloors(t, "match-anthropics/"))
 }
