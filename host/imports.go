@@ -53,7 +53,7 @@ func (h *Host) checkImports(ctx context.Context, p *prepared, prog string, pr *P
 	for _, other := range otherPythons(p.request.Env, prog) {
 		trees := resolveInstallation(other, p.request.Env, p.request.Dir, h.env.Home).Trees
 		if still, err := h.missingModules(ctx, p, other, trees, missing); err == nil && len(still) == 0 {
-			pr.Fix = fmt.Sprintf("%s has them: put %s first on the PATH skillhost runs with, or install them for %s", other, filepath.Dir(other), prog)
+			pr.Fix = fmt.Sprintf("%s has them: set skills.grants.%s.interpreter: %s in the configuration, or put %s first on the PATH skillhost runs with", other, p.skill.Name, other, filepath.Dir(other))
 			break
 		}
 	}

@@ -87,16 +87,20 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 	argv := t.Command(args)
 	i := programIndex(t.Interpreter)
 	name := argv[i]
+	pick := h.pickedInterpreter(s, name)
+	if pick != "" {
+		name = pick // the operator's pick for this skill, resolved as a PATH-named one is
+	}
 	prog, err := lookPath(name, env)
 	if err != nil {
 		return nil, nil, nil, &InterpreterError{fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)}
 	}
-	if i == 0 {
-		argv[0] = prog
+	if i == 0 || pick != "" {
+		argv[i] = prog // env would look a picked interpreter up by name again
 	}
 	var trees []string
 	python := isPython(prog)
-	if confined && h.autoInterpreters() && !strings.Contains(name, "/") && knownInterpreter(prog) &&
+	if confined && h.autoInterpreters() && (pick != "" || !strings.Contains(name, "/")) && knownInterpreter(prog) &&
 		!underSystem(prog) && !h.writableByScripts(prog, g, skillDir, s.Dir) {
 		inst := h.install(prog, env, dir)
 		trees, python = inst.Trees, inst.Python
@@ -110,6 +114,27 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 		env = setEnv(env, "PYTHONDONTWRITEBYTECODE", "1") // the skill directory is read-only inside the sandbox
 	}
 	return argv, env, trees, nil
+}
+
+// pickedInterpreter is the interpreter the operator picked for s
+// (skills.grants.NAME.interpreter), ~ expanded, when it is of the same
+// language as name; else "".
+func (h *Host) pickedInterpreter(s *skill.Skill, name string) string {
+	pick := h.operatorGrant(s).Interpreter
+	if pick == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(pick, "~/"); ok && h.env.Home != "" {
+		pick = filepath.Join(h.env.Home, rest)
+	}
+	same := isPython(name) && isPython(pick)
+	for _, lang := range []string{"node", "ruby", "perl", "bash"} {
+		same = same || strings.HasPrefix(filepath.Base(name), lang) && strings.HasPrefix(filepath.Base(pick), lang)
+	}
+	if !same {
+		return ""
+	}
+	return pick
 }
 
 // writableByScripts reports whether a program lives where a skill could

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func TestSuggestTree(t *testing.T) {
@@ -204,5 +206,39 @@ func writeExe(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The operator picks a skill's interpreter (skills.grants.NAME.interpreter):
+// it runs the skill's scripts of its language, and only those.
+func TestPickedInterpreter(t *testing.T) {
+	noUserConfig(t)
+	bin := t.TempDir()
+	writeExe(t, filepath.Join(bin, "python3"), "#!/bin/sh\n")
+	writeExe(t, filepath.Join(bin, "bash"), "#!/bin/sh\n")
+	t.Setenv("PATH", bin)
+	picked := filepath.Join(t.TempDir(), "python3")
+	writeExe(t, picked, "#!/bin/sh\n")
+	root := t.TempDir()
+	testskill.Write(t, filepath.Join(root, "pdf"), testskill.FrontMatter("", "name: pdf", "description: PDFs"), map[string]string{
+		"scripts/check.py": "print(1)\n", "scripts/run.sh": "#!/usr/bin/env bash\necho\n", "scripts/env.py": "#!/usr/bin/env python3\nprint(1)\n",
+	})
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("skills:\n  grants:\n    pdf:\n      interpreter: "+picked+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(Options{ConfigPath: cfg, SkillRoots: []string{root}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for tool, want := range map[string]string{"check": picked, "env": picked, "run": "bash"} { // env finds bash itself
+		p, err := h.prepare(RunRequest{Skill: "pdf", Tool: tool, Strategy: InProcessName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.request.Argv[programIndex(p.request.Argv)]; got != want {
+			t.Errorf("%s runs with %s, want %s", tool, got, want)
+		}
 	}
 }

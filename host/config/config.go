@@ -58,6 +58,10 @@ type SkillGrant struct {
 	// Workspace grants the host's working directory: none (default), read
 	// or read-write.
 	Workspace string `yaml:"workspace"`
+	// Interpreter, an absolute path (or ~/...), runs the skill's scripts
+	// instead of the interpreter their shebang or extension names, when
+	// it is of the same language: a python for Python scripts.
+	Interpreter string `yaml:"interpreter"`
 }
 
 // Operator returns the grant as the grant package takes it; the workspace

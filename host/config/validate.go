@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
 )
@@ -32,6 +33,9 @@ func (c *Config) Validate() error {
 	for _, name := range sortedKeys(c.Skills.Grants) {
 		if _, err := grant.ParseWorkspace(c.Skills.Grants[name].Workspace); err != nil {
 			bad("skills.grants.%s.workspace: %v", name, err)
+		}
+		if in := c.Skills.Grants[name].Interpreter; in != "" && !strings.HasPrefix(in, "/") && !strings.HasPrefix(in, "~/") {
+			bad("skills.grants.%s.interpreter: %q is not an absolute path (or ~/...)", name, in)
 		}
 	}
 	s := c.Sandbox
