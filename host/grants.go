@@ -80,7 +80,7 @@ func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.O
 func (h *Host) grantProtected(s *skill.Skill, workspace string, dirs []string) (grant.Grant, grant.Origins, []string, []string) {
 	g, origins, warnings := h.computeGrant(s, workspace, dirs...)
 	skillRoots := h.skillRoots(s)
-	exceptions := grant.WritableRoots(h.Config.Sandbox.Unprotected, h.env)
+	exceptions := grant.ResolveAll(h.Config.Sandbox.Unprotected, h.env)
 	// Writing into a skill's files is refused outright: one skill could
 	// rewrite another, or a trusted one.
 	g.FSWrite = slices.DeleteFunc(g.FSWrite, func(w string) bool {
@@ -121,7 +121,7 @@ func (h *Host) checkTrustPlace(s *skill.Skill, g grant.Grant, origins grant.Orig
 		// Even a listed directory loses its trust where a run could have
 		// written it, or where whoever controls the working directory
 		// could have put it.
-		if tree, why := h.writableTree(dir); tree != "" {
+		if tree, why := writableIn(h.writableTrees(), dir); tree != "" {
 			g.Trust = grant.TrustExternal
 			warnings = append(warnings, fmt.Sprintf("skill %q: trust: core is ignored: its directory lies in %s, which runs can write (%s); it runs as external", s.Name, tree, why))
 		}

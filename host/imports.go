@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/internal/safeio"
-	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 // importCheck is the Python that reports which of the modules named in
@@ -35,8 +34,7 @@ for m in sys.argv[2:]:
 // reads its start-up files (.pth) there, never outside. When modules are
 // missing it says so, and which other python3 on PATH has them.
 func (h *Host) checkImports(ctx context.Context, p *prepared, prog string, pr *Prediction) {
-	c := sandbox.Choose(h.sandboxPolicy(), p.strategy, false)
-	if !pr.OK || !isPython(prog) || !c.Confines {
+	if !pr.OK || !isPython(prog) || !p.confines {
 		return
 	}
 	mods := topImports(p.tool.Script)

@@ -353,9 +353,10 @@ func versionNames(text string) []string {
 }
 
 // readSmall reads the start of a regular file, never a FIFO or device
-// (which could block).
+// (which could block), nor through a final symlink: version files and
+// pyvenv.cfg may lie where runs write.
 func readSmall(path string) (string, bool) {
-	f, err := safeio.OpenRegular(path)
+	f, err := safeio.OpenRegularNoFollow(path)
 	if err != nil {
 		return "", false
 	}

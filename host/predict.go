@@ -38,15 +38,16 @@ type Prediction struct {
 // script may still fail for its own reasons.
 func (h *Host) PredictRuns(ctx context.Context) []Prediction {
 	var out []Prediction
+	trees := h.writableTrees() // once: each skill's grant goes into it
 	for _, s := range h.Catalog.All() {
 		for _, t := range s.Tools {
-			out = append(out, h.predict(ctx, RunRequest{Skill: s.Name, Tool: t.Name}))
+			out = append(out, h.predict(ctx, RunRequest{Skill: s.Name, Tool: t.Name}, trees))
 		}
 	}
 	return out
 }
 
-func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
+func (h *Host) predict(ctx context.Context, req RunRequest, trees []writable) Prediction {
 	pr := Prediction{Skill: req.Skill, Tool: req.Tool, OK: true}
 	p, err := h.prepare(req)
 	if err != nil {
@@ -67,7 +68,7 @@ func (h *Host) predict(ctx context.Context, req RunRequest) Prediction {
 	}
 	pr.Interpreter = prog
 	for _, path := range append([]string{prog}, p.request.ExecPaths...) {
-		if tree, why := h.writableTree(path); tree != "" {
+		if tree, why := writableIn(trees, path); tree != "" {
 			pr.OK = false
 			pr.Problem = fmt.Sprintf("the interpreter %s lies in %s, which runs can write (%s): one run could replace it, or plant start-up code (.pth, sitecustomize) that the next run of any skill executes", prog, tree, why)
 			pr.Fix = "use an interpreter outside every writable tree: install it elsewhere and put that first on the PATH skillhost runs with, or name one with sandbox.interpreters"
@@ -158,39 +159,45 @@ func (h *Host) MissingRoots() []string {
 	return out
 }
 
-// writableTree returns the tree a configured grant lets runs write that
-// holds path, and which grant it is, or "" when none does: the write
-// ceiling, an operator's grant, a skill's effective grant, or the working
-// directory (any run may be given it with --workspace read-write).
-func (h *Host) writableTree(path string) (string, string) {
-	real := path
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		real = r
-	}
-	under := func(root string) bool { return shared.Under(real, root) || shared.Under(path, root) }
+// writable is a tree a configured grant lets runs write, and the grant.
+type writable struct{ root, why string }
+
+// writableTrees lists the trees configured grants let runs write: the
+// write ceiling, the operators' grants, each skill's effective grant, and
+// the working directory (any run may be given it with --workspace
+// read-write).
+func (h *Host) writableTrees() []writable {
+	var out []writable
 	for _, r := range grant.WritableRoots(h.Config.Sandbox.FSWrite, h.env) {
-		if under(r) {
-			return r, "sandbox.fs_write"
-		}
+		out = append(out, writable{r, "sandbox.fs_write"})
 	}
 	for name, g := range h.Config.Skills.Grants {
 		for _, r := range grant.WritableRoots(g.FSWrite, h.env) {
-			if under(r) {
-				return r, "skills.grants." + name + ".fs_write"
-			}
+			out = append(out, writable{r, "skills.grants." + name + ".fs_write"})
 		}
 	}
 	for _, s := range h.Catalog.All() {
 		g, _, _ := h.computeGrant(s, "")
 		for _, r := range g.FSWrite {
-			if under(r) {
-				return r, "the fs_write grant of skill " + s.Name
-			}
+			out = append(out, writable{r, "the fs_write grant of skill " + s.Name})
 		}
 	}
-	if cwd := h.env.Cwd; cwd != "" {
-		if rc, err := filepath.EvalSymlinks(cwd); err == nil && under(rc) {
-			return rc, "the working directory, with --workspace read-write"
+	if rc, err := filepath.EvalSymlinks(h.env.Cwd); err == nil && h.env.Cwd != "" {
+		out = append(out, writable{rc, "the working directory, with --workspace read-write"})
+	}
+	return out
+}
+
+// writableIn returns the first of trees that holds path (as written or
+// resolved), and its grant, or "".
+func writableIn(trees []writable, path string) (string, string) {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	for _, t := range trees {
+		if shared.Under(real, t.root) || shared.Under(path, t.root) {
+			return t.root, t.why
 		}
 	}
 	return "", ""

@@ -39,7 +39,7 @@ func (h *Host) remedy(skillName string, write bool, path string) string {
 	if write {
 		ceiling = h.Config.Sandbox.FSWrite
 	}
-	roots := grant.WritableRoots(ceiling, h.env) // the ceiling's roots, resolved
+	roots := grant.ResolveAll(ceiling, h.env)
 	line := fmt.Sprintf("skills.grants.%s.%s: [%q] in the configuration", skillName, field, dir)
 	if !shared.UnderAny(path, roots) {
 		return fmt.Sprintf("%s; grant it with %s, and let the ceiling allow it: add %q to sandbox.%s", what, line, dir, field)

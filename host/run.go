@@ -112,6 +112,7 @@ type prepared struct {
 	request  shared.Request
 	exec     shared.Executor
 	strategy string
+	confines bool // whether the strategy confines the script
 	// unborn are protected paths that did not exist before the run: any
 	// the run created is moved aside after it (see setAside).
 	unborn []string
@@ -149,7 +150,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	}
 	request := h.request(skillDir, g, argv, dir, env)
 	request.ExecPaths = append(request.ExecPaths, trees...)
-	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: choice.Name, unborn: unborn}, nil
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: choice.Name, confines: choice.Confines, unborn: unborn}, nil
 }
 
 // Run executes a tool and waits for it. publish, if not nil, receives the

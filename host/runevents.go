@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/term"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -69,16 +69,7 @@ func (e *runEvents) output(b []byte) {
 		return
 	}
 	b = append(e.pending, b...)
-	cut := len(b)
-	// Hold back at most one incomplete character at the end.
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
+	cut := term.WholeRunes(b) // at most one incomplete character waits
 	e.pending = append([]byte(nil), b[cut:]...)
 	if cut > 0 {
 		e.ctx.Publish(events.ToolCallOutputDelta, map[string]any{"delta": string(b[:cut])})

@@ -156,9 +156,13 @@ func clampTo(field string, declared, roots, ceiling []string, env Env) ([]string
 
 // WritableRoots resolves the write ceiling's roots as they are now, for
 // checking the symlinks other roots pass through.
-func WritableRoots(ceiling []string, env Env) []string {
+func WritableRoots(ceiling []string, env Env) []string { return ResolveAll(ceiling, env) }
+
+// ResolveAll resolves each of paths (see Resolve) as it is now, leaving
+// out those that cannot be.
+func ResolveAll(paths []string, env Env) []string {
 	var out []string
-	for _, r := range ceiling {
+	for _, r := range paths {
 		if rr, err := Resolve(r, env); err == nil {
 			out = append(out, rr)
 		}

@@ -679,7 +679,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 // score is Lexical.score on this index, with stems cached in m (which may
 // be nil): the terms' evidence for each skill (termEvidence), what the
 // message says once for all skills (messageFacts), then each skill's
-// factors (skillFactors), which Explain reads instead of scoring again.
+// factors (applyFactors), which Explain reads instead of scoring again.
 func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bool) ([]float64, []Explanation) {
 	ev := idx.termEvidence(o, message, m, explain)
 	mf := idx.messageFacts(o, message, m, ev)

@@ -20,6 +20,7 @@ import (
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 )
 
 // MaxResourceSize bounds the files served as resources; larger files are
@@ -119,9 +120,13 @@ func skillFiles(s *skill.Skill) []resourceFile {
 // installed dependencies.
 var skippedDirs = map[string]bool{"__pycache__": true, "node_modules": true, ".git": true, "venv": true, ".venv": true}
 
-// isTextFile reports whether the file rel in root reads as text: its start
-// is valid UTF-8 with no NUL byte.
+// isTextFile reports whether the file rel in root is text: by its name's
+// type when that is known, else by its start, which must be valid UTF-8
+// with no NUL byte.
 func isTextFile(root *os.Root, rel string) bool {
+	if t := mimeType(rel); t != "application/octet-stream" && path.Ext(rel) != "" {
+		return isText(t)
+	}
 	f, err := safeio.OpenRegularIn(root, rel)
 	if err != nil {
 		return false
@@ -130,8 +135,8 @@ func isTextFile(root *os.Root, rel string) bool {
 	buf := make([]byte, 1024)
 	n, _ := io.ReadFull(f, buf)
 	head := buf[:n]
-	for len(head) > 0 && !utf8.Valid(head) && n == len(buf) {
-		head = head[:len(head)-1] // a character cut at the end of the sample
+	if n == len(buf) {
+		head = head[:term.WholeRunes(head)] // a character cut at the end of the sample
 	}
 	return utf8.Valid(head) && !bytes.Contains(head, []byte{0})
 }

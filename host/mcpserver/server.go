@@ -163,9 +163,22 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.
 func (s *Server) Sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	skills := s.sortedSkills()
+	s.syncTools(skills)
+	s.syncResources(skills)
+}
+
+// sortedSkills are the catalog's skills by name, the order tool names are
+// given in.
+func (s *Server) sortedSkills() []*skill.Skill {
 	skills := s.h.Catalog().All()
 	sort.Slice(skills, func(i, j int) bool { return skills[i].Name < skills[j].Name })
+	return skills
+}
 
+// syncTools offers the script tools of skills (sorted by name) that
+// should be offered; s.mu is held.
+func (s *Server) syncTools(skills []*skill.Skill) {
 	tools := map[string]toolSpec{}
 	if !s.opts.DisclosureOnly {
 		for _, n := range skill.NameTools(skills, map[string]bool{SearchTool: true, ActivateTool: true}) {
@@ -183,7 +196,10 @@ func (s *Server) Sync() {
 		s.mcp.AddTool(scriptTool(name, tools[name]), s.scriptHandler(tools[name]))
 	}
 	s.tools = tools
+}
 
+// syncResources offers the files of skills; s.mu is held.
+func (s *Server) syncResources(skills []*skill.Skill) {
 	resources := map[string]resourceFile{}
 	for _, sk := range skills {
 		for _, f := range skillFiles(sk) {

@@ -321,13 +321,14 @@ func rootDirs(res *mcp.ListRootsResult) []string {
 	return dirs
 }
 
-// activate offers the script tools of the skill named, if not yet offered.
+// activate offers the script tools of the skill named, if not yet offered;
+// the resources do not change.
 func (s *Server) activate(name string) {
 	s.mu.Lock()
-	already := s.activated[name]
-	s.activated[name] = true
-	s.mu.Unlock()
-	if !already {
-		s.Sync()
+	defer s.mu.Unlock()
+	if s.activated[name] {
+		return
 	}
+	s.activated[name] = true
+	s.syncTools(s.sortedSkills())
 }

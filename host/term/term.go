@@ -69,20 +69,27 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // sanitized text.
 func (t *Writer) Write(p []byte) (int, error) {
 	data := append(t.pending, p...)
-	cut := len(data)
-	for i := len(data) - 1; i >= 0 && i >= len(data)-utf8.UTFMax+1; i-- {
-		if utf8.RuneStart(data[i]) {
-			if !utf8.FullRune(data[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
+	cut := WholeRunes(data)
 	t.pending = append([]byte(nil), data[cut:]...)
 	if _, err := io.WriteString(t.w, Printable(string(data[:cut]))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// WholeRunes is the length of the longest start of b that does not end
+// inside a UTF-8 sequence: a writer of chunked output holds the rest back
+// until the next chunk completes it.
+func WholeRunes(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
 }
 
 // Flush writes what was held back.

@@ -16,35 +16,51 @@ import (
 // dirFlags open a directory for *at calls without following a symlink.
 const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// mkdirNoFollow makes the absolute path and its missing parents, one
-// component at a time beneath the descriptor of the one before, never
-// following a symlink: a component that is one fails the call (ELOOP or
-// ENOTDIR) instead of leading the plugin, which may be root, elsewhere.
+// mkdirNoFollow makes the absolute path and its missing parents (see
+// mkdirBeneath, from the root): a symlink anywhere on the way fails the
+// call (ELOOP or ENOTDIR) instead of leading the plugin, which may be root,
+// elsewhere.
 func mkdirNoFollow(path string) error {
 	if !filepath.IsAbs(path) {
 		return unix.EINVAL
 	}
-	cur, err := unix.Open("/", dirFlags, 0)
+	root, err := unix.Open("/", dirFlags, 0)
 	if err != nil {
 		return err
 	}
-	for _, name := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+	defer unix.Close(root)
+	fd, err := mkdirBeneath(root, path)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// mkdirBeneath makes path (and its parents) beneath the directory dirfd,
+// one component at a time, each opened without following a symlink from
+// the one before; directories that exist are fine. It returns a descriptor
+// of path.
+func mkdirBeneath(dirfd int, path string) (int, error) {
+	cur, err := unix.Openat(dirfd, ".", dirFlags, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(strings.Trim(filepath.Clean("/"+path), "/"), "/") {
 		if name == "" {
 			continue
 		}
 		if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
 			unix.Close(cur)
-			return err
+			return -1, err
 		}
 		next, err := unix.Openat(cur, name, dirFlags, 0)
 		unix.Close(cur)
 		if err != nil {
-			return err
+			return -1, err
 		}
 		cur = next
 	}
-	unix.Close(cur)
-	return nil
+	return cur, nil
 }
 
 // removeTree removes the directory path and everything beneath it with two

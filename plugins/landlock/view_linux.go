@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // stagingDirs are where the view's root is assembled before pivot_root, in
@@ -67,10 +69,10 @@ func buildView(v *View, hs handles) error {
 	for _, t := range trees {
 		bound = append(bound, t.Path)
 	}
-	if v.Dir != "" && !underAnyPath(v.Dir, bound) {
+	if v.Dir != "" && !shared.UnderAny(v.Dir, bound) {
 		// A working directory no bind holds becomes an empty directory of
 		// the view: the script starts there and finds nothing of the host.
-		if fd, err := mkdirAll(root, v.Dir); err == nil {
+		if fd, err := mkdirBeneath(root, v.Dir); err == nil {
 			unix.Close(fd)
 		}
 	}
@@ -106,7 +108,7 @@ func cloneBinds(v *View, hs handles) ([]treeBind, error) {
 	}
 	for _, b := range v.Binds {
 		t := treeBind{Bind: b, fd: -1}
-		t.nested = underAnyPath(b.Path, bound)
+		t.nested = shared.UnderAny(b.Path, bound)
 		var src int
 		var owned bool
 		var err error
@@ -176,7 +178,7 @@ func cloneBinds(v *View, hs handles) ([]treeBind, error) {
 // attach mounts t in the view whose root is root.
 func (t treeBind) attach(root int) error {
 	if t.symlink != "" {
-		parent, err := mkdirAll(root, filepath.Dir(t.Path))
+		parent, err := mkdirBeneath(root, filepath.Dir(t.Path))
 		if err != nil {
 			return fmt.Errorf("view %s: %w", t.Path, err)
 		}
@@ -209,9 +211,9 @@ func (t treeBind) attach(root int) error {
 // directory or an empty file, with its parents, and opens it.
 func mountPoint(root int, path string, dir bool) (int, error) {
 	if dir {
-		return mkdirAll(root, path)
+		return mkdirBeneath(root, path)
 	}
-	parent, err := mkdirAll(root, filepath.Dir(path))
+	parent, err := mkdirBeneath(root, filepath.Dir(path))
 	if err != nil {
 		return -1, err
 	}
@@ -223,35 +225,6 @@ func mountPoint(root int, path string, dir bool) (int, error) {
 		return -1, err
 	}
 	return openBeneath(root, path)
-}
-
-// mkdirAll makes path and its parents beneath root (directories that exist
-// are fine), never following a symlink, and opens it (O_PATH).
-func mkdirAll(root int, path string) (int, error) {
-	cur, err := unix.Openat(root, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for _, name := range strings.Split(strings.Trim(path, "/"), "/") {
-		if name == "" {
-			continue
-		}
-		if name == "." || name == ".." {
-			unix.Close(cur)
-			return -1, unix.EINVAL
-		}
-		if err := unix.Mkdirat(cur, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
-			unix.Close(cur)
-			return -1, err
-		}
-		next, err := unix.Openat(cur, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(cur)
-		if err != nil {
-			return -1, err
-		}
-		cur = next
-	}
-	return cur, nil
 }
 
 // openBeneath opens path beneath root without following any symlink.
@@ -303,7 +276,7 @@ func newTmpfs(options map[string]string) (int, error) {
 // attachNew mounts the detached mount m at name (made a directory) beneath
 // root.
 func attachNew(root, m int, path string) error {
-	target, err := mkdirAll(root, path)
+	target, err := mkdirBeneath(root, path)
 	if err != nil {
 		return err
 	}
@@ -433,7 +406,7 @@ func makeProc(root int) error {
 }
 
 func emptyProc(root int) error {
-	fd, err := mkdirAll(root, "/proc")
+	fd, err := mkdirBeneath(root, "/proc")
 	if err == nil {
 		unix.Close(fd)
 	}
@@ -455,13 +428,4 @@ func pivot(staging string) error {
 		return fmt.Errorf("detach the host's root: %w", err)
 	}
 	return unix.Chdir("/")
-}
-
-func underAnyPath(path string, roots []string) bool {
-	for _, r := range roots {
-		if r == "/" || path == r || strings.HasPrefix(path, r+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -10,7 +10,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 )
 
@@ -18,6 +17,16 @@ import (
 // device, and fails unless it is a regular file.
 func OpenRegular(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	return regular(f, path)
+}
+
+// OpenRegularNoFollow is OpenRegular for a path a run may have written:
+// a final symlink is refused rather than followed.
+func OpenRegularNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock|nofollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +87,4 @@ func WriteIn(ctx context.Context, root *os.Root, name string, data []byte, mode 
 		root.Remove(tmp)
 	}
 	return err
-}
-
-// ReadAllLimit reads r to its end, failing when it holds more than limit
-// bytes.
-func ReadAllLimit(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
 }
