@@ -140,14 +140,20 @@ func (h *Host) pickedInterpreter(s *skill.Skill, name string) string {
 // writableByScripts reports whether a program lives where a skill could
 // have put it: its own directory (skillDirs: as found and resolved, so that
 // a program that cannot be resolved is still caught by its written path),
-// or a path its grant lets it write.
+// a path its grant lets it write, or a tree any configured grant does.
 func (h *Host) writableByScripts(prog string, g grant.Grant, skillDirs ...string) bool {
 	real := prog
 	if r, err := filepath.EvalSymlinks(prog); err == nil {
 		real = r
 	}
 	roots := append(skillDirs, g.FSWrite...)
-	return shared.UnderAny(real, roots) || shared.UnderAny(prog, roots)
+	if shared.UnderAny(real, roots) || shared.UnderAny(prog, roots) {
+		return true
+	}
+	// Any run may have written there: a link planted in a venv would
+	// steer which tree this run is granted.
+	tree, _ := writableIn(h.writableTrees(), prog)
+	return tree != ""
 }
 
 // knownInterpreter reports whether prog is named like a language runtime:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
@@ -240,5 +241,36 @@ func TestPickedInterpreter(t *testing.T) {
 		if got := p.request.Argv[programIndex(p.request.Argv)]; got != want {
 			t.Errorf("%s runs with %s, want %s", tool, got, want)
 		}
+	}
+}
+
+// An interpreter in a tree that runs can write (here the working
+// directory, any run's workspace) is not resolved and granted by its
+// links: a run could have planted a link there pointing anywhere.
+func TestNoResolutionInWritableTrees(t *testing.T) {
+	noUserConfig(t)
+	project := t.TempDir()
+	project, _ = filepath.EvalSymlinks(project)
+	elsewhere := t.TempDir()
+	writeExe(t, filepath.Join(elsewhere, "bin", "python3"), "#!/bin/sh\n")
+	if err := os.MkdirAll(filepath.Join(project, ".venv", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The control: outside the project the same link is followed and its
+	// tree granted.
+	if inst := resolveInstallation(filepath.Join(elsewhere, "bin", "python3"), nil, project, ""); len(inst.Trees) == 0 {
+		t.Fatalf("control: %+v grants nothing", inst)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "bin", "python3"), filepath.Join(project, ".venv", "bin", "python3")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(project)
+	h, err := Open(Options{SkillRoots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if !h.writableByScripts(filepath.Join(project, ".venv", "bin", "python3"), grant.Grant{}) {
+		t.Error("an interpreter in the working directory counts as out of runs' reach")
 	}
 }

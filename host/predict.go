@@ -163,9 +163,9 @@ func (h *Host) MissingRoots() []string {
 type writable struct{ root, why string }
 
 // writableTrees lists the trees configured grants let runs write: the
-// write ceiling, the operators' grants, each skill's effective grant, and
-// the working directory (any run may be given it with --workspace
-// read-write).
+// write ceiling (which every skill's fs_write is clamped into), the
+// operators' grants, and the working directory (any run may be given it
+// with --workspace read-write).
 func (h *Host) writableTrees() []writable {
 	var out []writable
 	for _, r := range grant.WritableRoots(h.Config.Sandbox.FSWrite, h.env) {
@@ -176,13 +176,10 @@ func (h *Host) writableTrees() []writable {
 			out = append(out, writable{r, "skills.grants." + name + ".fs_write"})
 		}
 	}
-	for _, s := range h.Catalog.All() {
-		g, _, _ := h.computeGrant(s, "")
-		for _, r := range g.FSWrite {
-			out = append(out, writable{r, "the fs_write grant of skill " + s.Name})
-		}
-	}
-	if rc, err := filepath.EvalSymlinks(h.env.Cwd); err == nil && h.env.Cwd != "" {
+	// A skill's own fs_write is clamped into the ceiling: covered above.
+	// The workspace is refused at / and at the home directory or above.
+	home, _ := grant.Resolve(h.env.Home, h.env)
+	if rc, err := filepath.EvalSymlinks(h.env.Cwd); err == nil && h.env.Cwd != "" && rc != "/" && (home == "" || !shared.Under(home, rc)) {
 		out = append(out, writable{rc, "the working directory, with --workspace read-write"})
 	}
 	return out
