@@ -121,7 +121,11 @@ func (h *Host) checkTrustPlace(s *skill.Skill, g grant.Grant, origins grant.Orig
 		// Even a listed directory loses its trust where a run could have
 		// written it, or where whoever controls the working directory
 		// could have put it.
-		if tree, why := writableIn(h.writableTrees(), dir); tree != "" {
+		trees := h.writableTrees()
+		if cwd, err := filepath.EvalSymlinks(h.env.Cwd); err == nil {
+			trees = append(trees, writable{cwd, "the working directory, whoever controls it"})
+		}
+		if tree, why := writableIn(trees, dir); tree != "" {
 			g.Trust = grant.TrustExternal
 			warnings = append(warnings, fmt.Sprintf("skill %q: trust: core is ignored: its directory lies in %s, which runs can write (%s); it runs as external", s.Name, tree, why))
 		}
