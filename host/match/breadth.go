@@ -21,10 +21,10 @@ const breadthThreshold = 0.2125
 var builtinBackground string
 
 // DefaultBackground returns the background messages built into the
-// binary: 1,990 of the 7,840 messages of tools/wordvec/tune written for
+// binary: 1,990 of the 7,840 messages of tools/matchlab/tune written for
 // 1,960 published skills (a quarter, picked by a hash of their text), none
 // of them for the skills of the labelled sets the defaults were chosen
-// on. tools/wordvec -background writes the file from those messages.
+// on. tools/matchlab background writes the file from those messages.
 var DefaultBackground = sync.OnceValue(func() []string {
 	var out []string
 	for line := range strings.Lines(builtinBackground) {

@@ -19,56 +19,18 @@ import (
 // regression over the distinct stemmed words of a message, stop words
 // included: "my", "son" and "insurance" say as much about who is asking as
 // "dentist" does. It is learned from messages written for published
-// skills and for none (tools/wordvec -everyday), so it knows nothing of the
+// skills and for none (tools/matchlab everyday), so it knows nothing of the
 // catalog it is used with.
 type Everyday struct {
 	bias    float64
 	weights map[string]float64
 }
 
-// EverydayExample is one labelled message for TrainEveryday.
-type EverydayExample struct {
-	Message string
-	// Everyday is true for a message that no skill should take.
-	Everyday bool
-}
-
-// EverydayOptions tune TrainEveryday; zero values take the defaults.
-type EverydayOptions struct {
-	// Epochs are passes over the examples (default 10).
-	Epochs int
-	// Rate is the step of stochastic gradient descent (default 0.1).
-	Rate float64
-	// L2 shrinks the weights of the words of each example towards zero
-	// (default 0.01), so a word seen in a few messages does not decide.
-	L2 float64
-}
-
-// TrainEveryday learns a classifier by stochastic gradient descent over
-// the examples in order, starting from zero weights. It is deterministic:
-// the same examples and options give the same table.
-func TrainEveryday(examples []EverydayExample, o EverydayOptions) *Everyday {
-	positiveOr(&o.Epochs, 10)
-	positiveOr(&o.Rate, 0.1)
-	positiveOr(&o.L2, 0.01)
-	m := &Everyday{weights: map[string]float64{}}
-	words := make([][]string, len(examples))
-	for i, ex := range examples {
-		words[i] = everydayWords(ex.Message, nil)
-	}
-	for range o.Epochs {
-		for i, ex := range examples {
-			g := m.logistic(words[i])
-			if ex.Everyday {
-				g--
-			}
-			m.bias -= o.Rate * g
-			for _, w := range words[i] {
-				m.weights[w] -= o.Rate * (g + o.L2*m.weights[w])
-			}
-		}
-	}
-	return m
+// NewEveryday returns the classifier with the given bias and the weights
+// of the words EverydayWords gives: what the offline trainer
+// (tools/matchlab everyday) learns and WriteTo writes.
+func NewEveryday(bias float64, weights map[string]float64) *Everyday {
+	return &Everyday{bias: bias, weights: maps.Clone(weights)}
 }
 
 // Probability is the probability that message is an everyday question,
@@ -173,7 +135,7 @@ func ReadEveryday(r io.Reader) (*Everyday, error) {
 var builtinEveryday string
 
 // DefaultEveryday returns the classifier built into the binary, learned
-// from the labelled messages in tools/wordvec/tune (docs/matching.md has
+// from the labelled messages in tools/matchlab/tune (docs/matching.md has
 // the command). It is read once, on first use; an error means the binary
 // was built from a broken source tree.
 var DefaultEveryday = sync.OnceValues(func() (*Everyday, error) {

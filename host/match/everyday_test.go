@@ -25,34 +25,28 @@ func TestEverydayWords(t *testing.T) {
 	}
 }
 
-// toyEveryday is a small labelled set: questions about one's own life and
-// requests about code.
-var toyEveryday = []EverydayExample{
-	{"my dentist billed me for a filling I never had", true},
-	{"my landlord kept the deposit, what can I do", true},
-	{"my son is nervous about his new school", true},
-	{"how long should I boil an egg", true},
-	{"the regex for postcodes matches too much", false},
-	{"our docker image takes ten minutes to build", false},
-	{"the postgres query plan shows a sequential scan", false},
-	{"the react component renders twice", false},
+// toyEveryday is a hand-weighted classifier: words about one's own life
+// weigh towards everyday, words about code away from it.
+func toyEveryday() *Everyday {
+	return NewEveryday(-0.5, map[string]float64{
+		"my": 1.5, "me": 1, "dentist": 2, "bill": 0.5, "twice": 0.3, "son": 1.5, "landlord": 2,
+		"invoic": -0.5, "api": -2, "regex": -2, "docker": -2, "imag": -1, "queri": -1.5, "return": -0.5,
+	})
 }
 
-func TestTrainEveryday(t *testing.T) {
-	m := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50})
-	for _, ex := range toyEveryday {
-		if p := m.Probability(ex.Message); (p > 0.5) != ex.Everyday {
-			t.Errorf("%q: probability %.3f, want everyday %v", ex.Message, p, ex.Everyday)
-		}
-	}
-	// Words it has learned carry over to a message it has not seen.
-	if mine, ours := m.Probability("my son broke a filling"), m.Probability("our postgres image renders twice"); mine <= ours {
-		t.Errorf("an unseen personal question scored %.3f, an unseen technical one %.3f", mine, ours)
-	}
+// toyMessages are everyday questions (true) and requests about code.
+var toyMessages = []struct {
+	message  string
+	everyday bool
+}{
+	{"my dentist billed me twice", true},
+	{"my landlord kept the deposit", true},
+	{"the regex for postcodes matches too much", false},
+	{"our docker image takes ten minutes to build", false},
 }
 
 func TestEverydayRoundTrip(t *testing.T) {
-	m := TrainEveryday(toyEveryday, EverydayOptions{})
+	m := toyEveryday()
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
@@ -61,9 +55,12 @@ func TestEverydayRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ex := range toyEveryday {
-		if got, want := r.Probability(ex.Message), m.Probability(ex.Message); math.Abs(got-want) > 1e-5 {
-			t.Errorf("%q: %.6f after a round trip, %.6f before", ex.Message, got, want)
+	for _, ex := range toyMessages {
+		if (m.Probability(ex.message) > 0.5) != ex.everyday {
+			t.Errorf("%q: the toy classifier gives %.3f", ex.message, m.Probability(ex.message))
+		}
+		if got, want := r.Probability(ex.message), m.Probability(ex.message); math.Abs(got-want) > 1e-5 {
+			t.Errorf("%q: %.6f after a round trip, %.6f before", ex.message, got, want)
 		}
 	}
 }
@@ -114,7 +111,7 @@ func TestLexicalEverydayFactor(t *testing.T) {
 		{Name: "billing-api", Description: "Bill customers: invoices, refunds, disputes.", Body: "Handle a disputed charge.\n"},
 		{Name: "charts", Description: "Plot data.", Body: "A chart of charges.\n"},
 	}
-	model := TrainEveryday(toyEveryday, EverydayOptions{Epochs: 50})
+	model := toyEveryday()
 	const everyday = "my dentist billed me twice, how do I dispute the charge"
 	const request = "the billing api returns a dispute for the invoice"
 	p := model.Probability(everyday)

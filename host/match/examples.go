@@ -52,9 +52,9 @@ type ExampleGroup struct {
 var builtinExamples string
 
 // DefaultExamples returns the example requests built into the binary:
-// the messages of tools/wordvec/tune written for published skills that
+// the messages of tools/matchlab/tune written for published skills that
 // are not background messages (DefaultBackground), grouped by skill, with
-// vectors from the built-in word vectors. tools/wordvec -examples writes
+// vectors from the built-in word vectors. tools/matchlab examples writes
 // the file.
 var DefaultExamples = sync.OnceValues(func() (*Examples, error) {
 	return ParseExamples(builtinExamples)

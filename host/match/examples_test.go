@@ -99,7 +99,7 @@ func TestExamplesLend(t *testing.T) {
 	}
 }
 
-// The built-in requests are what tools/wordvec -examples makes of the
+// The built-in requests are what tools/matchlab examples makes of the
 // tune files: every message written for a skill that is not a background
 // message, once, grouped by its skill, in file order, but for a message
 // that starts with "@" or "#", which the file cannot hold (three do:

@@ -45,7 +45,7 @@ func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{longTune, longHoldout2} {
+	for _, path := range []string{"../../testdata/match-long/tune.jsonl", "../../testdata/match-long/holdout2.jsonl"} {
 		for _, lb := range readLabelsFile(t, path) {
 			scores, _ := l.Score(context.Background(), lb.Message)
 			ex, _ := l.Explain(context.Background(), lb.Message)

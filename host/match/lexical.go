@@ -208,12 +208,12 @@ type LexicalOptions struct {
 // lowered with the breadth factor (0.2, see TestTuneBreadth) and the lent
 // requests (0.1875, see TestTuneExamples), and chosen again with the
 // factors' fitted strengths on 49 sets and decided on four more (see
-// TestTuneFit and docs/matching.md).
+// tools/matchlab fit and docs/matching.md).
 const DefaultLexicalThreshold = 0.18125
 
 // The factors' default strengths were fitted together, on the 49 scored
 // labelled sets of the realistic skills, by a logistic model over the
-// logs of the factors (TestTuneFit), and decided on four more sets
+// logs of the factors (tools/matchlab fit), and decided on four more sets
 // (docs/matching.md, "The factors' strengths fitted together"). Each
 // factor had been chosen alone before.
 const (
@@ -345,6 +345,10 @@ type lexIndex struct {
 
 // NewLexical returns a lexical matcher.
 func NewLexical(opts LexicalOptions) *Lexical { return &Lexical{opts: opts.withDefaults()} }
+
+// BodyText is d's body as the matcher scores it: without its headings,
+// which it scores as the outline.
+func BodyText(d Doc) string { return fields(d)[fieldBody] }
 
 // fields splits a document into the scored fields.
 func fields(d Doc) [numFields]string {
@@ -1046,3 +1050,8 @@ func wordOf(t term) string {
 	}
 	return t.text
 }
+
+// DefaultLexicalOptions returns the options NewLexical uses for the zero
+// value: every default written out. docs/matching-defaults.md is
+// generated from it (tools/matchlab defaults).
+func DefaultLexicalOptions() LexicalOptions { return LexicalOptions{}.withDefaults() }

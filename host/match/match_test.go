@@ -118,7 +118,7 @@ func TestEngine(t *testing.T) {
 func TestEngineConcurrent(t *testing.T) {
 	cat := catalog.New(corpusRoots)
 	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
-	set := loadLabelled(t)
+	set := readLabelsFile(t, labelledFile)
 	want := map[string][]string{}
 	for _, l := range set {
 		ms, _ := e.Match(context.Background(), l.Message)

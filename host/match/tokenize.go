@@ -340,3 +340,28 @@ func isNumber(w string) bool {
 	}
 	return w != ""
 }
+
+// Analyzer splits texts into words as the matcher does, remembering the
+// stems it has computed: what an offline tool that reads a large corpus
+// needs. It is not safe for concurrent use.
+type Analyzer struct{ m *memo }
+
+// NewAnalyzer returns an Analyzer with no stems remembered.
+func NewAnalyzer() *Analyzer { return &Analyzer{newMemo()} }
+
+// WholeWords returns text's whole words, stemmed, in order: what Tokens
+// gives without the lesser parts of compound words.
+func (a *Analyzer) WholeWords(text string) []string {
+	var out []string
+	for _, t := range analyze(text, a.m, false) {
+		if t.weight == 1 {
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// EverydayWords returns the words the everyday classifier weighs in
+// message (see Everyday): its distinct stemmed words, stop words
+// included.
+func (a *Analyzer) EverydayWords(message string) []string { return everydayWords(message, a.m) }

@@ -17,7 +17,7 @@ import (
 // occur near which in a corpus of skills, so that words used for the same
 // things (docker and container, refund and invoice) point the same way.
 // They are what the lexical matcher's semantic factor compares a message
-// with a skill by. A table is built by BuildWordVectors and read by
+// with a skill by. A table is built by tools/matchlab (NewWordVectors) and read by
 // ReadWordVectors; the matcher uses the one built into the binary
 // (DefaultWordVectors) unless LexicalOptions.Vectors gives another.
 type WordVectors struct {
@@ -301,7 +301,7 @@ var builtinWordVectors []byte
 // DefaultWordVectors returns the table built into the binary: 30,000
 // stemmed words in 100 dimensions, from the SKILL.md files of a public
 // registry of skills (docs/matching.md says which, and how to rebuild it
-// with tools/wordvec). It is read once, on first use; an error means the
+// with tools/matchlab). It is read once, on first use; an error means the
 // binary was built from a broken source tree.
 var DefaultWordVectors = sync.OnceValues(func() (*WordVectors, error) {
 	w, err := parseWordVectors(builtinWordVectors)
@@ -310,3 +310,62 @@ var DefaultWordVectors = sync.OnceValues(func() (*WordVectors, error) {
 	}
 	return w, nil
 })
+
+// NewWordVectors makes a table of words, each a stem as Tokens gives it,
+// with the number of the corpus's docs it occurs in and its vector. A
+// vector is stored as its direction, quantised to signed bytes as the
+// file format keeps it; a zero vector has no direction and the word is
+// then never part of a centroid. It fails on a word given twice, an empty
+// word, a count outside 1..docs or vectors of unequal length.
+func NewWordVectors(docs int, words []string, df []int, vectors [][]float32) (*WordVectors, error) {
+	if len(words) != len(df) || len(words) != len(vectors) {
+		return nil, fmt.Errorf("word vectors: %d words, %d counts and %d vectors", len(words), len(df), len(vectors))
+	}
+	if docs <= 0 || len(words) == 0 {
+		return nil, errors.New("word vectors: no documents or no words")
+	}
+	dim := len(vectors[0])
+	if dim == 0 || dim > 4096 {
+		return nil, fmt.Errorf("word vectors: %d dimensions", dim)
+	}
+	w := &WordVectors{dim: dim, docs: docs, index: make(map[string]int32, len(words)), words: words,
+		df: make([]uint32, len(words)), q: make([]int8, len(words)*dim)}
+	for i, word := range words {
+		if _, dup := w.index[word]; dup || word == "" || len(word) > 256 {
+			return nil, fmt.Errorf("word vectors: word %q empty, too long or twice", truncate(word, 40))
+		}
+		if df[i] <= 0 || df[i] > docs {
+			return nil, fmt.Errorf("word vectors: word %q: %d documents of %d", word, df[i], docs)
+		}
+		if len(vectors[i]) != dim {
+			return nil, fmt.Errorf("word vectors: word %q: %d dimensions, want %d", word, len(vectors[i]), dim)
+		}
+		w.index[word] = int32(i)
+		w.df[i] = uint32(df[i])
+		quantize(vectors[i], w.row(int32(i)))
+	}
+	w.derive()
+	return w, nil
+}
+
+// Docs is the number of documents of the corpus the table was built from.
+func (w *WordVectors) Docs() int { return w.docs }
+
+// Word returns the i-th word of the table and the number of documents it
+// occurs in.
+func (w *WordVectors) Word(i int) (string, int) { return w.words[i], int(w.df[i]) }
+
+// Rows returns the rows of the table that a centroid of texts sums, as
+// the semantic factor forms it: the distinct whole words the table has,
+// in order of first use (see centroidRows).
+func (w *WordVectors) Rows(texts ...string) []int {
+	var terms []term
+	for _, t := range texts {
+		terms = append(terms, analyze(t, nil, false)...)
+	}
+	var out []int
+	for i := range w.centroidRows(terms) {
+		out = append(out, int(i))
+	}
+	return out
+}

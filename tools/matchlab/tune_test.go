@@ -34,7 +34,7 @@ func TestTuneReadsLabels(t *testing.T) {
 		}
 		texts = append(texts, b.String())
 	}
-	w, err := match.BuildWordVectors(slices.Values(texts), match.WordVectorOptions{Dim: 4})
+	w, err := buildVectors(slices.Values(texts), vectorOptions{Dim: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +115,8 @@ func TestWriteEveryday(t *testing.T) {
 	if p, q := m.Probability("my landlord"), m.Probability("docker build"); p <= 0.5 || q >= 0.5 {
 		t.Errorf("learned %.3f for the everyday message and %.3f for the other", p, q)
 	}
-	if err := writeEveryday(out, nil); err == nil || !strings.Contains(err.Error(), "-tune") {
-		t.Errorf("with no labels: %v, want an error naming -tune", err)
+	if err := writeEveryday(out, nil); err == nil || !strings.Contains(err.Error(), "at least one FILE") {
+		t.Errorf("with no labels: %v, want an error asking for a FILE", err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"message\": \"\"}\n"), 0o644)
@@ -129,11 +129,11 @@ func TestWriteEveryday(t *testing.T) {
 // what the committed messages give, byte for byte: both can be rebuilt and
 // checked.
 func TestEverydayTableIsReproducible(t *testing.T) {
-	checkReproducible(t, writeEveryday, "-everyday", "../../host/match/everyday.tsv")
+	checkReproducible(t, writeEveryday, "everyday", "../../host/match/everyday.tsv")
 }
 
 func TestBackgroundIsReproducible(t *testing.T) {
-	checkReproducible(t, writeBackground, "-background", "../../host/match/background.txt")
+	checkReproducible(t, writeBackground, "background", "../../host/match/background.txt")
 }
 
 // checkReproducible runs write on tune/batch*.jsonl and compares what it
@@ -157,6 +157,6 @@ func checkReproducible(t *testing.T, write func(path string, files []string) err
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("tools/wordvec %s on tune/batch*.jsonl does not give %s; rebuild it with the command in docs/matching.md", flag, strings.TrimPrefix(committed, "../../"))
+		t.Errorf("matchlab %s on tune/batch*.jsonl does not give %s; rebuild it with the command in docs/matching.md", flag, strings.TrimPrefix(committed, "../../"))
 	}
 }

@@ -1,25 +1,27 @@
-package match
+package main
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"math/rand"
+
+	"github.com/skillhost/skillhost/host/match"
 )
 
-// TuneExample is a message written as a user would write it, labelled
+// example is a message written as a user would write it, labelled
 // with the skill it is for: an index into the skills given to Tune, or -1
 // for a message that no skill should take.
-type TuneExample struct {
+type example struct {
 	Message string
 	Skill   int
 }
 
-// TuneOptions are the settings of WordVectors.Tune. A field of zero or less
+// tuneOptions are the settings of tuneVectors. A field of zero or less
 // takes the default given beside it (so a setting cannot be turned off by
 // zero); the defaults are the settings candidates C and C2 of
 // docs/matching.md were tuned with. The built-in table is not tuned.
-type TuneOptions struct {
+type tuneOptions struct {
 	Epochs      int     // passes over the examples (4)
 	Batch       int     // examples per step (64)
 	Negatives   int     // skills drawn at random per step as wrong answers (400)
@@ -36,7 +38,7 @@ type TuneOptions struct {
 	Seed                     int64 // of the random order and draws (1)
 }
 
-func (o TuneOptions) withDefaults() TuneOptions {
+func (o tuneOptions) withDefaults() tuneOptions {
 	positiveOr(&o.Epochs, 4)
 	positiveOr(&o.Batch, 64)
 	positiveOr(&o.Negatives, 400)
@@ -73,7 +75,7 @@ func positiveOr[T int | float64](p *T, v T) {
 // them. Decay keeps the map near the identity, so words no example uses
 // keep their place. The words, counts and format are w's; the result
 // depends only on its inputs (a fixed seed, sums in a fixed order).
-func (w *WordVectors) Tune(skills []Doc, examples []TuneExample, o TuneOptions) (*WordVectors, error) {
+func tuneVectors(w *match.WordVectors, skills []match.Doc, examples []example, o tuneOptions) (*match.WordVectors, error) {
 	o = o.withDefaults()
 	if len(skills) == 0 {
 		return nil, errors.New("tune word vectors: no skills")
@@ -81,17 +83,15 @@ func (w *WordVectors) Tune(skills []Doc, examples []TuneExample, o TuneOptions) 
 	t := newTuner(w, o)
 	sk := make([]tuneSkill, len(skills))
 	for i, d := range skills {
-		f := fields(d)
-		about := append(analyze(f[fieldName], nil, false), analyze(f[fieldDescription], nil, false)...)
-		sk[i] = tuneSkill{t.words(about), t.words(analyze(f[fieldBody], nil, false))}
+		sk[i] = tuneSkill{t.words(w.Rows(d.Name, d.Description)), t.words(w.Rows(match.BodyText(d)))}
 	}
-	var ex []tuneExample
+	var ex []tuneItem
 	for i, e := range examples {
 		if e.Skill < -1 || e.Skill >= len(skills) {
 			return nil, fmt.Errorf("tune word vectors: example %d: skill %d of %d", i, e.Skill, len(skills))
 		}
-		if q := t.words(analyze(e.Message, nil, false)); len(q.idx) > 0 {
-			ex = append(ex, tuneExample{q, e.Skill})
+		if q := t.words(w.Rows(e.Message)); len(q.idx) > 0 {
+			ex = append(ex, tuneItem{q, e.Skill})
 		}
 	}
 	if len(ex) == 0 {
@@ -105,7 +105,7 @@ func (w *WordVectors) Tune(skills []Doc, examples []TuneExample, o TuneOptions) 
 			t.update(t.gradient(sk, batch, t.draw(sk, batch, rng)), len(batch))
 		}
 	}
-	return t.table(), nil
+	return t.table()
 }
 
 // tuneText is a text's distinct words in the table, as centroid takes
@@ -117,7 +117,7 @@ type tuneText struct {
 
 type tuneSkill struct{ about, body tuneText }
 
-type tuneExample struct {
+type tuneItem struct {
 	text  tuneText
 	skill int
 }
@@ -126,8 +126,8 @@ type tuneExample struct {
 // kept in slices indexed by word and a list of the words touched, in the
 // order first touched, so that every sum runs in the same order each time.
 type tuner struct {
-	w    *WordVectors
-	o    TuneOptions
+	w    *match.WordVectors
+	o    tuneOptions
 	dim  int
 	unit []float64 // w's rows as unit vectors
 	m    []float64 // the map, dim × dim, row major
@@ -143,13 +143,14 @@ type tuner struct {
 	grad    [][]float64
 }
 
-func newTuner(w *WordVectors, o TuneOptions) *tuner {
+func newTuner(w *match.WordVectors, o tuneOptions) *tuner {
 	d, n := w.Dim(), w.Len()
 	t := &tuner{w: w, o: o, dim: d, unit: make([]float64, n*d), m: make([]float64, d*d),
 		m1: make([]float64, d*d), m2: make([]float64, d*d), slot: make([]int32, n)}
 	for i := range n {
-		for k, x := range w.row(int32(i)) {
-			t.unit[i*d+k] = float64(x) * float64(w.inv[i])
+		word, _ := w.Word(i)
+		for k, x := range w.Vector(word) {
+			t.unit[i*d+k] = float64(x)
 		}
 		t.slot[i] = -1
 	}
@@ -159,11 +160,12 @@ func newTuner(w *WordVectors, o TuneOptions) *tuner {
 	return t
 }
 
-func (t *tuner) words(terms []term) tuneText {
+func (t *tuner) words(rows []int) tuneText {
 	var c tuneText
-	for i := range t.w.centroidRows(terms) {
-		c.idx = append(c.idx, i)
-		c.idf = append(c.idf, float64(t.w.weight[i]/t.w.inv[i]))
+	for _, i := range rows {
+		_, df := t.w.Word(i)
+		c.idx = append(c.idx, int32(i))
+		c.idf = append(c.idf, math.Log(float64(t.w.Docs())/float64(df)))
 	}
 	return c
 }
@@ -254,7 +256,7 @@ func (t *tuner) skill(s tuneSkill) skillSide {
 
 // draw returns the skills a batch is scored against: the batch's own, in
 // order, then random ones up to Negatives more.
-func (t *tuner) draw(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) []int {
+func (t *tuner) draw(sk []tuneSkill, batch []tuneItem, rng *rand.Rand) []int {
 	seen := map[int]bool{}
 	var cand []int
 	add := func(j int) {
@@ -276,7 +278,7 @@ func (t *tuner) draw(sk []tuneSkill, batch []tuneExample, rng *rand.Rand) []int 
 
 // gradient returns the gradient of the batch's summed loss against the
 // skills cand with respect to the map, row major.
-func (t *tuner) gradient(sk []tuneSkill, batch []tuneExample, cand []int) []float64 {
+func (t *tuner) gradient(sk []tuneSkill, batch []tuneItem, cand []int) []float64 {
 	for _, i := range t.touched {
 		t.slot[i] = -1
 	}
@@ -378,19 +380,19 @@ func (t *tuner) update(gm []float64, n int) {
 
 // table writes every row of w through the map into a new table. It shares
 // w's words, index and counts, which no table changes once made.
-func (t *tuner) table() *WordVectors {
+func (t *tuner) table() (*match.WordVectors, error) {
 	w, d := t.w, t.dim
-	out := &WordVectors{dim: d, docs: w.docs, index: w.index, words: w.words, df: w.df, q: make([]int8, len(w.words)*d)}
-	r, r32 := make([]float64, d), make([]float32, d)
-	for i := range w.words {
+	words, dfs, rows := make([]string, w.Len()), make([]int, w.Len()), make([][]float32, w.Len())
+	r := make([]float64, d)
+	for i := range words {
+		words[i], dfs[i] = w.Word(i)
 		t.mapRow(int32(i), r)
+		rows[i] = make([]float32, d)
 		for a, x := range r {
-			r32[a] = float32(x)
+			rows[i][a] = float32(x)
 		}
-		quantize(r32, out.q[i*d:(i+1)*d])
 	}
-	out.derive()
-	return out
+	return match.NewWordVectors(w.Docs(), words, dfs, rows)
 }
 
 // normalizeF scales v to unit length, unless it is zero, and returns the

@@ -1,4 +1,4 @@
-package match
+package main
 
 import (
 	"bytes"
@@ -7,17 +7,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/host/match"
 )
 
 // tuneSkills are two skills of topicCorpus's topics.
-var tuneSkills = []Doc{
+var tuneSkills = []match.Doc{
 	{Name: "containers", Description: "docker container image", Body: "dockerfile registry layer volume compose kubernetes"},
 	{Name: "payments", Description: "invoice refund payment", Body: "charge subscription customer card billing receipt"},
 }
 
 // tuneMargin is the mean, over examples with a skill, of a message's
 // similarity to its skill less its similarity to the other one.
-func tuneMargin(w *WordVectors, examples []TuneExample) float64 {
+func tuneMargin(w *match.WordVectors, examples []example) float64 {
 	var sum float64
 	var n int
 	for _, e := range examples {
@@ -34,12 +36,12 @@ func TestTuneMovesMessagesTowardsTheirSkill(t *testing.T) {
 	w := buildSmall(t)
 	// Messages in the words both topics use, so that before tuning they
 	// sit between the two skills; the labels give each set of words a side.
-	examples := []TuneExample{
+	examples := []example{
 		{"setup config error", 0}, {"file system project", 0},
 		{"update version output", 1}, {"guide example input", 1},
 	}
 	before := tuneMargin(w, examples)
-	tuned, err := w.Tune(tuneSkills, examples, TuneOptions{Epochs: 60, Batch: 4, Negatives: 1, Decay: 0.001, Rate: 0.02})
+	tuned, err := tuneVectors(w, tuneSkills, examples, tuneOptions{Epochs: 60, Batch: 4, Negatives: 1, Decay: 0.001, Rate: 0.02})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +50,11 @@ func TestTuneMovesMessagesTowardsTheirSkill(t *testing.T) {
 	if after < before+0.2 {
 		t.Errorf("mean margin of the labelled messages %.2f before tuning, %.2f after: want a clear gain", before, after)
 	}
-	if tuned.Len() != w.Len() || tuned.Dim() != w.Dim() || !slices.Equal(tuned.words, w.words) || !slices.Equal(tuned.df, w.df) {
+	if tuned.Len() != w.Len() || tuned.Dim() != w.Dim() || !sameWords(tuned, w) {
 		t.Error("tuning changed the table's words or counts")
 	}
 	// The same inputs give the same bytes.
-	again, err := w.Tune(tuneSkills, examples, TuneOptions{Epochs: 60, Batch: 4, Negatives: 1, Decay: 0.001, Rate: 0.02})
+	again, err := tuneVectors(w, tuneSkills, examples, tuneOptions{Epochs: 60, Batch: 4, Negatives: 1, Decay: 0.001, Rate: 0.02})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +69,11 @@ func TestTuneMovesMessagesTowardsTheirSkill(t *testing.T) {
 func TestTunePushesOffTopicMessagesAway(t *testing.T) {
 	w := buildSmall(t)
 	msg := "guide example input output"
-	nearest := func(w *WordVectors) float64 {
+	nearest := func(w *match.WordVectors) float64 {
 		return max(semanticSimilarity(w, msg, tuneSkills[0], 0.5), semanticSimilarity(w, msg, tuneSkills[1], 0.5))
 	}
 	before := nearest(w)
-	tuned, err := w.Tune(tuneSkills, []TuneExample{{msg, -1}}, TuneOptions{Epochs: 60, Batch: 1, Decay: 0.001, Rate: 0.02, OffTopic: 1, OffTopicMargin: 0.01})
+	tuned, err := tuneVectors(w, tuneSkills, []example{{msg, -1}}, tuneOptions{Epochs: 60, Batch: 1, Decay: 0.001, Rate: 0.02, OffTopic: 1, OffTopicMargin: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +87,15 @@ func TestTuneErrors(t *testing.T) {
 	w := buildSmall(t)
 	for _, c := range []struct {
 		name     string
-		skills   []Doc
-		examples []TuneExample
+		skills   []match.Doc
+		examples []example
 		want     string
 	}{
-		{"no skills", nil, []TuneExample{{"docker", -1}}, "no skills"},
-		{"a label out of range", tuneSkills, []TuneExample{{"docker", 2}}, "example 0: skill 2 of 2"},
-		{"no known word", tuneSkills, []TuneExample{{"xyzzy plugh", 0}}, "no example has a word in the table"},
+		{"no skills", nil, []example{{"docker", -1}}, "no skills"},
+		{"a label out of range", tuneSkills, []example{{"docker", 2}}, "example 0: skill 2 of 2"},
+		{"no known word", tuneSkills, []example{{"xyzzy plugh", 0}}, "no example has a word in the table"},
 	} {
-		if _, err := w.Tune(c.skills, c.examples, TuneOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := tuneVectors(w, c.skills, c.examples, tuneOptions{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
 	}
@@ -101,7 +103,7 @@ func TestTuneErrors(t *testing.T) {
 
 // tuneLoss is the loss that tuner.gradient differentiates, computed
 // directly from the map, for the gradient check.
-func tuneLoss(t *tuner, sk []tuneSkill, batch []tuneExample, cand []int) float64 {
+func tuneLoss(t *tuner, sk []tuneSkill, batch []tuneItem, cand []int) float64 {
 	d := t.dim
 	centroid := func(c tuneText) []float64 {
 		v := make([]float64, d)
@@ -162,17 +164,16 @@ func tuneLoss(t *tuner, sk []tuneSkill, batch []tuneExample, cand []int) float64
 
 func TestTuneGradient(t *testing.T) {
 	w := buildSmall(t)
-	tn := newTuner(w, TuneOptions{Temperature: 5, OffTopic: 0.7, OffTopicMargin: 0.2}.withDefaults())
+	tn := newTuner(w, tuneOptions{Temperature: 5, OffTopic: 0.7, OffTopicMargin: 0.2}.withDefaults())
 	// A skill with only a body and one with no known word, beside the two.
-	docs := append(slices.Clone(tuneSkills), Doc{Name: "x", Body: "invoice docker layer"}, Doc{Name: "xyzzy", Description: "plugh"})
+	docs := append(slices.Clone(tuneSkills), match.Doc{Name: "x", Body: "invoice docker layer"}, match.Doc{Name: "xyzzy", Description: "plugh"})
 	var sk []tuneSkill
 	for _, d := range docs {
-		f := fields(d)
-		sk = append(sk, tuneSkill{tn.words(append(analyze(f[fieldName], nil, false), analyze(f[fieldDescription], nil, false)...)), tn.words(analyze(f[fieldBody], nil, false))})
+		sk = append(sk, tuneSkill{tn.words(w.Rows(d.Name, d.Description)), tn.words(w.Rows(match.BodyText(d)))})
 	}
-	var batch []tuneExample
-	for _, e := range []TuneExample{{"docker image setup", 0}, {"refund the charge", 1}, {"compose invoice", 2}, {"config error output", -1}, {"guide example", -1}} {
-		batch = append(batch, tuneExample{tn.words(analyze(e.Message, nil, false)), e.Skill})
+	var batch []tuneItem
+	for _, e := range []example{{"docker image setup", 0}, {"refund the charge", 1}, {"compose invoice", 2}, {"config error output", -1}, {"guide example", -1}} {
+		batch = append(batch, tuneItem{tn.words(w.Rows(e.Message)), e.Skill})
 	}
 	rng := rand.New(rand.NewSource(3))
 	for k := range tn.m {
@@ -197,16 +198,78 @@ func TestTuneGradient(t *testing.T) {
 // A word whose row is zero has no direction: tuning leaves it out rather
 // than spreading 0/0 through the map.
 func TestTuneZeroRow(t *testing.T) {
-	w := buildSmall(t)
-	clear(w.row(w.index["docker"]))
-	w.derive()
-	tuned, err := w.Tune(tuneSkills, []TuneExample{{"docker image", 0}, {"refund invoice", 1}}, TuneOptions{Epochs: 3})
+	w := zeroRow(t, buildSmall(t), "docker")
+	tuned, err := tuneVectors(w, tuneSkills, []example{{"docker image", 0}, {"refund invoice", 1}}, tuneOptions{Epochs: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, word := range tuned.words {
-		if word != "docker" && tuned.inv[i] == 0 {
+	for i := range tuned.Len() {
+		if word, _ := tuned.Word(i); word != "docker" && tuned.Vector(word) == nil || word != "docker" && isZero(tuned.Vector(word)) {
 			t.Fatalf("row of %q is zero after tuning", word)
 		}
 	}
+}
+
+// zeroRow returns w with word's row made zero.
+func zeroRow(t *testing.T, w *match.WordVectors, zero string) *match.WordVectors {
+	t.Helper()
+	words, df, rows := make([]string, w.Len()), make([]int, w.Len()), make([][]float32, w.Len())
+	for i := range words {
+		words[i], df[i] = w.Word(i)
+		rows[i] = w.Vector(words[i])
+		if words[i] == zero {
+			rows[i] = make([]float32, w.Dim())
+		}
+	}
+	out, err := match.NewWordVectors(w.Docs(), words, df, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sameWords reports whether a and b have the same words and counts.
+func sameWords(a, b *match.WordVectors) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	for i := range a.Len() {
+		wa, da := a.Word(i)
+		wb, db := b.Word(i)
+		if wa != wb || da != db {
+			return false
+		}
+	}
+	return true
+}
+
+// semanticSimilarity is the semantic factor's similarity of a message
+// and a skill: the mean of the message's similarities to the skill's
+// name and description and to its body, the body weighing bodyShare (the
+// one that has a word in the table, if only one has).
+func semanticSimilarity(w *match.WordVectors, message string, d match.Doc, bodyShare float64) float64 {
+	var sum, n float64
+	for k, part := range []string{d.Name + "\n" + d.Description, match.BodyText(d)} {
+		weight := 1 - bodyShare
+		if k == 1 {
+			weight = bodyShare
+		}
+		if len(w.Rows(part)) > 0 {
+			sum += weight * w.Similarity(message, part)
+			n += weight
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }

@@ -1,4 +1,4 @@
-package match
+package main
 
 import (
 	"errors"
@@ -7,11 +7,13 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+
+	"github.com/skillhost/skillhost/host/match"
 )
 
-// WordVectorOptions size a table built by BuildWordVectors. Zero values
+// vectorOptions size a table built by buildVectors. Zero values
 // take the defaults, which built the table in the binary.
-type WordVectorOptions struct {
+type vectorOptions struct {
 	// Words is how many words the table keeps, those most documents
 	// have (default 30,000).
 	Words int
@@ -28,7 +30,7 @@ type WordVectorOptions struct {
 	Seed int64
 }
 
-func (o WordVectorOptions) withDefaults() WordVectorOptions {
+func (o vectorOptions) withDefaults() vectorOptions {
 	if o.Words <= 0 {
 		o.Words = 30000
 	}
@@ -47,8 +49,8 @@ func (o WordVectorOptions) withDefaults() WordVectorOptions {
 	return o
 }
 
-// BuildWordVectors learns word vectors from docs, each the text of one
-// skill, tokenised as the matcher does (Tokens). It counts how often each
+// buildVectors learns word vectors from docs, each the text of one
+// skill, tokenised as the matcher does (match.Tokens). It counts how often each
 // pair of the most common words occurs near each other, turns the counts
 // into positive pointwise mutual information (with the context
 // distribution smoothed to the power 0.75), and keeps the leading
@@ -57,7 +59,7 @@ func (o WordVectorOptions) withDefaults() WordVectorOptions {
 // its row of U times the square root of the singular values, normalised.
 // The result depends only on docs and o. It needs memory for every pair
 // of words that occur near each other: about 3 GB for 40,000 skills.
-func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors, error) {
+func buildVectors(docs iter.Seq[string], o vectorOptions) (*match.WordVectors, error) {
 	o = o.withDefaults()
 	seqs, df := wordSequences(docs, o)
 	if len(seqs) == 0 {
@@ -87,37 +89,32 @@ func BuildWordVectors(docs iter.Seq[string], o WordVectorOptions) (*WordVectors,
 	ppmi := positivePMI(counts, len(words))
 	counts = nil
 	u, s := truncatedSVD(ppmi, o.Dim, o.Seed)
-	w := &WordVectors{dim: o.Dim, docs: ndocs, index: id, words: words,
-		df: make([]uint32, len(words)), q: make([]int8, len(words)*o.Dim)}
-	row := make([]float32, o.Dim)
+	counts32 := make([]int, len(words))
+	rows := make([][]float32, len(words))
 	for i, word := range words {
-		w.df[i] = uint32(df[word])
-		for k := range row {
-			row[k] = float32(u[i][k] * math.Sqrt(s[k]))
+		counts32[i] = df[word]
+		rows[i] = make([]float32, o.Dim)
+		for k := range rows[i] {
+			rows[i][k] = float32(u[i][k] * math.Sqrt(s[k]))
 		}
-		quantize(row, w.row(int32(i)))
 	}
-	w.derive()
-	return w, nil
+	return match.NewWordVectors(ndocs, words, counts32, rows)
 }
 
 // wordSequences analyses each document into its whole words (at most
 // o.MaxWords), and counts the documents each word is in.
-func wordSequences(docs iter.Seq[string], o WordVectorOptions) ([][]string, map[string]int) {
-	m := newMemo()
+func wordSequences(docs iter.Seq[string], o vectorOptions) ([][]string, map[string]int) {
+	a := match.NewAnalyzer()
 	var seqs [][]string
 	df := map[string]int{}
 	for doc := range docs {
 		var seq []string
 		seen := map[string]bool{}
-		for _, t := range analyze(doc, m, false) {
-			if t.weight != 1 {
-				continue
-			}
-			seq = append(seq, t.text)
-			if !seen[t.text] {
-				seen[t.text] = true
-				df[t.text]++
+		for _, w := range a.WholeWords(doc) {
+			seq = append(seq, w)
+			if !seen[w] {
+				seen[w] = true
+				df[w]++
 			}
 			if len(seq) == o.MaxWords {
 				break

@@ -1,28 +1,28 @@
-// Command wordvec builds the word-vector table of the lexical matcher's
-// semantic factor (host/match/wordvec.bin) from a collection of skills.
+// Command matchlab is the matcher's laboratory: it learns, offline, the
+// data files host/match embeds and fits the matcher's strengths. Nothing
+// of it is in the product. Each subcommand reads files and writes one:
 //
-//	go run ./tools/wordvec -o host/match/wordvec.bin [flags] DIR...
+//	matchlab vectors -o host/match/wordvec.bin [-base TABLE] [-tune FILE]... [flags] DIR...
+//	matchlab everyday -o host/match/everyday.tsv FILE...
+//	matchlab background -o host/match/background.txt FILE...
+//	matchlab examples -o host/match/examples.txt [-cut TEXT] DIR FILE...
+//	matchlab fit
+//	matchlab defaults -o docs/matching-defaults.md
 //
-// It reads every SKILL.md under the DIRs in path order, keeps the first
-// skill of each name (forks and copies would otherwise count many times),
-// and learns vectors from each skill's name, description and body (other
-// front-matter fields are left out: registries add their own).
-//
-// With -tune it then tunes the table on messages labelled with the skills
-// they are for (see tune.go and match.WordVectors.Tune); -base starts from
-// an existing table instead of building one.
-//
-//	go run ./tools/wordvec -everyday host/match/everyday.tsv -tune FILE...
-//
-// learns the everyday-question classifier (match.TrainEveryday) from the
-// labelled messages alone: those labelled with no skill are the everyday
-// ones. It reads no skills. docs/matching.md names the
-// collection, the labelled messages and the exact command the built-in
-// table came from.
+// vectors reads every SKILL.md under the DIRs in path order, keeps the
+// first skill of each name (forks and copies would otherwise count many
+// times), learns word vectors from each skill's name, description and
+// body, and with -tune then tunes them on messages labelled with the
+// skills they are for (tunevectors.go). everyday, background and examples
+// read only the labelled messages (FILE, in tune/). fit repeats the joint
+// fit of the factors' strengths on the scored sets and compares it with
+// the defaults; defaults writes the table of the defaults the docs quote.
+// docs/matching.md names the corpus and the exact commands.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,58 +38,91 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "", "write the table to this file (required)")
-	cut := flag.String("cut", "", "drop each SKILL.md from the first line that starts with this text (a registry's footer)")
+	if len(os.Args) < 2 {
+		usage()
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	fl := flag.NewFlagSet("matchlab "+cmd, flag.ExitOnError)
+	out := fl.String("o", "", "write to this file")
+	var err error
+	switch cmd {
+	case "vectors":
+		err = vectorsCommand(fl, out, args)
+	case "everyday", "background":
+		fl.Parse(args)
+		write := writeEveryday
+		if cmd == "background" {
+			write = writeBackground
+		}
+		err = needOut(out, func() error { return write(*out, fl.Args()) })
+	case "examples":
+		cut := fl.String("cut", "", "drop each SKILL.md from the first line that starts with this text (a registry's footer)")
+		fl.Parse(args)
+		if fl.NArg() < 2 {
+			usage()
+		}
+		err = needOut(out, func() error { return writeExamples(*out, fl.Arg(0), *cut, fl.Args()[1:]) })
+	case "fit":
+		fl.Parse(args)
+		err = fitCommand(os.Stdout)
+	case "defaults":
+		fl.Parse(args)
+		err = needOut(out, func() error { return os.WriteFile(*out, []byte(defaultsTable()), 0o644) })
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "matchlab:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: matchlab vectors|everyday|background|examples|fit|defaults [flags] (see go doc ./tools/matchlab)")
+	os.Exit(2)
+}
+
+// needOut runs write when -o was given.
+func needOut(out *string, write func() error) error {
+	if *out == "" {
+		return errors.New("-o FILE is required")
+	}
+	return write()
+}
+
+// vectorsCommand builds (or reads) a table, tunes it when asked, and
+// writes it.
+func vectorsCommand(fl *flag.FlagSet, out *string, args []string) error {
+	cut := fl.String("cut", "", "drop each SKILL.md from the first line that starts with this text (a registry's footer)")
 	var exclude []string
-	flag.Func("exclude", "leave out skills of the same name as those in this directory (repeatable): keeps an evaluation catalog out of the corpus", func(dir string) error {
+	fl.Func("exclude", "leave out skills of the same name as those in this directory (repeatable): keeps an evaluation catalog out of the corpus", func(dir string) error {
 		names, err := skillNames(dir)
 		exclude = append(exclude, names...)
 		return err
 	})
-	excludeNames := flag.String("exclude-names", "", "comma-separated skill names to leave out")
-	var o match.WordVectorOptions
-	flag.IntVar(&o.Words, "words", 0, "words in the table (0: 30000)")
-	flag.IntVar(&o.Dim, "dim", 0, "dimensions (0: 100)")
-	base := flag.String("base", "", "start from this table instead of building one from the DIRs")
+	excludeNames := fl.String("exclude-names", "", "comma-separated skill names to leave out")
+	var o vectorOptions
+	fl.IntVar(&o.Words, "words", 0, "words in the table (0: 30000)")
+	fl.IntVar(&o.Dim, "dim", 0, "dimensions (0: 100)")
+	base := fl.String("base", "", "start from this table instead of building one from the DIRs")
 	var tuneFiles []string
-	flag.Func("tune", "tune the table with the labelled messages in this JSONL file (repeatable; see tune.go)", func(f string) error {
+	fl.Func("tune", "tune the table with the labelled messages in this JSONL file (repeatable; see tune.go)", func(f string) error {
 		tuneFiles = append(tuneFiles, f)
 		return nil
 	})
-	everyday := flag.String("everyday", "", "write the everyday-question classifier learned from the -tune messages to this file, and build no table")
-	background := flag.String("background", "", "write the breadth factor's background messages, a sample of the -tune messages written for a skill, to this file, and build no table")
-	examples := flag.String("examples", "", "write the example requests the matcher lends, the -tune messages written for a skill and not in the background, with the vectors of their skills in the registry checkout DIR, to this file, and build no table")
-	flag.Parse()
-	var err error
-	switch {
-	case *examples != "":
-		if flag.NArg() != 1 {
-			fmt.Fprintln(os.Stderr, "usage: wordvec -examples FILE [-cut TEXT] -tune FILE... DIR")
-			os.Exit(2)
-		}
-		err = writeExamples(*examples, flag.Arg(0), *cut, tuneFiles)
-	case *background != "":
-		err = writeBackground(*background, tuneFiles)
-	case *everyday != "":
-		err = writeEveryday(*everyday, tuneFiles)
-	default:
-		if *out == "" || flag.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
-			fmt.Fprintln(os.Stderr, "usage: wordvec -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
-			flag.PrintDefaults()
-			os.Exit(2)
-		}
-		skip := map[string]bool{}
-		for _, n := range append(exclude, strings.Split(*excludeNames, ",")...) {
-			if n = strings.TrimSpace(n); n != "" {
-				skip[strings.ToLower(n)] = true
-			}
-		}
-		err = buildTable(tableJob{out: *out, base: *base, cut: *cut, dirs: flag.Args(), tuneFiles: tuneFiles, skip: skip, opts: o})
+	fl.Parse(args)
+	if *out == "" || fl.NArg() == 0 || *base != "" && len(tuneFiles) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: matchlab vectors -o FILE [-base TABLE -tune FILE...] [flags] DIR...")
+		fl.PrintDefaults()
+		os.Exit(2)
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "wordvec:", err)
-		os.Exit(1)
+	skip := map[string]bool{}
+	for _, n := range append(exclude, strings.Split(*excludeNames, ",")...) {
+		if n = strings.TrimSpace(n); n != "" {
+			skip[strings.ToLower(n)] = true
+		}
 	}
+	return buildTable(tableJob{out: *out, base: *base, cut: *cut, dirs: fl.Args(), tuneFiles: tuneFiles, skip: skip, opts: o})
 }
 
 // tableJob is what building a table needs.
@@ -97,7 +130,7 @@ type tableJob struct {
 	out, base, cut  string
 	dirs, tuneFiles []string
 	skip            map[string]bool // names (lower case) left out of the corpus
-	opts            match.WordVectorOptions
+	opts            vectorOptions
 }
 
 // corpus walks the SKILL.md files under the job's directories, once, and
@@ -164,7 +197,7 @@ func buildTable(job tableJob) error {
 			c.docs(func(string) bool { return true }) // only the corpus
 		}
 	} else {
-		w, err = match.BuildWordVectors(iter.Seq[string](c.docs), job.opts)
+		w, err = buildVectors(iter.Seq[string](c.docs), job.opts)
 	}
 	if err == nil {
 		err = c.err
@@ -182,7 +215,7 @@ func buildTable(job tableJob) error {
 	if job.base != "" {
 		learned = "tuned " + job.base + " against"
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: read %d SKILL.md files, %d without a readable name, %s %d", c.read, c.bad, learned, c.used)
+	fmt.Fprintf(os.Stderr, "matchlab: read %d SKILL.md files, %d without a readable name, %s %d", c.read, c.bad, learned, c.used)
 	if len(labels) > 0 {
 		fmt.Fprintf(os.Stderr, " with %d labelled messages", len(labels))
 	}

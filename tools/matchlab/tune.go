@@ -18,7 +18,7 @@ import (
 // "skill" is the folder of the skill's SKILL.md relative to one of the
 // DIRs, or null for a message no skill should take. The skills a message
 // is labelled with, and every other skill of the corpus as a wrong answer,
-// are what match.WordVectors.Tune learns from.
+// are what tuneVectors learns from.
 
 // label is one line of a tune file.
 type label struct {
@@ -87,9 +87,9 @@ func (s *skillSet) add(folder string, d match.Doc) {
 // of dirs that has it; it then takes part as a wrong answer too, beside the
 // skill of the same name that was kept.
 func tune(w *match.WordVectors, corpus *skillSet, labels []label, dirs []string, cut string) (*match.WordVectors, error) {
-	examples := make([]match.TuneExample, len(labels))
+	examples := make([]example, len(labels))
 	for i, l := range labels {
-		examples[i] = match.TuneExample{Message: l.message, Skill: -1}
+		examples[i] = example{Message: l.message, Skill: -1}
 		if l.folder != "" {
 			j, err := corpus.find(l.folder, dirs, cut)
 			if err != nil {
@@ -98,7 +98,7 @@ func tune(w *match.WordVectors, corpus *skillSet, labels []label, dirs []string,
 			examples[i].Skill = j
 		}
 	}
-	return w.Tune(corpus.docs, examples, match.TuneOptions{})
+	return tuneVectors(w, corpus.docs, examples, tuneOptions{})
 }
 
 func (s *skillSet) find(folder string, dirs []string, cut string) (int, error) {
@@ -131,7 +131,7 @@ func readTable(path string) (*match.WordVectors, error) {
 // labelled messages alone, which it needs at least one file of.
 func readLabelsFor(flag string, files []string) ([]label, error) {
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s needs the labelled messages: give -tune FILE at least once", flag)
+		return nil, fmt.Errorf("%s needs the labelled messages: give at least one FILE", flag)
 	}
 	return readLabels(files)
 }
@@ -139,22 +139,22 @@ func readLabelsFor(flag string, files []string) ([]label, error) {
 // writeEveryday learns the everyday-question classifier from the labelled
 // messages in files and writes it to path.
 func writeEveryday(path string, files []string) error {
-	labels, err := readLabelsFor("-everyday", files)
+	labels, err := readLabelsFor("everyday", files)
 	if err != nil {
 		return err
 	}
-	examples := make([]match.EverydayExample, len(labels))
+	examples := make([]everydayExample, len(labels))
 	everyday := 0
 	for i, l := range labels {
-		examples[i] = match.EverydayExample{Message: l.message, Everyday: l.folder == ""}
+		examples[i] = everydayExample{Message: l.message, Everyday: l.folder == ""}
 		if l.folder == "" {
 			everyday++
 		}
 	}
-	if err := writeFile(path, match.TrainEveryday(examples, match.EverydayOptions{})); err != nil {
+	if err := writeFile(path, trainEveryday(examples, everydayOptions{})); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: learned the everyday classifier from %d messages, %d of them for no skill, to %s\n", len(labels), everyday, path)
+	fmt.Fprintf(os.Stderr, "matchlab: learned the everyday classifier from %d messages, %d of them for no skill, to %s\n", len(labels), everyday, path)
 	return nil
 }
 
@@ -164,7 +164,7 @@ func writeEveryday(path string, files []string) error {
 // whole did (docs/matching.md) at a quarter of the time it adds to
 // indexing; the hash picks it without looking at what it gives.
 func writeBackground(path string, files []string) error {
-	labels, err := readLabelsFor("-background", files)
+	labels, err := readLabelsFor("background", files)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func writeBackground(path string, files []string) error {
 	if err := os.WriteFile(path, []byte(match.WriteBackground(kept)), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
+	fmt.Fprintf(os.Stderr, "matchlab: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
 	return nil
 }
 
@@ -189,7 +189,7 @@ func writeBackground(path string, files []string) error {
 // whose SKILL.md is missing or unreadable is an error: the labels and the
 // checkout must be the ones the README names.
 func writeExamples(path, dir, cut string, files []string) error {
-	labels, err := readLabelsFor("-examples", files)
+	labels, err := readLabelsFor("examples", files)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func writeExamples(path, dir, cut string, files []string) error {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "wordvec: wrote %d messages of %d skills to %s (%d skills with no word in the table left out)\n",
+	fmt.Fprintf(os.Stderr, "matchlab: wrote %d messages of %d skills to %s (%d skills with no word in the table left out)\n",
 		e.Messages(), e.Len(), path, noVector)
 	return nil
 }
