@@ -20,7 +20,7 @@ type fake struct{ last shared.Request }
 
 func (f *fake) Info(context.Context) (shared.Info, error) {
 	return shared.Info{Name: "fake", Version: "1.2.3", ContractVersions: []int{1}, Platform: "test/test",
-		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true}, Remote: true}, nil
+		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true, Egress: true}, Remote: true}, nil
 }
 
 func (f *fake) Probe(context.Context) (shared.Probe, error) {
@@ -96,7 +96,12 @@ func TestRoundTripThroughGRPC(t *testing.T) {
 	}
 	req := shared.Request{
 		RunID: "r", Argv: []string{"/bin/x", "a b"}, Dir: "/d", Env: []string{"A=1"},
-		Grant:    shared.Grant{FSRead: []string{"/r"}, FSWrite: []string{"/w"}, Network: true, Timeout: 2 * time.Second, Trust: "external"},
+		Grant:    shared.Grant{FSRead: []string{"/r"}, FSWrite: []string{"/w"}, Network: true, Timeout: 2 * time.Second, Trust: "external",
+			Egress: &shared.Egress{Allow: []string{"api.example.com", "*.github.com:443"}, Deny: []string{"gist.github.com"},
+				Reasons: map[string]string{"gist.github.com": "no gists"}, DenyAddresses: []string{"10.0.0.0/8"},
+				Declared: []string{"*.github.com"}, Ceiling: []string{"*.github.com:443"},
+				Credentials: []shared.Credential{{Host: "api.example.com", Header: "Authorization", Prefix: "Bearer ", Value: "s3cret",
+					Placeholder: "ph", PlaceholderEnv: "KEY"}}}},
 		SkillDir: "/s", OutputLimit: 99, KillGrace: time.Second,
 		Limits:    shared.Limits{OpenFiles: 1, FileSize: 2, Processes: 3, Memory: 4},
 		ExecPaths: []string{"/opt/py"}, BestEffort: true,

@@ -67,6 +67,49 @@ type Grant struct {
 	// binds them read-only over the writable tree. Missing ones the host
 	// checks after the run (see ProtectedNames).
 	Protected []string
+	// Egress, when not nil (and Network set), narrows the network to
+	// named hosts reached through the backend's egress proxy: a backend
+	// that cannot enforce it says so (Enforcement.Egress false) and the
+	// host refuses the run.
+	Egress *Egress
+}
+
+// Egress is a grant's network by name: the hosts a command may reach,
+// through a proxy the backend runs, and what that proxy adds. Patterns are
+// "host", "*.domain" (subdomains only), either with ":port", and IP
+// literals (IPv6 in brackets) that match only themselves.
+type Egress struct {
+	// Allow are the patterns a connection's host and port must match.
+	Allow []string
+	// Deny are patterns that win over Allow.
+	Deny []string
+	// Reasons maps a Deny or Allow pattern to the reason given to the
+	// command when a connection is refused for it.
+	Reasons map[string]string
+	// DenyAddresses are address ranges (CIDR) an allowed name may not
+	// resolve to, besides the ones always refused (loopback, link-local,
+	// private cloud metadata endpoints, the host's own addresses...).
+	DenyAddresses []string
+	// Declared and Ceiling are the skill's and the operator's patterns,
+	// quoted in the generic reason of a refusal.
+	Declared, Ceiling []string
+	// Credentials are secrets the proxy puts into requests to their host:
+	// the command sees only the placeholder.
+	Credentials []Credential
+}
+
+// Credential is a secret the egress proxy injects: in requests to Host
+// (exact name), the header Header gets Prefix+Value wherever the command
+// sent the placeholder (or nothing). Value never reaches the command.
+type Credential struct {
+	Host        string
+	Header      string
+	Prefix      string
+	Value       string
+	Placeholder string
+	// PlaceholderEnv names the command's environment variable that holds
+	// Placeholder.
+	PlaceholderEnv string
 }
 
 // Limits bound a command's resources; zero means unlimited.
@@ -182,6 +225,12 @@ type Violation struct {
 	Target string `json:"target,omitempty"`
 	// Detail explains, for a human.
 	Detail string `json:"detail,omitempty"`
+	// Host, Port and Reason describe a refused network connection
+	// (kind "network" from an egress proxy): the name asked for and why
+	// it was refused, in words the model can act on.
+	Host   string `json:"host,omitempty"`
+	Port   int    `json:"port,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Result is how a command ended.
@@ -213,6 +262,9 @@ type Enforcement struct {
 	Timeout          bool `json:"timeout"`
 	ResourceLimits   bool `json:"resource_limits"`
 	ProcessIsolation bool `json:"process_isolation"`
+	// Egress: the backend enforces Grant.Egress (named hosts through its
+	// proxy); without it a grant that has one is refused.
+	Egress bool `json:"egress"`
 }
 
 // Info describes a backend.

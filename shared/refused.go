@@ -13,6 +13,10 @@ const (
 	// (a missing kernel feature, refused namespaces); the backend's
 	// settings or another strategy fix it.
 	ReasonUnsupported = "unsupported"
+	// ReasonEgress: the grant's network by name (Grant.Egress) is not
+	// usable: a bad pattern, address range or credential, or a backend
+	// that cannot enforce it.
+	ReasonEgress = "egress"
 )
 
 // RefusedError is a backend's refusal of a request with a reason code

@@ -54,8 +54,16 @@ func confine(payload []byte) error {
 		// any family reaches outside the run, abstract Unix sockets
 		// included. Only where the thread may (root, or a user namespace);
 		// elsewhere seccomp and Landlock still refuse sockets.
-		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil && view {
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil && (view || p.Egress != nil) {
 			return fmt.Errorf("network namespace: %w", err)
+		}
+	}
+	if p.Egress != nil {
+		if !iso.PID {
+			return fmt.Errorf("network by name needs the run's namespaces; %s", remedyNoNamespaces)
+		}
+		if err := routeEgress(p.Egress); err != nil {
+			return fmt.Errorf("egress route: %w", err)
 		}
 	}
 	if p.DropCaps || iso.User {

@@ -14,14 +14,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
+	"github.com/skillhost/skillhost/shared/egress"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -111,7 +115,7 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
 		Enforces: shared.Enforcement{
 			FSRead: true, FSWrite: true, Network: true, Timeout: true,
-			ResourceLimits: true, ProcessIsolation: true,
+			ResourceLimits: true, ProcessIsolation: true, Egress: true,
 		},
 	}, nil
 }
@@ -203,7 +207,27 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, err
 	}
 
+	var proxy *egress.Proxy
+	if req.Grant.Network && req.Grant.Egress != nil {
+		if !f.ReadOnlyView {
+			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+		}
+		var caFile string
+		var err error
+		if proxy, caFile, err = e.startProxy(req.Grant.Egress); err != nil {
+			return shared.Result{}, err
+		}
+		defer proxy.Close()
+		if caFile != "" {
+			defer os.Remove(caFile)
+			req.Grant.FSRead = append(slices.Clone(req.Grant.FSRead), caFile)
+		}
+		req.Env = withEnvs(req.Env, proxy.Env(proxy.Port(), caFile))
+	}
 	pol := policy(f, req, tmp)
+	if proxy != nil {
+		pol.Egress = &Route{Port: proxy.Port(), Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(proxy.Port()))}
+	}
 	var err error
 	if f.Uid != 0 && req.Limits.Processes > 0 {
 		pol.NprocBase = nprocOf(f.Uid)
@@ -214,10 +238,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		// a plugin about to exit would never get to an asynchronous sweep.
 		defer sweepCgroups()
 	}
-	if pol.Seccomp, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9}); err != nil {
+	loopback := pol.Egress != nil
+	if pol.Seccomp, err = seccompFilter(filterKey{network: pol.Network, loopback: loopback, landlockUnix: pol.ABI >= 9}); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
 	}
-	if pol.SeccompNoMounts, err = seccompFilter(filterKey{network: pol.Network, landlockUnix: pol.ABI >= 9, noMetadata: true}); err != nil {
+	if pol.SeccompNoMounts, err = seccompFilter(filterKey{network: pol.Network, loopback: loopback, landlockUnix: pol.ABI >= 9, noMetadata: true}); err != nil {
 		return shared.Result{}, fmt.Errorf("seccomp filter: %w", err)
 	}
 	payload, err := pol.Encode()
@@ -234,11 +259,52 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
 	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir), req.Dir)
+	if proxy != nil {
+		res.Violations = append(res.Violations, proxy.Violations()...)
+	}
 	if bestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}
 	res.NotEnforced = append(res.NotEnforced, socketNote(pol)...)
 	return res, nil
+}
+
+// startProxy starts a run's egress proxy and, when it terminates TLS for
+// a credential, writes the trust bundle the run is given to a file of its
+// own (read-only to the run through its grant).
+func (e *Executor) startProxy(g *shared.Egress) (*egress.Proxy, string, error) {
+	p, err := egress.Start(egress.Config{Egress: g})
+	if err != nil {
+		return nil, "", shared.Refused(shared.ReasonEgress, err)
+	}
+	bundle := p.CABundle()
+	if bundle == nil {
+		return p, "", nil
+	}
+	f, err := os.CreateTemp("", "skillhost-ca-*.pem")
+	if err == nil {
+		_, err = f.Write(bundle)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(f.Name(), 0o644)
+		}
+	}
+	if err != nil {
+		p.Close()
+		return nil, "", fmt.Errorf("egress trust bundle: %w", err)
+	}
+	return p, f.Name(), nil
+}
+
+// withEnvs sets each NAME=value of add in env.
+func withEnvs(env, add []string) []string {
+	for _, kv := range add {
+		k, v, _ := strings.Cut(kv, "=")
+		env = backend.WithEnv(env, k, v)
+	}
+	return env
 }
 
 // policy is the request's policy on this machine, tmp being the run's

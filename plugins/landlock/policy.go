@@ -69,6 +69,12 @@ type Policy struct {
 	// Network allows every socket; otherwise TCP is denied by Landlock and
 	// socket creation by seccomp.
 	Network bool `json:"network"`
+	// Egress, when set (Network is then false), routes the run to its
+	// egress proxy: the run's network namespace has only loopback, where
+	// the confine helper listens on Port and relays each connection to the
+	// proxy at Target, outside; Landlock lets the script connect to Port
+	// alone. Execute fills it once the run's proxy listens.
+	Egress *Route `json:"egress,omitempty"`
 	// Limits bound resources; zero fields are unlimited.
 	Limits Limits `json:"limits"`
 	// NprocBase is the number of processes the script's user already runs;
@@ -95,6 +101,13 @@ type Policy struct {
 	// resolve to itself when the helper applies the policy, or something
 	// swapped a directory for a symlink since.
 	Canonical []string `json:"canonical,omitempty"`
+}
+
+// Route is where a run's egress goes: the port the script connects to on
+// its own loopback, and the proxy's address in the plugin's namespace.
+type Route struct {
+	Port   int    `json:"port"`
+	Target string `json:"target"`
 }
 
 // View is a run's filesystem: a fresh tmpfs root holding only binds of
@@ -172,7 +185,9 @@ func Build(req shared.Request, env Env) Policy {
 	if env.Glob == nil {
 		env.Glob = filepath.Glob
 	}
-	p := Policy{ABI: env.ABI, Network: req.Grant.Network, Limits: Limits(req.Limits), DropCaps: env.Root}
+	// A grant by name gives no direct network: the run reaches only its
+	// proxy (Egress).
+	p := Policy{ABI: env.ABI, Network: req.Grant.Network && req.Grant.Egress == nil, Limits: Limits(req.Limits), DropCaps: env.Root}
 	var ro, rw []string
 	ro = append(ro, systemDirs...)
 	for _, e := range systemEtc {

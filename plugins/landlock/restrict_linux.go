@@ -103,5 +103,12 @@ func restrict(p Policy, hs handles) error {
 			return err
 		}
 	}
+	if p.Egress != nil && p.ABI >= 4 {
+		// The one TCP connection a run by name may make: to its own
+		// loopback's relay port (nothing else exists in its namespace).
+		if err := ll.LandlockAddNetPortRule(rfd, &ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(p.Egress.Port)}, 0); err != nil {
+			return fmt.Errorf("rule for the egress port: %w", err)
+		}
+	}
 	return ll.LandlockRestrictSelf(rfd, 0)
 }

@@ -89,7 +89,8 @@ const namespaceFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID
 // ENOSYS so libc falls back to openat. Sockets: with the network off,
 // socket(2) fails for every family, or, where Landlock confines pathname
 // Unix sockets (ABI 9), for every family but AF_UNIX. With the network on,
-// only IPv4, IPv6 and netlink (and AF_UNIX with ABI 9): a pathname socket
+// only IPv4, IPv6 and netlink (and AF_UNIX with ABI 9); by name (Egress),
+// IPv4 and IPv6 in a namespace of loopback alone. A pathname socket
 // outside the grant (Docker's, systemd's) would otherwise be one connect(2)
 // away.
 func seccompPolicy(k filterKey) (seccomp.Policy, error) {
@@ -144,6 +145,13 @@ func seccompPolicy(k filterKey) (seccomp.Policy, error) {
 		if landlockUnix {
 			allowed = append(allowed, unix.AF_UNIX)
 		}
+	case k.loopback:
+		// A run by name: IP sockets reach only its namespace's loopback,
+		// where its relay to the proxy listens.
+		allowed = []uint64{unix.AF_INET, unix.AF_INET6}
+		if landlockUnix {
+			allowed = append(allowed, unix.AF_UNIX)
+		}
 	case landlockUnix:
 		allowed = []uint64{unix.AF_UNIX}
 	}
@@ -165,7 +173,7 @@ type Filter []unix.SockFilter
 var filterCache sync.Map // filterKey -> Filter
 
 // filterKey is what tells one run's filter from another's.
-type filterKey struct{ network, landlockUnix, noMetadata bool }
+type filterKey struct{ network, loopback, landlockUnix, noMetadata bool }
 
 // ioprioWhoUser is IOPRIO_WHO_USER: every process of a user.
 const ioprioWhoUser = 3

@@ -671,9 +671,10 @@ func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
 		attr.GidMappingsEnableSetgroups = false
 		// Exec as a non-zero uid empties the capability sets the new
 		// namespace granted; ambient ones survive it. The confiner needs
-		// these two for its mounts and for dropping capabilities, and
+		// these for its mounts, for dropping capabilities and for bringing
+		// up a run's loopback (network by name), and
 		// drops them all on the command's thread.
-		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap}
+		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap, capNetAdmin}
 		extra = append(extra, isoUser)
 	}
 	return attr, extra
@@ -681,8 +682,9 @@ func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
 
 // Capability numbers (linux/capability.h).
 const (
-	capSetpcap  = 8
-	capSysAdmin = 21
+	capSetpcap   = 8
+	capNetAdmin  = 12
+	capSysAdmin  = 21
 )
 
 // helperReport is what an isolated helper writes on its error pipe: first

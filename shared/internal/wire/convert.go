@@ -20,6 +20,7 @@ func requestToProto(r Request) *executorv1.ExecuteRequest {
 			TimeoutNs: int64(r.Grant.Timeout),
 			Trust:     r.Grant.Trust,
 			Protected: toBytes(r.Grant.Protected...),
+			Egress:    egressToProto(r.Grant.Egress),
 		},
 		SkillDir:    []byte(r.SkillDir),
 		OutputLimit: r.OutputLimit,
@@ -53,6 +54,7 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 			Timeout:   time.Duration(g.GetTimeoutNs()),
 			Trust:     g.GetTrust(),
 			Protected: toStrings(g.GetProtected()),
+			Egress:    egressFromProto(g.GetEgress()),
 		},
 		SkillDir:    string(p.GetSkillDir()),
 		OutputLimit: p.GetOutputLimit(),
@@ -83,7 +85,8 @@ func resultToProto(r Result) *executorv1.Result {
 		FilesTruncated: r.FilesTruncated,
 	}
 	for _, v := range r.Violations {
-		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: []byte(v.Target), Detail: []byte(v.Detail)})
+		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: []byte(v.Target), Detail: []byte(v.Detail),
+			Host: v.Host, Port: int32(v.Port), Reason: v.Reason})
 	}
 	return out
 }
@@ -99,7 +102,8 @@ func resultFromProto(p *executorv1.Result) Result {
 		FilesTruncated: p.GetFilesTruncated(),
 	}
 	for _, v := range p.GetViolations() {
-		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: string(v.GetTarget()), Detail: string(v.GetDetail())})
+		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: string(v.GetTarget()), Detail: string(v.GetDetail()),
+			Host: v.GetHost(), Port: int(v.GetPort()), Reason: v.GetReason()})
 	}
 	return r
 }
@@ -114,7 +118,7 @@ func infoToProto(i Info) *executorv1.InfoResponse {
 		Name: i.Name, Version: i.Version, ContractVersions: versions, Platform: i.Platform,
 		Enforces: &executorv1.Enforcement{
 			FsRead: e.FSRead, FsWrite: e.FSWrite, Network: e.Network, Timeout: e.Timeout,
-			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation,
+			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation, Egress: e.Egress,
 		},
 		Remote: i.Remote,
 	}
@@ -130,7 +134,7 @@ func infoFromProto(p *executorv1.InfoResponse) Info {
 		Name: p.GetName(), Version: p.GetVersion(), ContractVersions: versions, Platform: p.GetPlatform(),
 		Enforces: Enforcement{
 			FSRead: e.GetFsRead(), FSWrite: e.GetFsWrite(), Network: e.GetNetwork(), Timeout: e.GetTimeout(),
-			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(),
+			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(), Egress: e.GetEgress(),
 		},
 		Remote: p.GetRemote(),
 	}
@@ -204,6 +208,32 @@ func mountsFromProto(ps []*executorv1.Mount) []shared.Mount {
 	var out []shared.Mount
 	for _, p := range ps {
 		out = append(out, shared.Mount{Role: p.GetRole(), Logical: string(p.GetLogical()), HostPath: string(p.GetHostPath()), Writable: p.GetWritable()})
+	}
+	return out
+}
+
+func egressToProto(e *shared.Egress) *executorv1.Egress {
+	if e == nil {
+		return nil
+	}
+	out := &executorv1.Egress{Allow: e.Allow, Deny: e.Deny, Reasons: e.Reasons, DenyAddresses: e.DenyAddresses,
+		Declared: e.Declared, Ceiling: e.Ceiling}
+	for _, c := range e.Credentials {
+		out.Credentials = append(out.Credentials, &executorv1.Credential{Host: c.Host, Header: c.Header, Prefix: c.Prefix,
+			Value: c.Value, Placeholder: c.Placeholder, PlaceholderEnv: c.PlaceholderEnv})
+	}
+	return out
+}
+
+func egressFromProto(p *executorv1.Egress) *shared.Egress {
+	if p == nil {
+		return nil
+	}
+	out := &shared.Egress{Allow: p.GetAllow(), Deny: p.GetDeny(), Reasons: p.GetReasons(), DenyAddresses: p.GetDenyAddresses(),
+		Declared: p.GetDeclared(), Ceiling: p.GetCeiling()}
+	for _, c := range p.GetCredentials() {
+		out.Credentials = append(out.Credentials, shared.Credential{Host: c.GetHost(), Header: c.GetHeader(), Prefix: c.GetPrefix(),
+			Value: c.GetValue(), Placeholder: c.GetPlaceholder(), PlaceholderEnv: c.GetPlaceholderEnv()})
 	}
 	return out
 }

@@ -357,6 +357,7 @@ type Enforcement struct {
 	Timeout          bool                   `protobuf:"varint,4,opt,name=timeout,proto3" json:"timeout,omitempty"`
 	ResourceLimits   bool                   `protobuf:"varint,5,opt,name=resource_limits,json=resourceLimits,proto3" json:"resource_limits,omitempty"`
 	ProcessIsolation bool                   `protobuf:"varint,6,opt,name=process_isolation,json=processIsolation,proto3" json:"process_isolation,omitempty"`
+	Egress           bool                   `protobuf:"varint,7,opt,name=egress,proto3" json:"egress,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -429,6 +430,13 @@ func (x *Enforcement) GetResourceLimits() bool {
 func (x *Enforcement) GetProcessIsolation() bool {
 	if x != nil {
 		return x.ProcessIsolation
+	}
+	return false
+}
+
+func (x *Enforcement) GetEgress() bool {
+	if x != nil {
+		return x.Egress
 	}
 	return false
 }
@@ -553,7 +561,9 @@ type Grant struct {
 	TimeoutNs int64                  `protobuf:"varint,4,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
 	Trust     string                 `protobuf:"bytes,5,opt,name=trust,proto3" json:"trust,omitempty"`
 	// Paths inside fs_write that stay read-only.
-	Protected     [][]byte `protobuf:"bytes,6,rep,name=protected,proto3" json:"protected,omitempty"`
+	Protected [][]byte `protobuf:"bytes,6,rep,name=protected,proto3" json:"protected,omitempty"`
+	// Network by name, when set (with network true).
+	Egress        *Egress `protobuf:"bytes,7,opt,name=egress,proto3" json:"egress,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -630,6 +640,191 @@ func (x *Grant) GetProtected() [][]byte {
 	return nil
 }
 
+func (x *Grant) GetEgress() *Egress {
+	if x != nil {
+		return x.Egress
+	}
+	return nil
+}
+
+// Egress narrows the network to named hosts through the backend's proxy.
+type Egress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Allow         []string               `protobuf:"bytes,1,rep,name=allow,proto3" json:"allow,omitempty"`
+	Deny          []string               `protobuf:"bytes,2,rep,name=deny,proto3" json:"deny,omitempty"`
+	Reasons       map[string]string      `protobuf:"bytes,3,rep,name=reasons,proto3" json:"reasons,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	DenyAddresses []string               `protobuf:"bytes,4,rep,name=deny_addresses,json=denyAddresses,proto3" json:"deny_addresses,omitempty"`
+	Declared      []string               `protobuf:"bytes,5,rep,name=declared,proto3" json:"declared,omitempty"`
+	Ceiling       []string               `protobuf:"bytes,6,rep,name=ceiling,proto3" json:"ceiling,omitempty"`
+	Credentials   []*Credential          `protobuf:"bytes,7,rep,name=credentials,proto3" json:"credentials,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Egress) Reset() {
+	*x = Egress{}
+	mi := &file_executor_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Egress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Egress) ProtoMessage() {}
+
+func (x *Egress) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Egress.ProtoReflect.Descriptor instead.
+func (*Egress) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Egress) GetAllow() []string {
+	if x != nil {
+		return x.Allow
+	}
+	return nil
+}
+
+func (x *Egress) GetDeny() []string {
+	if x != nil {
+		return x.Deny
+	}
+	return nil
+}
+
+func (x *Egress) GetReasons() map[string]string {
+	if x != nil {
+		return x.Reasons
+	}
+	return nil
+}
+
+func (x *Egress) GetDenyAddresses() []string {
+	if x != nil {
+		return x.DenyAddresses
+	}
+	return nil
+}
+
+func (x *Egress) GetDeclared() []string {
+	if x != nil {
+		return x.Declared
+	}
+	return nil
+}
+
+func (x *Egress) GetCeiling() []string {
+	if x != nil {
+		return x.Ceiling
+	}
+	return nil
+}
+
+func (x *Egress) GetCredentials() []*Credential {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+// Credential is a secret the egress proxy injects into requests to host.
+type Credential struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Host           string                 `protobuf:"bytes,1,opt,name=host,proto3" json:"host,omitempty"`
+	Header         string                 `protobuf:"bytes,2,opt,name=header,proto3" json:"header,omitempty"`
+	Prefix         string                 `protobuf:"bytes,3,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Value          string                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	Placeholder    string                 `protobuf:"bytes,5,opt,name=placeholder,proto3" json:"placeholder,omitempty"`
+	PlaceholderEnv string                 `protobuf:"bytes,6,opt,name=placeholder_env,json=placeholderEnv,proto3" json:"placeholder_env,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Credential) Reset() {
+	*x = Credential{}
+	mi := &file_executor_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credential) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credential) ProtoMessage() {}
+
+func (x *Credential) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credential.ProtoReflect.Descriptor instead.
+func (*Credential) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Credential) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *Credential) GetHeader() string {
+	if x != nil {
+		return x.Header
+	}
+	return ""
+}
+
+func (x *Credential) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *Credential) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *Credential) GetPlaceholder() string {
+	if x != nil {
+		return x.Placeholder
+	}
+	return ""
+}
+
+func (x *Credential) GetPlaceholderEnv() string {
+	if x != nil {
+		return x.PlaceholderEnv
+	}
+	return ""
+}
+
 // Limits bound resources; zero means unlimited.
 type Limits struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -643,7 +838,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +850,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +863,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Limits) GetOpenFiles() int64 {
@@ -729,7 +924,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -741,7 +936,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -754,7 +949,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExecuteRequest) GetRunId() string {
@@ -877,7 +1072,7 @@ type Skill struct {
 
 func (x *Skill) Reset() {
 	*x = Skill{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -889,7 +1084,7 @@ func (x *Skill) String() string {
 func (*Skill) ProtoMessage() {}
 
 func (x *Skill) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -902,7 +1097,7 @@ func (x *Skill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skill.ProtoReflect.Descriptor instead.
 func (*Skill) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Skill) GetName() string {
@@ -941,7 +1136,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1148,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1161,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Command) GetInterpreter() string {
@@ -1006,7 +1201,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1213,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1226,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Mount) GetRole() string {
@@ -1076,7 +1271,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1283,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1296,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -1179,7 +1374,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1386,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1399,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExplainResponse) GetFormat() string {
@@ -1240,13 +1435,16 @@ type Violation struct {
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	Target        []byte                 `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
 	Detail        []byte                 `protobuf:"bytes,3,opt,name=detail,proto3" json:"detail,omitempty"`
+	Host          string                 `protobuf:"bytes,4,opt,name=host,proto3" json:"host,omitempty"`
+	Port          int32                  `protobuf:"varint,5,opt,name=port,proto3" json:"port,omitempty"`
+	Reason        string                 `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Violation) Reset() {
 	*x = Violation{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1456,7 @@ func (x *Violation) String() string {
 func (*Violation) ProtoMessage() {}
 
 func (x *Violation) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1469,7 @@ func (x *Violation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Violation.ProtoReflect.Descriptor instead.
 func (*Violation) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Violation) GetKind() string {
@@ -1295,6 +1493,27 @@ func (x *Violation) GetDetail() []byte {
 	return nil
 }
 
+func (x *Violation) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *Violation) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *Violation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 type Result struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	ExitCode    int32                  `protobuf:"varint,1,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
@@ -1315,7 +1534,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1546,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1559,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Result) GetExitCode() int32 {
@@ -1424,7 +1643,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1655,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1668,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *File) GetPath() []byte {
@@ -1492,7 +1711,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1723,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1736,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{19}
+	return file_executor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *FileInfo) GetPath() []byte {
@@ -1560,14 +1779,15 @@ const file_executor_proto_rawDesc = "" +
 	"\x11contract_versions\x18\x03 \x03(\x05R\x10contractVersions\x12\x1a\n" +
 	"\bplatform\x18\x04 \x01(\tR\bplatform\x12>\n" +
 	"\benforces\x18\x05 \x01(\v2\".skillhost.executor.v1.EnforcementR\benforces\x12\x16\n" +
-	"\x06remote\x18\x06 \x01(\bR\x06remote\"\xcb\x01\n" +
+	"\x06remote\x18\x06 \x01(\bR\x06remote\"\xe3\x01\n" +
 	"\vEnforcement\x12\x17\n" +
 	"\afs_read\x18\x01 \x01(\bR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x01(\bR\afsWrite\x12\x18\n" +
 	"\anetwork\x18\x03 \x01(\bR\anetwork\x12\x18\n" +
 	"\atimeout\x18\x04 \x01(\bR\atimeout\x12'\n" +
 	"\x0fresource_limits\x18\x05 \x01(\bR\x0eresourceLimits\x12+\n" +
-	"\x11process_isolation\x18\x06 \x01(\bR\x10processIsolation\"\x0e\n" +
+	"\x11process_isolation\x18\x06 \x01(\bR\x10processIsolation\x12\x16\n" +
+	"\x06egress\x18\a \x01(\bR\x06egress\"\x0e\n" +
 	"\fProbeRequest\"\xfa\x02\n" +
 	"\rProbeResponse\x12C\n" +
 	"\x06status\x18\x01 \x01(\x0e2+.skillhost.executor.v1.ProbeResponse.StatusR\x06status\x12\x16\n" +
@@ -1582,7 +1802,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x12STATUS_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eSTATUS_HEALTHY\x10\x01\x12\x16\n" +
 	"\x12STATUS_UNSUPPORTED\x10\x02\x12\x14\n" +
-	"\x10STATUS_UNHEALTHY\x10\x03\"\xa8\x01\n" +
+	"\x10STATUS_UNHEALTHY\x10\x03\"\xdf\x01\n" +
 	"\x05Grant\x12\x17\n" +
 	"\afs_read\x18\x01 \x03(\fR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x03(\fR\afsWrite\x12\x18\n" +
@@ -1590,7 +1810,27 @@ const file_executor_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ns\x18\x04 \x01(\x03R\ttimeoutNs\x12\x14\n" +
 	"\x05trust\x18\x05 \x01(\tR\x05trust\x12\x1c\n" +
-	"\tprotected\x18\x06 \x03(\fR\tprotected\"z\n" +
+	"\tprotected\x18\x06 \x03(\fR\tprotected\x125\n" +
+	"\x06egress\x18\a \x01(\v2\x1d.skillhost.executor.v1.EgressR\x06egress\"\xd6\x02\n" +
+	"\x06Egress\x12\x14\n" +
+	"\x05allow\x18\x01 \x03(\tR\x05allow\x12\x12\n" +
+	"\x04deny\x18\x02 \x03(\tR\x04deny\x12D\n" +
+	"\areasons\x18\x03 \x03(\v2*.skillhost.executor.v1.Egress.ReasonsEntryR\areasons\x12%\n" +
+	"\x0edeny_addresses\x18\x04 \x03(\tR\rdenyAddresses\x12\x1a\n" +
+	"\bdeclared\x18\x05 \x03(\tR\bdeclared\x12\x18\n" +
+	"\aceiling\x18\x06 \x03(\tR\aceiling\x12C\n" +
+	"\vcredentials\x18\a \x03(\v2!.skillhost.executor.v1.CredentialR\vcredentials\x1a:\n" +
+	"\fReasonsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xb1\x01\n" +
+	"\n" +
+	"Credential\x12\x12\n" +
+	"\x04host\x18\x01 \x01(\tR\x04host\x12\x16\n" +
+	"\x06header\x18\x02 \x01(\tR\x06header\x12\x16\n" +
+	"\x06prefix\x18\x03 \x01(\tR\x06prefix\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\x12 \n" +
+	"\vplaceholder\x18\x05 \x01(\tR\vplaceholder\x12'\n" +
+	"\x0fplaceholder_env\x18\x06 \x01(\tR\x0eplaceholderEnv\"z\n" +
 	"\x06Limits\x12\x1d\n" +
 	"\n" +
 	"open_files\x18\x01 \x01(\x03R\topenFiles\x12\x1b\n" +
@@ -1639,11 +1879,14 @@ const file_executor_proto_rawDesc = "" +
 	"\x06format\x18\x01 \x01(\tR\x06format\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\fR\x04text\x12\x12\n" +
 	"\x04argv\x18\x03 \x03(\fR\x04argv\x12\x1a\n" +
-	"\breadable\x18\x04 \x03(\fR\breadable\"O\n" +
+	"\breadable\x18\x04 \x03(\fR\breadable\"\x8f\x01\n" +
 	"\tViolation\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\fR\x06target\x12\x16\n" +
-	"\x06detail\x18\x03 \x01(\fR\x06detail\"\xde\x02\n" +
+	"\x06detail\x18\x03 \x01(\fR\x06detail\x12\x12\n" +
+	"\x04host\x18\x04 \x01(\tR\x04host\x12\x12\n" +
+	"\x04port\x18\x05 \x01(\x05R\x04port\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xde\x02\n" +
 	"\x06Result\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\tR\x06signal\x12\x1b\n" +
@@ -1686,7 +1929,7 @@ func file_executor_proto_rawDescGZIP() []byte {
 }
 
 var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_executor_proto_goTypes = []any{
 	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
 	(*SetConfigRequest)(nil),  // 1: skillhost.executor.v1.SetConfigRequest
@@ -1698,48 +1941,54 @@ var file_executor_proto_goTypes = []any{
 	(*ProbeRequest)(nil),      // 7: skillhost.executor.v1.ProbeRequest
 	(*ProbeResponse)(nil),     // 8: skillhost.executor.v1.ProbeResponse
 	(*Grant)(nil),             // 9: skillhost.executor.v1.Grant
-	(*Limits)(nil),            // 10: skillhost.executor.v1.Limits
-	(*ExecuteRequest)(nil),    // 11: skillhost.executor.v1.ExecuteRequest
-	(*Skill)(nil),             // 12: skillhost.executor.v1.Skill
-	(*Command)(nil),           // 13: skillhost.executor.v1.Command
-	(*Mount)(nil),             // 14: skillhost.executor.v1.Mount
-	(*ExecuteResponse)(nil),   // 15: skillhost.executor.v1.ExecuteResponse
-	(*ExplainResponse)(nil),   // 16: skillhost.executor.v1.ExplainResponse
-	(*Violation)(nil),         // 17: skillhost.executor.v1.Violation
-	(*Result)(nil),            // 18: skillhost.executor.v1.Result
-	(*File)(nil),              // 19: skillhost.executor.v1.File
-	(*FileInfo)(nil),          // 20: skillhost.executor.v1.FileInfo
-	nil,                       // 21: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	(*Egress)(nil),            // 10: skillhost.executor.v1.Egress
+	(*Credential)(nil),        // 11: skillhost.executor.v1.Credential
+	(*Limits)(nil),            // 12: skillhost.executor.v1.Limits
+	(*ExecuteRequest)(nil),    // 13: skillhost.executor.v1.ExecuteRequest
+	(*Skill)(nil),             // 14: skillhost.executor.v1.Skill
+	(*Command)(nil),           // 15: skillhost.executor.v1.Command
+	(*Mount)(nil),             // 16: skillhost.executor.v1.Mount
+	(*ExecuteResponse)(nil),   // 17: skillhost.executor.v1.ExecuteResponse
+	(*ExplainResponse)(nil),   // 18: skillhost.executor.v1.ExplainResponse
+	(*Violation)(nil),         // 19: skillhost.executor.v1.Violation
+	(*Result)(nil),            // 20: skillhost.executor.v1.Result
+	(*File)(nil),              // 21: skillhost.executor.v1.File
+	(*FileInfo)(nil),          // 22: skillhost.executor.v1.FileInfo
+	nil,                       // 23: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	nil,                       // 24: skillhost.executor.v1.Egress.ReasonsEntry
 }
 var file_executor_proto_depIdxs = []int32{
 	3,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
 	6,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
 	0,  // 2: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	21, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
-	9,  // 4: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
-	10, // 5: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
-	12, // 6: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
-	13, // 7: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
-	14, // 8: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
-	18, // 9: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	19, // 10: skillhost.executor.v1.ExecuteResponse.file:type_name -> skillhost.executor.v1.File
-	17, // 11: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
-	20, // 12: skillhost.executor.v1.Result.files:type_name -> skillhost.executor.v1.FileInfo
-	4,  // 13: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
-	7,  // 14: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
-	11, // 15: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	11, // 16: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
-	1,  // 17: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
-	5,  // 18: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	8,  // 19: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	15, // 20: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	16, // 21: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
-	2,  // 22: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	23, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	10, // 4: skillhost.executor.v1.Grant.egress:type_name -> skillhost.executor.v1.Egress
+	24, // 5: skillhost.executor.v1.Egress.reasons:type_name -> skillhost.executor.v1.Egress.ReasonsEntry
+	11, // 6: skillhost.executor.v1.Egress.credentials:type_name -> skillhost.executor.v1.Credential
+	9,  // 7: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
+	12, // 8: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
+	14, // 9: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
+	15, // 10: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
+	16, // 11: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
+	20, // 12: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
+	21, // 13: skillhost.executor.v1.ExecuteResponse.file:type_name -> skillhost.executor.v1.File
+	19, // 14: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	22, // 15: skillhost.executor.v1.Result.files:type_name -> skillhost.executor.v1.FileInfo
+	4,  // 16: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
+	7,  // 17: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
+	13, // 18: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
+	13, // 19: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	1,  // 20: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
+	5,  // 21: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	8,  // 22: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	17, // 23: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	18, // 24: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	2,  // 25: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
+	21, // [21:26] is the sub-list for method output_type
+	16, // [16:21] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -1747,7 +1996,7 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
-	file_executor_proto_msgTypes[14].OneofWrappers = []any{
+	file_executor_proto_msgTypes[16].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 		(*ExecuteResponse_File)(nil),
@@ -1758,7 +2007,7 @@ func file_executor_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

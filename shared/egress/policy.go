@@ -1,0 +1,118 @@
+package egress
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Policy decides, from a grant's Egress, which hosts a command may reach.
+type Policy struct {
+	allow, deny []Pattern
+	allowRaw    []string
+	denyRaw     []string
+	reasons     map[string]string
+	denyNets    []netip.Prefix
+	declared    []string
+	ceiling     []string
+	creds       map[string]shared.Credential
+}
+
+// NewPolicy reads e, naming the first bad pattern, address range or
+// credential.
+func NewPolicy(e *shared.Egress) (*Policy, error) {
+	if e == nil {
+		return nil, fmt.Errorf("egress: no policy")
+	}
+	p := &Policy{allowRaw: e.Allow, denyRaw: e.Deny, reasons: e.Reasons, declared: e.Declared, ceiling: e.Ceiling,
+		creds: map[string]shared.Credential{}}
+	var err error
+	if p.allow, err = ParsePatterns(e.Allow); err != nil {
+		return nil, fmt.Errorf("egress allow: %w", err)
+	}
+	if p.deny, err = ParsePatterns(e.Deny); err != nil {
+		return nil, fmt.Errorf("egress deny: %w", err)
+	}
+	for _, s := range e.DenyAddresses {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return nil, fmt.Errorf("egress deny_addresses: %q is neither an address nor a CIDR range", s)
+			}
+			pfx = netip.PrefixFrom(a, a.BitLen())
+		}
+		p.denyNets = append(p.denyNets, pfx.Masked())
+	}
+	for _, c := range e.Credentials {
+		h := strings.ToLower(strings.TrimSuffix(c.Host, "."))
+		if checkName(h) != nil || c.Header == "" || c.Value == "" {
+			return nil, fmt.Errorf("egress credential for %q: a host name, a header and a value are required", c.Host)
+		}
+		p.creds[h] = c
+	}
+	return p, nil
+}
+
+// Decide says whether host (a name or an address) and port may be
+// reached, and if not, why, in words a model can act on: the configured
+// reason of the deny (or allow) pattern, else what the skill declares and
+// the ceiling allows.
+func (p *Policy) Decide(host string, port int) (bool, string) {
+	for i, d := range p.deny {
+		if d.Match(host, port) {
+			if r := p.reasons[p.denyRaw[i]]; r != "" {
+				return false, r
+			}
+			return false, fmt.Sprintf("%s is denied by the operator (sandbox.network.deny: %s)", hostPort(host, port), p.denyRaw[i])
+		}
+	}
+	for _, a := range p.allow {
+		if a.Match(host, port) {
+			return true, ""
+		}
+	}
+	if r := p.reasons[host]; r != "" {
+		return false, r
+	}
+	return false, fmt.Sprintf("%s is not in the allowed domains; the skill declares %s; the ceiling allows %s",
+		hostPort(host, port), listOrNone(p.declared), listOrNone(p.ceiling))
+}
+
+// allowedLiteral reports whether a is on the allow list as an address of
+// its own (with port, if the pattern has one): the one way an address
+// the guard refuses becomes reachable.
+func (p *Policy) allowedLiteral(a netip.Addr, port int) bool {
+	for _, pat := range p.allow {
+		if pat.Literal() && pat.Addr.Unmap() == a.Unmap() && (pat.Port == 0 || pat.Port == port) {
+			return true
+		}
+	}
+	return false
+}
+
+// Credential returns the credential to inject for host, if any.
+func (p *Policy) Credential(host string) (shared.Credential, bool) {
+	c, ok := p.creds[strings.ToLower(strings.TrimSuffix(host, "."))]
+	return c, ok
+}
+
+// Credentials reports whether the policy injects any.
+func (p *Policy) Credentials() bool { return len(p.creds) > 0 }
+
+func hostPort(host string, port int) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}

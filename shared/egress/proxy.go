@@ -1,0 +1,505 @@
+package egress
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+	socks5 "github.com/things-go/go-socks5"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// User is the user name of a proxy's credential; the password is the
+// run's token.
+const User = "skillhost"
+
+// Config configures a Proxy.
+type Config struct {
+	// Egress is the grant's network by name.
+	Egress *shared.Egress
+	// RootCAs verify the upstream hosts where the proxy terminates TLS
+	// (those with a credential); nil means the system's roots, to which
+	// SSL_CERT_FILE adds on Linux.
+	RootCAs *x509.CertPool
+	// Resolver resolves names; nil means net.DefaultResolver, which
+	// reads /etc/hosts first.
+	Resolver Resolver
+	// Listen is where the proxy listens; "" means 127.0.0.1 on a free
+	// port.
+	Listen string
+	// DialTimeout bounds each upstream connection attempt (default 30 s).
+	DialTimeout time.Duration
+}
+
+// Resolver looks names up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Proxy is one run's egress proxy: HTTP CONNECT, plain HTTP and SOCKS5
+// (told apart by the first byte) on one port, behind a credential only
+// that run is given. Every connection it makes is decided by the run's
+// Policy on the name asked for, then dialled to an address of that name
+// that the guard accepts, the one resolved (no second lookup).
+type Proxy struct {
+	policy   *Policy
+	guard    *guard
+	token    string
+	resolver Resolver
+	dialer   net.Dialer
+	ln       net.Listener
+	httpLn   *connListener
+	server   *http.Server
+	socks    *socks5.Server
+	gp       *goproxy.ProxyHttpServer
+	ca       *authority // nil without credentials
+
+	mu         sync.Mutex
+	seen       map[string]bool
+	violations []shared.Violation
+	conns      map[net.Conn]bool
+	closed     bool
+	wg         sync.WaitGroup
+}
+
+// Start listens and serves until Close.
+func Start(cfg Config) (*Proxy, error) {
+	pol, err := NewPolicy(cfg.Egress)
+	if err != nil {
+		return nil, err
+	}
+	tok := make([]byte, 24)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	p := &Proxy{policy: pol, guard: newGuard(pol.denyNets), token: hex.EncodeToString(tok), resolver: cfg.Resolver,
+		seen: map[string]bool{}, conns: map[net.Conn]bool{}}
+	if p.resolver == nil {
+		p.resolver = net.DefaultResolver
+	}
+	p.dialer.Timeout = cfg.DialTimeout
+	if p.dialer.Timeout <= 0 {
+		p.dialer.Timeout = 30 * time.Second
+	}
+	if pol.Credentials() {
+		if p.ca, err = newAuthority(); err != nil {
+			return nil, err
+		}
+	}
+	addr := cfg.Listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	if p.ln, err = net.Listen("tcp", addr); err != nil {
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	p.gp = p.httpProxy(cfg.RootCAs)
+	p.httpLn = newConnListener(p.ln.Addr())
+	p.server = &http.Server{Handler: p, ReadHeaderTimeout: time.Minute, ErrorLog: log.New(io.Discard, "", 0)}
+	p.socks = socks5.NewServer(
+		socks5.WithAuthMethods([]socks5.Authenticator{socks5.UserPassAuthenticator{Credentials: socks5.StaticCredentials{User: p.token}}}),
+		socks5.WithResolver(byName{}),
+		socks5.WithRule(&socks5.PermitCommand{EnableConnect: true}),
+		socks5.WithDial(p.dial),
+		socks5.WithLogger(quiet{}),
+	)
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); _ = p.server.Serve(p.httpLn) }()
+	go func() { defer p.wg.Done(); p.accept() }()
+	return p, nil
+}
+
+// Port is the port the proxy listens on.
+func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
+
+// Token is the run's credential (the password of User).
+func (p *Proxy) Token() string { return p.token }
+
+// URL is the proxy's address for a command that reaches it at
+// 127.0.0.1:port, with the run's credential: scheme "http" for HTTP
+// clients, "socks5h" for SOCKS clients (names resolved by the proxy).
+func (p *Proxy) URL(scheme string, port int) string {
+	u := url.URL{Scheme: scheme, User: url.UserPassword(User, p.token), Host: "127.0.0.1:" + strconv.Itoa(port)}
+	return u.String()
+}
+
+// Env is what a command's environment needs for common tools (curl, pip,
+// Python urllib and requests, git over HTTPS, npm, Go) to send their
+// traffic through the proxy at 127.0.0.1:port. With credentials it also
+// points every trust-store variable at caFile, which the backend wrote
+// from CABundle, and sets each credential's placeholder variable.
+func (p *Proxy) Env(port int, caFile string) []string {
+	h, s := p.URL("http", port), p.URL("socks5h", port)
+	env := []string{
+		"HTTP_PROXY=" + h, "HTTPS_PROXY=" + h, "http_proxy=" + h, "https_proxy=" + h,
+		"ALL_PROXY=" + s, "all_proxy=" + s,
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1",
+		"npm_config_proxy=" + h, "npm_config_https_proxy=" + h,
+	}
+	if p.ca != nil && caFile != "" {
+		for _, k := range []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "PIP_CERT"} {
+			env = append(env, k+"="+caFile)
+		}
+	}
+	for _, c := range p.policy.creds {
+		if c.PlaceholderEnv != "" {
+			env = append(env, c.PlaceholderEnv+"="+c.Placeholder)
+		}
+	}
+	slices.Sort(env)
+	return env
+}
+
+// CABundle is the per-run certificate authority the proxy signs the
+// credential hosts' certificates with, followed by the system's roots, in
+// PEM; nil when the policy injects no credential. Its key never leaves
+// the proxy.
+func (p *Proxy) CABundle() []byte {
+	if p.ca == nil {
+		return nil
+	}
+	return p.ca.bundle()
+}
+
+// Violations are the refused connections so far, one per host and port.
+func (p *Proxy) Violations() []shared.Violation {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.violations)
+}
+
+// Close stops the proxy and every connection through it.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.mu.Unlock()
+	err := p.ln.Close()
+	_ = p.server.Close()
+	p.httpLn.Close()
+	p.gp.Tr.CloseIdleConnections()
+	p.wg.Wait()
+	return err
+}
+
+// refuse records a refusal (once per host and port) and returns it as an
+// error.
+func (p *Proxy) refuse(host string, port int, reason string) error {
+	key := hostPort(host, port)
+	p.mu.Lock()
+	if !p.seen[key] {
+		p.seen[key] = true
+		p.violations = append(p.violations, shared.Violation{Kind: "network", Target: key, Host: host, Port: port, Reason: reason})
+	}
+	p.mu.Unlock()
+	return &RefusedError{Host: host, Port: port, Reason: reason}
+}
+
+// RefusedError is a connection the policy or the guard refused.
+type RefusedError struct {
+	Host   string
+	Port   int
+	Reason string
+}
+
+func (e *RefusedError) Error() string { return "skillhost refused " + hostPort(e.Host, e.Port) + ": " + e.Reason }
+
+// dial connects to addr (host:port) for the command: the policy decides on
+// the name, the name is resolved once, each address is checked by the
+// guard, and the first accepted one that answers is used.
+func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(portText)
+	if err != nil || perr != nil || port < 1 || port > 65535 {
+		return nil, fmt.Errorf("skillhost: bad address %q", addr)
+	}
+	if !strings.HasPrefix(network, "tcp") {
+		return nil, p.refuse(host, port, "only TCP leaves the sandbox")
+	}
+	if ok, why := p.policy.Decide(host, port); !ok {
+		return nil, p.refuse(host, port, why)
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if addrs, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil {
+		return nil, fmt.Errorf("skillhost: resolve %s: %w", host, err)
+	}
+	var refused []string
+	var last error
+	for _, a := range addrs {
+		if why := p.guard.refused(a); why != "" && !p.policy.allowedLiteral(a, port) {
+			refused = append(refused, a.String()+" is "+why)
+			continue
+		}
+		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		if err == nil {
+			return p.track(c), nil
+		}
+		last = err
+	}
+	if last != nil {
+		return nil, last
+	}
+	return nil, p.refuse(host, port, "it resolves only to addresses the sandbox refuses ("+strings.Join(refused, "; ")+")")
+}
+
+// track registers an upstream connection so that Close ends it.
+func (p *Proxy) track(c net.Conn) net.Conn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		_ = c.Close()
+	} else {
+		p.conns[c] = true
+	}
+	return &tracked{Conn: c, p: p}
+}
+
+type tracked struct {
+	net.Conn
+	p    *Proxy
+	once sync.Once
+}
+
+func (t *tracked) Close() error {
+	t.once.Do(func() {
+		t.p.mu.Lock()
+		delete(t.p.conns, t.Conn)
+		t.p.mu.Unlock()
+	})
+	return t.Conn.Close()
+}
+
+// CloseWrite keeps half-closes working through the wrapper.
+func (t *tracked) CloseWrite() error {
+	if hc, ok := t.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return nil
+}
+
+// CloseRead keeps half-closes working through the wrapper.
+func (t *tracked) CloseRead() error {
+	if hc, ok := t.Conn.(interface{ CloseRead() error }); ok {
+		return hc.CloseRead()
+	}
+	return nil
+}
+
+// accept hands each connection to SOCKS5 (first byte 5) or HTTP.
+func (p *Proxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+		p.conns[c] = true
+		p.mu.Unlock()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			br := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			first, err := br.Peek(1)
+			_ = c.SetReadDeadline(time.Time{})
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			pc := &peeked{Conn: c, r: br}
+			if first[0] == 5 {
+				_ = p.socks.ServeConn(pc)
+				_ = c.Close()
+				return
+			}
+			p.httpLn.push(pc)
+		}()
+	}
+}
+
+// peeked is a connection whose first bytes were read ahead.
+type peeked struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peeked) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// connListener is a net.Listener fed with connections by accept.
+type connListener struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+func newConnListener(addr net.Addr) *connListener {
+	return &connListener{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *connListener) push(c net.Conn) {
+	select {
+	case l.ch <- c:
+	case <-l.done:
+		_ = c.Close()
+	}
+}
+
+func (l *connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *connListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *connListener) Addr() net.Addr { return l.addr }
+
+// ServeHTTP is the front of the HTTP proxy: it checks the run's
+// credential and the policy on the requested host before goproxy serves
+// the request (the dial checks both again, with the address guard).
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !p.authorized(r.Header.Get("Proxy-Authorization")) {
+		w.Header().Set("Proxy-Authenticate", `Basic realm="skillhost"`)
+		http.Error(w, "skillhost egress proxy: this run's proxy credential is required (use the proxy URL the run was given)", http.StatusProxyAuthRequired)
+		return
+	}
+	r.Header.Del("Proxy-Authorization")
+	host, port, ok := target(r)
+	if !ok {
+		http.Error(w, "skillhost egress proxy: not a proxy request", http.StatusBadRequest)
+		return
+	}
+	if ok, why := p.policy.Decide(host, port); !ok {
+		err := p.refuse(host, port, why)
+		w.Header().Set("X-Skillhost-Refused", why)
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	p.gp.ServeHTTP(w, r)
+}
+
+func (p *Proxy) authorized(header string) bool {
+	raw, ok := strings.CutPrefix(header, "Basic ")
+	if !ok {
+		return false
+	}
+	dec, err := base64.StdEncoding.DecodeString(strings.TrimSpace(raw))
+	if err != nil {
+		return false
+	}
+	user, pass, _ := strings.Cut(string(dec), ":")
+	return user == User && subtle.ConstantTimeCompare([]byte(pass), []byte(p.token)) == 1
+}
+
+// target is the host and port a proxy request asks for.
+func target(r *http.Request) (string, int, bool) {
+	hostport, def := r.Host, 443
+	if r.Method != http.MethodConnect {
+		if !r.URL.IsAbs() || r.URL.Host == "" {
+			return "", 0, false
+		}
+		hostport, def = r.URL.Host, 80
+		if r.URL.Scheme == "https" {
+			def = 443
+		}
+	}
+	host, portText, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return strings.Trim(hostport, "[]"), def, hostport != ""
+	}
+	port, err := strconv.Atoi(portText)
+	return host, port, err == nil && port > 0 && port < 65536
+}
+
+// httpProxy is goproxy set up to dial through the policy and the guard,
+// to verify upstream certificates, and to terminate TLS for the hosts
+// with a credential (and only those), putting the secret in.
+func (p *Proxy) httpProxy(roots *x509.CertPool) *goproxy.ProxyHttpServer {
+	gp := goproxy.NewProxyHttpServer()
+	gp.Logger = log.New(io.Discard, "", 0)
+	gp.Tr = &http.Transport{
+		Proxy:               nil,
+		DialContext:         p.dial,
+		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout: 30 * time.Second,
+		MaxIdleConnsPerHost: 4,
+	}
+	gp.ConnectDialWithReq = func(req *http.Request, network, addr string) (net.Conn, error) {
+		return p.dial(req.Context(), network, addr)
+	}
+	gp.OnRequest().HandleConnectFunc(func(host string, _ *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+		name, _, _ := net.SplitHostPort(host)
+		if _, ok := p.policy.Credential(name); ok && p.ca != nil {
+			return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.ca.tlsConfig}, host
+		}
+		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
+	})
+	gp.OnRequest().DoFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		// The secret goes only into requests that leave over TLS to its
+		// own host, whichever Host header the command wrote.
+		if req.URL.Scheme == "https" {
+			if c, ok := p.policy.Credential(req.URL.Hostname()); ok {
+				req.Header.Set(c.Header, c.Prefix+c.Value)
+			}
+		}
+		return req, nil
+	})
+	gp.OnResponse().DoFunc(func(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
+		if resp == nil && ctx.Error != nil {
+			var refused *RefusedError
+			code, msg := http.StatusBadGateway, "skillhost egress proxy: the upstream connection failed"
+			if errors.As(ctx.Error, &refused) {
+				code, msg = http.StatusForbidden, refused.Error()
+			}
+			return goproxy.NewResponse(ctx.Req, goproxy.ContentTypeText, code, msg)
+		}
+		return resp
+	})
+	return gp
+}
+
+// byName leaves names unresolved, so the SOCKS5 server dials host:port and
+// the proxy's dial decides on the name.
+type byName struct{}
+
+func (byName) Resolve(ctx context.Context, _ string) (context.Context, net.IP, error) { return ctx, nil, nil }
+
+type quiet struct{}
+
+func (quiet) Errorf(string, ...any) {}
