@@ -96,7 +96,7 @@ func TestRoundTripThroughGRPC(t *testing.T) {
 	}
 	req := shared.Request{
 		RunID: "r", Argv: []string{"/bin/x", "a b"}, Dir: "/d", Env: []string{"A=1"},
-		Grant:    shared.Grant{FSRead: []string{"/r"}, FSWrite: []string{"/w"}, Network: true, Timeout: 2 * time.Second, Trust: "external",
+		Grant: shared.Grant{FSRead: []string{"/r"}, FSWrite: []string{"/w"}, Network: true, Timeout: 2 * time.Second, Trust: "external",
 			Egress: &shared.Egress{Allow: []string{"api.example.com", "*.github.com:443"}, Deny: []string{"gist.github.com"},
 				Reasons: map[string]string{"gist.github.com": "no gists"}, DenyAddresses: []string{"10.0.0.0/8"},
 				Declared: []string{"*.github.com"}, Ceiling: []string{"*.github.com:443"},

@@ -17,7 +17,22 @@ var (
 	mu    sync.Mutex
 	built = map[string]string{}
 	dir   string
+	// borrowed is set when dir is a parent test process's (EnvDir): its
+	// binaries are used as they are and left for it to remove.
+	borrowed bool
 )
+
+// EnvDir names the directory of binaries a test process hands to a copy
+// of itself that it re-executes (in a namespace of its own, say), so the
+// copy does not build them again.
+const EnvDir = "SKILLHOST_TESTBIN_DIR"
+
+// Dir is the directory Build put the binaries in ("" before Build).
+func Dir() string {
+	mu.Lock()
+	defer mu.Unlock()
+	return dir
+}
 
 // Build compiles the given ./cmd/... packages (relative to the module root)
 // and returns the directory holding the binaries, named after their
@@ -26,6 +41,15 @@ var (
 func Build(pkgs ...string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
+	if d := os.Getenv(EnvDir); dir == "" && d != "" {
+		dir, borrowed = d, true
+	}
+	if borrowed {
+		for _, p := range pkgs {
+			built[p] = filepath.Join(dir, filepath.Base(p))
+		}
+		return dir, nil
+	}
 	if dir == "" {
 		d, err := os.MkdirTemp("", "skillhost-testbin-")
 		if err != nil {
@@ -73,10 +97,10 @@ func Path(pkg string) string {
 func Cleanup() {
 	mu.Lock()
 	defer mu.Unlock()
-	if dir != "" {
+	if dir != "" && !borrowed {
 		os.RemoveAll(dir)
 	}
-	dir, built = "", map[string]string{}
+	dir, built, borrowed = "", map[string]string{}, false
 }
 
 func moduleRoot() (string, error) {

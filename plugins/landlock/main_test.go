@@ -34,6 +34,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "re-exec with the host secret:", err)
 		os.Exit(1)
 	}
+	if hosts := os.Getenv(envEgressNamespace); hosts != "" {
+		if err := enterOwnNetwork(hosts); err != nil {
+			fmt.Fprintln(os.Stderr, "the test's own network namespace:", err)
+			os.Exit(1)
+		}
+	}
 	if _, err := testbin.Build(landlockPkg, nullPkg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

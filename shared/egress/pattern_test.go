@@ -152,10 +152,10 @@ func TestGuard(t *testing.T) {
 		{"168.63.129.16", "metadata"},
 		{"239.1.2.3", "multicast"},
 		{"ff0e::1", "multicast"},
-		{"64:ff9b::7f00:1", "loopback"},        // NAT64 of 127.0.0.1
-		{"64:ff9b::a9fe:a9fe", "link-local"},   // NAT64 of 169.254.169.254
-		{"2002:7f00:1::", "loopback"},          // 6to4 of 127.0.0.1
-		{"64:ff9b:1::1", "local-use NAT64"},    // where the IPv4 part sits is unknown
+		{"64:ff9b::7f00:1", "loopback"},      // NAT64 of 127.0.0.1
+		{"64:ff9b::a9fe:a9fe", "link-local"}, // NAT64 of 169.254.169.254
+		{"2002:7f00:1::", "loopback"},        // 6to4 of 127.0.0.1
+		{"64:ff9b:1::1", "local-use NAT64"},  // where the IPv4 part sits is unknown
 		{"10.1.2.3", "deny_addresses"},
 		{"::ffff:10.1.2.3", "deny_addresses"},
 		{"93.184.216.34", ""},

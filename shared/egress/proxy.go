@@ -181,7 +181,7 @@ func (p *Proxy) CABundle() []byte {
 	return p.ca.bundle()
 }
 
-// Violations are the refused connections so far, one per host and port.
+// Violations are the refused connections so far, one per host.
 func (p *Proxy) Violations() []shared.Violation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -204,14 +204,14 @@ func (p *Proxy) Close() error {
 	return err
 }
 
-// refuse records a refusal (once per host and port) and returns it as an
-// error.
+// refuse records a refusal (once per host: a client's retries and its
+// other ports add nothing the model needs) and returns it as an error.
 func (p *Proxy) refuse(host string, port int, reason string) error {
-	key := hostPort(host, port)
+	key := strings.ToLower(host)
 	p.mu.Lock()
 	if !p.seen[key] {
 		p.seen[key] = true
-		p.violations = append(p.violations, shared.Violation{Kind: "network", Target: key, Host: host, Port: port, Reason: reason})
+		p.violations = append(p.violations, shared.Violation{Kind: "network", Target: hostPort(host, port), Host: host, Port: port, Reason: reason})
 	}
 	p.mu.Unlock()
 	return &RefusedError{Host: host, Port: port, Reason: reason}
@@ -224,7 +224,9 @@ type RefusedError struct {
 	Reason string
 }
 
-func (e *RefusedError) Error() string { return "skillhost refused " + hostPort(e.Host, e.Port) + ": " + e.Reason }
+func (e *RefusedError) Error() string {
+	return "skillhost refused " + hostPort(e.Host, e.Port) + ": " + e.Reason
+}
 
 // dial connects to addr (host:port) for the command: the policy decides on
 // the name, the name is resolved once, each address is checked by the
@@ -498,7 +500,9 @@ func (p *Proxy) httpProxy(roots *x509.CertPool) *goproxy.ProxyHttpServer {
 // the proxy's dial decides on the name.
 type byName struct{}
 
-func (byName) Resolve(ctx context.Context, _ string) (context.Context, net.IP, error) { return ctx, nil, nil }
+func (byName) Resolve(ctx context.Context, _ string) (context.Context, net.IP, error) {
+	return ctx, nil, nil
+}
 
 type quiet struct{}
 

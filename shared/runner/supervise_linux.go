@@ -682,9 +682,9 @@ func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
 
 // Capability numbers (linux/capability.h).
 const (
-	capSetpcap   = 8
-	capNetAdmin  = 12
-	capSysAdmin  = 21
+	capSetpcap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
 )
 
 // helperReport is what an isolated helper writes on its error pipe: first
