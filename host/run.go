@@ -167,6 +167,12 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	ev := h.newRunEvents(p.request.RunID, req.Parent, publish)
+	notEnforced, err := h.routeEgress(ctx, p)
+	if err != nil {
+		err = runFailed(p, err)
+		ev.failed(ctx, err)
+		return nil, err
+	}
 	ev.started(p)
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {
@@ -181,6 +187,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	r.Truncated = r.Truncated || out.truncated
+	r.NotEnforced = append(r.NotEnforced, notEnforced...)
 	h.remedies(p.skill.Name, r.Violations)
 	r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r}
@@ -328,8 +335,19 @@ func (r *RunResult) writeText(w io.Writer) error {
 			return err
 		}
 	}
-	_, err := io.WriteString(w, tail)
-	return err
+	if _, err := io.WriteString(w, tail); err != nil {
+		return err
+	}
+	// Refused connections, in words the model can act on: an agent sees
+	// the text, not the violations.
+	for _, v := range r.Violations {
+		if v.Kind == "network" && v.Reason != "" {
+			if _, err := fmt.Fprintf(w, "\n[skillhost refused a connection to %s: %s]", v.Target, v.Reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // OK reports whether the script ran and exited 0.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +58,7 @@ func TestScripts(t *testing.T) {
 	t.Cleanup(testbin.Cleanup)
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"status": status},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"status": status, "httpserve": httpserve},
 		Condition: func(cond string) (bool, error) {
 			if cond == "landlock" {
 				return landlockWorks(pluginDir), nil
@@ -110,4 +112,25 @@ func landlockWorks(pluginDir string) bool {
 	defer conn.Close()
 	p, err := conn.Probe(context.Background())
 	return err == nil && p.Status == shared.Healthy
+}
+
+// httpserve starts an HTTP server on ADDR (a loopback address) for the
+// rest of the script, answering "hello from HOST" and whether the request
+// carried the credential in $SECRET; it sets $HTTPPORT.
+func httpserve(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: httpserve ADDR")
+	}
+	ln, err := net.Listen("tcp", args[0]+":0")
+	if err != nil {
+		ts.Fatalf("listen on %s: %v", args[0], err)
+	}
+	secret := ts.Getenv("SECRET")
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		fmt.Fprintf(w, "hello from %s, credential %v\n", r.Host, secret != "" && auth == "Bearer "+secret)
+	})}
+	go srv.Serve(ln)
+	ts.Defer(func() { srv.Close() })
+	ts.Setenv("HTTPPORT", strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
 }

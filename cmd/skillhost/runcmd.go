@@ -169,6 +169,9 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	}
 	if !streamEvents && !a.jsonOut {
 		for _, v := range res.Violations {
+			if v.Kind == "network" && v.Reason != "" && !live {
+				continue // the output's last lines already say it
+			}
 			target := ""
 			if v.Target != "" {
 				target = " " + v.Target

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -142,6 +143,7 @@ type declaredJSON struct {
 	FSRead  []string `json:"fs_read"`
 	FSWrite []string `json:"fs_write"`
 	Network bool     `json:"network"`
+	Hosts   []string `json:"hosts,omitempty"`
 	Timeout float64  `json:"timeout"`
 	Trust   string   `json:"trust"`
 }
@@ -161,15 +163,15 @@ func (a *app) showCmd() *cobra.Command {
 				return a.printJSON(map[string]any{
 					"name": s.Name, "description": s.Description, "path": s.Dir, "file": s.File,
 					"instructions": s.Instructions,
-					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network,
+					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network, Hosts: d.Hosts,
 						Timeout: d.Timeout.Seconds(), Trust: d.Trust},
 					"grant": g, "tools": toolsJSON(s, host.Functions(h.Catalog.All())), "warnings": nonNil(s.Warnings),
 				})
 			}
 			w := a.stdout
 			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", host.Printable(s.Name), oneLine(s.Description, 500), host.Printable(s.Dir))
-			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, d.Network, host.Seconds(d.Timeout), d.Trust))
-			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, g.Network, host.Seconds(g.Timeout), g.Trust))
+			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, networkWords(d.Network, d.Hosts), host.Seconds(d.Timeout), d.Trust))
+			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, networkWords(g.Network, egressHosts(g)), host.Seconds(g.Timeout), g.Trust))
 			if len(s.Tools) == 0 {
 				fmt.Fprintln(w, "Tools:        none")
 			} else {
@@ -187,8 +189,24 @@ func (a *app) showCmd() *cobra.Command {
 	}
 }
 
-func describeGrant(read, write []string, network bool, timeout, trust string) string {
-	return fmt.Sprintf("fs_read %s, fs_write %s, network %v, timeout %ss, trust %s", list(read), list(write), network, timeout, trust)
+func describeGrant(read, write []string, network, timeout, trust string) string {
+	return fmt.Sprintf("fs_read %s, fs_write %s, network %s, timeout %ss, trust %s", list(read), list(write), network, timeout, trust)
+}
+
+// networkWords is a network grant as the text output says it: false, true
+// (every host) or the list of hosts.
+func networkWords(on bool, hosts []string) string {
+	if !on || hosts == nil {
+		return strconv.FormatBool(on)
+	}
+	return list(hosts)
+}
+
+func egressHosts(g host.Grant) []string {
+	if g.Egress == nil {
+		return nil
+	}
+	return g.Egress.Allow
 }
 
 func list(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
@@ -227,14 +245,31 @@ func (a *app) grantCmd() *cobra.Command {
 				h.Warn("%s", w)
 			}
 			if a.jsonOut {
-				return a.printJSON(map[string]any{
+				out := map[string]any{
 					"fs_read": nonNil(g.FSRead), "fs_write": nonNil(g.FSWrite), "network": g.Network,
 					"timeout": json.Number(host.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
 					"protected": nonNil(g.Protected),
-				})
+				}
+				if e := g.Egress; e != nil {
+					out["hosts"] = e.Allow
+					out["deny"] = nonNil(e.Deny)
+					out["deny_addresses"] = nonNil(e.DenyAddresses)
+				}
+				return a.printJSON(out)
 			}
-			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %v (%s)\ntimeout:  %ss (%s)\ntrust:    %s\n",
-				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), g.Network, origins.Network,
+			network := fmt.Sprintf("%v (%s)", g.Network, origins.Network)
+			if e := g.Egress; e != nil {
+				var hosts []string
+				for _, p := range e.Allow {
+					hosts = append(hosts, p+" ("+strings.Join(origins.Hosts[p], ", ")+")")
+				}
+				network = "only " + strings.Join(hosts, ", ") + ", through the sandbox's proxy"
+				if len(e.Deny) > 0 {
+					network += "; never " + strings.Join(e.Deny, ", ") + " (ceiling)"
+				}
+			}
+			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %s\ntimeout:  %ss (%s)\ntrust:    %s\n",
+				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), network,
 				host.Seconds(g.Timeout), origins.Timeout, g.Trust)
 			if len(g.Protected) > 0 {
 				fmt.Fprintf(a.stdout, "read-only inside fs_write (code there runs later, outside the sandbox; sandbox.unprotected lists exceptions):\n")

@@ -51,8 +51,9 @@ type Skills struct {
 type SkillGrant struct {
 	FSRead  []string `yaml:"fs_read"`
 	FSWrite []string `yaml:"fs_write"`
-	// Network, when set, replaces the skill's own network: value.
-	Network *bool `yaml:"network"`
+	// Network, when set, replaces the skill's own network: value: true,
+	// false or host patterns (each clamped to the ceiling).
+	Network *Hosts `yaml:"network"`
 	// Timeout, when set, replaces the skill's own timeout: value.
 	Timeout Duration `yaml:"timeout"`
 	// Workspace grants the host's working directory: none (default), read
@@ -68,7 +69,12 @@ type SkillGrant struct {
 // mode was checked by Validate.
 func (g SkillGrant) Operator() grant.Operator {
 	ws, _ := grant.ParseWorkspace(g.Workspace)
-	return grant.Operator{FSRead: g.FSRead, FSWrite: g.FSWrite, Network: g.Network, Timeout: time.Duration(g.Timeout), Workspace: ws}
+	op := grant.Operator{FSRead: g.FSRead, FSWrite: g.FSWrite, Timeout: time.Duration(g.Timeout), Workspace: ws}
+	if g.Network != nil {
+		on := g.Network.On
+		op.Network, op.Hosts = &on, g.Network.List
+	}
+	return op
 }
 
 // Scripts configures how tools run.
@@ -99,10 +105,12 @@ type Sandbox struct {
 	// null is refused; write "null" for the null plugin.
 	Strategy Strategy `yaml:"strategy"`
 	// FSRead, FSWrite, Network and Timeout are the ceiling.
-	FSRead  []string `yaml:"fs_read"`
-	FSWrite []string `yaml:"fs_write"`
-	Network bool     `yaml:"network"`
-	Timeout Duration `yaml:"timeout"`
+	FSRead  []string       `yaml:"fs_read"`
+	FSWrite []string       `yaml:"fs_write"`
+	Network NetworkCeiling `yaml:"network"`
+	Timeout Duration       `yaml:"timeout"`
+	// Credentials are secrets the egress proxy injects for their hosts.
+	Credentials []Credential `yaml:"credentials"`
 	// Trusted lists the directories of the skills whose trust: core is
 	// honoured.
 	Trusted []string `yaml:"trusted"`
@@ -237,11 +245,20 @@ func Default() *Config {
 
 // Ceiling returns the sandbox section as a grant ceiling.
 func (c *Config) Ceiling() grant.Ceiling {
-	return grant.Ceiling{
-		FSRead:  c.Sandbox.FSRead,
-		FSWrite: c.Sandbox.FSWrite,
-		Network: c.Sandbox.Network,
-		Timeout: time.Duration(c.Sandbox.Timeout),
-		Trusted: c.Sandbox.Trusted,
+	n := c.Sandbox.Network
+	g := grant.Ceiling{
+		FSRead:        c.Sandbox.FSRead,
+		FSWrite:       c.Sandbox.FSWrite,
+		Network:       n.Allow.On,
+		Hosts:         n.Allow.List,
+		Deny:          n.Deny,
+		Reasons:       n.Reasons,
+		DenyAddresses: n.DenyAddresses,
+		Timeout:       time.Duration(c.Sandbox.Timeout),
+		Trusted:       c.Sandbox.Trusted,
 	}
+	for _, cr := range c.Sandbox.Credentials {
+		g.Keyed = append(g.Keyed, cr.Host)
+	}
+	return g
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,7 +38,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Source != "" || !c.Sandbox.Enabled || c.Sandbox.Strategy != "auto" || c.Sandbox.Network ||
+	if c.Source != "" || !c.Sandbox.Enabled || c.Sandbox.Strategy != "auto" || c.Sandbox.Network.Allow.On ||
 		!reflect.DeepEqual(c.Sandbox.FSRead, []string{"."}) || len(c.Sandbox.FSWrite) != 0 ||
 		time.Duration(c.Sandbox.Timeout) != 60*time.Second || c.Sandbox.OutputLimit != 1<<20 ||
 		c.Scripts.Workdir != "cwd" || !c.Plugins.AutoMTLS || c.Match.Strategy != "lexical" {
@@ -71,7 +72,7 @@ match:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Source != p || c.Sandbox.Enabled || c.Sandbox.Strategy != "null" || !c.Sandbox.Network ||
+	if c.Source != p || c.Sandbox.Enabled || c.Sandbox.Strategy != "null" || !c.Sandbox.Network.Allow.On ||
 		time.Duration(c.Sandbox.Timeout) != 90*time.Second || c.Sandbox.OutputLimit != 64<<10 ||
 		c.Sandbox.Limits.Processes != 10 || c.Sandbox.Limits.Memory != 1<<30 || c.Sandbox.Limits.OpenFiles != 1024 ||
 		!reflect.DeepEqual(c.Sandbox.Env, []string{"FOO", "BAR=baz"}) || c.Scripts.Workdir != "skill" ||
@@ -96,7 +97,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad strategy", "sandbox:\n  strategy: Has Space\n", "not auto or a plugin name"},
 		{"bad timeout", "sandbox:\n  timeout: soon\n", "not a number of seconds"},
 		{"zero timeout", "sandbox:\n  timeout: 0\n", "not positive"},
-		{"bad bool", "sandbox:\n  network: maybe\n", "line 2: sandbox.network: cannot unmarshal !!str `maybe` here"},
+		{"bad bool", "sandbox:\n  network: maybe\n", `line 2: sandbox.network: "maybe" is not true, false or a list of host patterns`},
+		{"bad host pattern", "sandbox:\n  network:\n    allow: [pypi.org, '*.com']\n", `line 3: sandbox.network.allow: host pattern "*.com"`},
 		{"bad size", "sandbox:\n  output_limit: lots\n", "not a size"},
 		{"bad workdir", "scripts:\n  workdir: home\n", "scripts.workdir"},
 		{"bad pin", "plugins:\n  sha256: {\"null\": abc}\n", "plugins.sha256.null"},
@@ -144,7 +146,7 @@ func TestConfigLocation(t *testing.T) {
 	p := write(t, "sandbox:\n  network: true\n")
 	t.Setenv(EnvConfig, p)
 	c, err := Load("")
-	if err != nil || !c.Sandbox.Network || c.Source != p {
+	if err != nil || !c.Sandbox.Network.Allow.On || c.Source != p {
 		t.Fatalf("SKILLHOST_CONFIG: %v %+v", err, c)
 	}
 	os.Unsetenv(EnvConfig)
@@ -175,7 +177,7 @@ func TestEnvOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Sandbox.Network || !c.Sandbox.Enabled || time.Duration(c.Sandbox.Timeout) != 2500*time.Millisecond ||
+	if c.Sandbox.Network.Allow.On || !c.Sandbox.Enabled || time.Duration(c.Sandbox.Timeout) != 2500*time.Millisecond ||
 		!reflect.DeepEqual(c.Sandbox.FSRead, []string{"/a", "/b"}) || !reflect.DeepEqual(c.Sandbox.FSWrite, []string{"/c"}) ||
 		c.Sandbox.Limits.Processes != 7 || c.Sandbox.Strategy != "null" || c.Plugins.SHA256["landlock"] == "" ||
 		*c.Match.Threshold != 0.25 {
@@ -187,12 +189,13 @@ func TestEnvOverrideErrors(t *testing.T) {
 	tests := []struct{ name, value, want string }{
 		{"SKILLHOST_SANDBOX__NETWORKK", "true", "environment variable SKILLHOST_SANDBOX__NETWORKK: unknown key sandbox.networkk"},
 		{"SKILLHOST_NOPE__X", "1", "unknown key nope"},
-		{"SKILLHOST_SANDBOX__NETWORK", "maybe", `sandbox.network: "maybe" is not true or false`},
+		{"SKILLHOST_SANDBOX__NETWORK", "maybe", `sandbox.network: "maybe" is not true, false or a list of host patterns`},
 		{"SKILLHOST_SANDBOX__TIMEOUT", "soon", "sandbox.timeout"},
 		{"SKILLHOST_MATCH__EXAMPLES", "2.5", "match.examples: 2.5 is not a whole number"},
 		{"SKILLHOST_SANDBOX__LIMITS__PROCESSES", "7.5", "sandbox.limits.processes: 7.5 is not a whole number"},
 		{"SKILLHOST_SANDBOX__LIMITS__PROCESSES", "many", "sandbox.limits.processes"},
-		{"SKILLHOST_SANDBOX__NETWORK__X", "1", "sandbox.network is not a section"},
+		{"SKILLHOST_SANDBOX__NETWORK__X", "1", "unknown key sandbox.network.x"},
+		{"SKILLHOST_SANDBOX__TIMEOUT__X", "1", "sandbox.timeout is not a section"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,7 +237,7 @@ func TestWritePins(t *testing.T) {
 		}
 	}
 	c, err := Load(p)
-	if err != nil || c.Plugins.SHA256["null"] != sum || !c.Sandbox.Network {
+	if err != nil || c.Plugins.SHA256["null"] != sum || !c.Sandbox.Network.Allow.On {
 		t.Fatalf("reload: %v %+v", err, c.Plugins)
 	}
 	fresh := filepath.Join(t.TempDir(), "new", "config.yaml")
@@ -285,5 +288,60 @@ func TestUnreadableDefaultConfig(t *testing.T) {
 	}
 	if _, err := Load(path); err == nil {
 		t.Error("an unreadable file named explicitly was accepted")
+	}
+}
+
+func TestNetworkSection(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "config.yaml")
+	os.WriteFile(p, []byte(`sandbox:
+  network:
+    allow: ["api.anthropic.com", "*.github.com:443"]
+    deny: ["gist.github.com"]
+    reasons: {"gist.github.com": "gists are blocked; use the repository"}
+    deny_addresses: ["10.0.0.0/8"]
+  credentials:
+    - host: api.anthropic.com
+      header: x-api-key
+      from_env: ANTHROPIC_API_KEY
+      placeholder_env: ANTHROPIC_API_KEY
+skills:
+  grants:
+    some-skill: {network: ["pypi.org", "files.pythonhosted.org"]}
+    other: {network: false}
+`), 0o644)
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ce := c.Ceiling()
+	if !ce.Network || !slices.Equal(ce.Hosts, []string{"api.anthropic.com", "*.github.com:443"}) || !slices.Equal(ce.Deny, []string{"gist.github.com"}) ||
+		ce.Reasons["gist.github.com"] != "gists are blocked; use the repository" || !slices.Equal(ce.DenyAddresses, []string{"10.0.0.0/8"}) ||
+		!slices.Equal(ce.Keyed, []string{"api.anthropic.com"}) {
+		t.Errorf("ceiling %+v", ce)
+	}
+	op := c.Skills.Grants["some-skill"].Operator()
+	if op.Network == nil || !*op.Network || !slices.Equal(op.Hosts, []string{"pypi.org", "files.pythonhosted.org"}) {
+		t.Errorf("operator grant %+v", op)
+	}
+	if op := c.Skills.Grants["other"].Operator(); op.Network == nil || *op.Network || op.Hosts != nil {
+		t.Errorf("network: false grant %+v", op)
+	}
+	t.Setenv("SKILLHOST_SANDBOX__NETWORK__ALLOW", "pypi.org,*.python.org")
+	if c, err = Load(p); err != nil || !slices.Equal(c.Ceiling().Hosts, []string{"pypi.org", "*.python.org"}) {
+		t.Errorf("override: %v %+v", err, c.Ceiling())
+	}
+	for _, bad := range []struct{ yaml, want string }{
+		{"sandbox:\n  network:\n    deny: ['a b']\n", "sandbox.network.deny[0]"},
+		{"sandbox:\n  network:\n    deny_addresses: [10.0.0.0/40]\n", "sandbox.network.deny_addresses[0]"},
+		{"sandbox:\n  network:\n    fallback: sometimes\n", "sandbox.network.fallback"},
+		{"sandbox:\n  credentials: [{host: '*.x.com', header: a, from_env: K}]\n", "sandbox.credentials[0].host"},
+		{"sandbox:\n  credentials: [{host: x.com, header: 'a b', from_env: K}]\n", "sandbox.credentials[0].header"},
+		{"sandbox:\n  credentials: [{host: x.com, header: a, from_env: 'K-1'}]\n", "sandbox.credentials[0].from_env"},
+	} {
+		os.WriteFile(p, []byte(bad.yaml), 0o644)
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want %q", bad.yaml, err, bad.want)
+		}
 	}
 }

@@ -75,7 +75,7 @@ func TestDeprecatedLandlockSection(t *testing.T) {
 	if got := pluginJSON(t, c, "landlock"); got != `{"best_effort":true}` {
 		t.Errorf("moved settings: %s", got)
 	}
-	if !c.Sandbox.Network {
+	if !c.Sandbox.Network.Allow.On {
 		t.Error("the rest of the sandbox section was lost")
 	}
 	want := p + ": line 3: sandbox.landlock is deprecated; write its settings under plugins.config.landlock"

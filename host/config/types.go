@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // Duration reads a number of seconds (30, 0.5) or a duration string
@@ -122,4 +123,107 @@ func lineError(n *yaml.Node, err error) error {
 		return err
 	}
 	return fmt.Errorf("line %d: %w", n.Line, err)
+}
+
+// Hosts is a network: value as the configuration writes it: true, false,
+// or host patterns (a list, or one string of comma-separated patterns, as
+// an environment variable gives it).
+type Hosts struct {
+	On bool
+	// List, when not nil, narrows On to these patterns.
+	List []string
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (h *Hosts) UnmarshalYAML(n *yaml.Node) error {
+	var list []string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if b, ok := grant.BoolWord(n.Value); ok {
+			h.On, h.List = b, nil
+			return nil
+		}
+		if !strings.ContainsAny(n.Value, ".:,*") {
+			// A word without a dot is more likely a mistyped boolean
+			// than a host.
+			return lineError(n, fmt.Errorf("%q is not true, false or a list of host patterns", n.Value))
+		}
+		for _, s := range strings.Split(n.Value, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+	case yaml.SequenceNode:
+		if err := n.Decode(&list); err != nil {
+			return lineError(n, fmt.Errorf("expected host patterns: %w", cleanDecodeError(err)))
+		}
+	default:
+		return lineError(n, fmt.Errorf("expected true, false or a list of host patterns"))
+	}
+	for _, s := range list {
+		if _, err := egress.ParsePattern(s); err != nil {
+			return lineError(n, err)
+		}
+	}
+	h.On, h.List = len(list) > 0, append([]string{}, list...)
+	return nil
+}
+
+// MarshalYAML writes the value back as true, false or the list.
+func (h Hosts) MarshalYAML() (any, error) {
+	if h.List != nil {
+		return h.List, nil
+	}
+	return h.On, nil
+}
+
+// NetworkCeiling is sandbox.network: which hosts any skill may reach.
+// Written as a boolean or a list it is Allow alone.
+type NetworkCeiling struct {
+	// Allow is true (any host), false (none) or the host patterns a
+	// skill's declaration is intersected with.
+	Allow Hosts `yaml:"allow"`
+	// Deny are host patterns no skill reaches, whatever it declares;
+	// they win over Allow.
+	Deny []string `yaml:"deny"`
+	// Reasons are shown to a script refused a host, by pattern.
+	Reasons map[string]string `yaml:"reasons"`
+	// DenyAddresses are address ranges (CIDR) an allowed name may not
+	// resolve to, besides loopback, link-local, metadata endpoints and the
+	// host's own addresses, which are always refused.
+	DenyAddresses []string `yaml:"deny_addresses"`
+	// Fallback is what happens when the strategy cannot enforce a list of
+	// hosts: "refuse" (the default) fails the run; "all" runs it with the
+	// whole network, listed in the result as not enforced.
+	Fallback string `yaml:"fallback"`
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (c *NetworkCeiling) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return c.Allow.UnmarshalYAML(n)
+	}
+	type plain NetworkCeiling
+	p := plain(*c)
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*c = NetworkCeiling(p)
+	return nil
+}
+
+// Credential is a secret the egress proxy puts into requests to one host,
+// read by the host from its environment and never passed into a run.
+type Credential struct {
+	Host string `yaml:"host"`
+	// Header gets Prefix and the secret ("Authorization" with "Bearer ",
+	// or "x-api-key" alone).
+	Header string `yaml:"header"`
+	Prefix string `yaml:"prefix"`
+	// FromEnv names the host's variable that holds the secret.
+	FromEnv string `yaml:"from_env"`
+	// PlaceholderEnv names the run's variable that holds Placeholder
+	// (default "skillhost-placeholder"), for clients that want a key set.
+	PlaceholderEnv string `yaml:"placeholder_env"`
+	Placeholder    string `yaml:"placeholder"`
 }

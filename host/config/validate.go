@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/netip"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
@@ -48,6 +50,7 @@ func (c *Config) Validate() error {
 	if s.Timeout <= 0 {
 		bad("sandbox.timeout: must be positive")
 	}
+	also(validateNetwork(s.Network, s.Credentials))
 	if s.KillGrace <= 0 {
 		bad("sandbox.kill_grace: must be positive")
 	}
@@ -118,3 +121,44 @@ func inRange[T int | float64](key string, v *T, lo, hi T, note string) error {
 	}
 	return nil
 }
+
+// validateNetwork checks sandbox.network's deny patterns and address
+// ranges, its fallback, and every credential.
+func validateNetwork(n NetworkCeiling, creds []Credential) error {
+	var errs []error
+	for i, d := range n.Deny {
+		if _, err := egress.ParsePattern(d); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.network.deny[%d]: %w", i, err))
+		}
+	}
+	for i, a := range n.DenyAddresses {
+		if _, err := netip.ParsePrefix(a); err != nil {
+			if _, aerr := netip.ParseAddr(a); aerr != nil {
+				errs = append(errs, fmt.Errorf("sandbox.network.deny_addresses[%d]: %q is neither an address nor a CIDR range (10.0.0.0/8)", i, a))
+			}
+		}
+	}
+	switch n.Fallback {
+	case "", "refuse", "all":
+	default:
+		errs = append(errs, fmt.Errorf("sandbox.network.fallback: %q is neither refuse nor all", n.Fallback))
+	}
+	for i, c := range creds {
+		at := fmt.Sprintf("sandbox.credentials[%d]", i)
+		if p, err := egress.ParsePattern(c.Host); err != nil || p.Wildcard || p.Literal() || p.Port != 0 {
+			errs = append(errs, fmt.Errorf("%s.host: %q is not a host name (no wildcard, address or port)", at, c.Host))
+		}
+		if c.Header == "" || strings.ContainsAny(c.Header, " :\r\n") {
+			errs = append(errs, fmt.Errorf("%s.header: %q is not a header name", at, c.Header))
+		}
+		if !envNameRe.MatchString(c.FromEnv) {
+			errs = append(errs, fmt.Errorf("%s.from_env: %q is not an environment variable name", at, c.FromEnv))
+		}
+		if c.PlaceholderEnv != "" && !envNameRe.MatchString(c.PlaceholderEnv) {
+			errs = append(errs, fmt.Errorf("%s.placeholder_env: %q is not an environment variable name", at, c.PlaceholderEnv))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillhost/skillhost/host/internal/yamlnode"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // FromFrontMatter reads the capability keys of a skill's front matter. It
@@ -23,11 +24,7 @@ func FromFrontMatter(fields map[string]*yaml.Node) (Declared, []string) {
 	d.FSWrite = paths("fs_write", fields["fs_write"], warn)
 
 	if n := fields["network"]; n != nil && !yamlnode.IsNull(n) {
-		v, ok := parseBool(n)
-		if !ok {
-			warn("network: %s is not true or false; using false", describe(n))
-		}
-		d.Network = v
+		d.Network, d.Hosts = parseNetwork(n, warn)
 	}
 	if n := fields["timeout"]; n != nil && !yamlnode.IsNull(n) {
 		t, err := parseTimeout(n)
@@ -138,4 +135,46 @@ func describe(n *yaml.Node) string {
 		return strconv.Quote(n.Value)
 	}
 	return "a " + yamlnode.Kind(n)
+}
+
+// parseNetwork reads network: true, false, or host patterns (a list, or
+// one as a string). A list keeps its good entries, each bad one a warning;
+// a list with none left, or an empty one, is no network.
+func parseNetwork(n *yaml.Node, warn func(string, ...any)) (bool, []string) {
+	if v, ok := parseBool(n); ok {
+		return v, nil
+	}
+	var items []*yaml.Node
+	switch n.Kind {
+	case yaml.ScalarNode:
+		// One host as a string; a word without a dot or port is more
+		// likely a mistyped boolean than a host.
+		if !strings.ContainsAny(n.Value, ".:") {
+			warn("network: %s is not true, false or a list of host names; using false", describe(n))
+			return false, nil
+		}
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		warn("network: %s is not true, false or a list of host names; using false", describe(n))
+		return false, nil
+	}
+	hosts := []string{}
+	for i, it := range items {
+		if it.Kind != yaml.ScalarNode || it.Tag == "!!null" {
+			warn("network[%d]: %s is not a host name; ignored", i, describe(it))
+			continue
+		}
+		if _, err := egress.ParsePattern(it.Value); err != nil {
+			warn("network[%d]: %v; ignored", i, err)
+			continue
+		}
+		hosts = append(hosts, it.Value)
+	}
+	if len(hosts) == 0 {
+		warn("network: no usable host pattern; using false")
+		return false, nil
+	}
+	return true, hosts
 }

@@ -30,6 +30,10 @@ type Declared struct {
 	FSRead  []string
 	FSWrite []string
 	Network bool
+	// Hosts, when not nil, narrows Network to these host patterns
+	// (network: [api.example.com, "*.example.org:443"]); nil with Network
+	// means whatever the ceiling allows.
+	Hosts   []string
 	Timeout time.Duration
 	Trust   string
 	// Dir is the skill's directory, resolved through symlinks: trust is
@@ -44,6 +48,18 @@ type Ceiling struct {
 	FSRead  []string
 	FSWrite []string
 	Network bool
+	// Hosts, when not nil, are the only host patterns any skill may reach
+	// (sandbox.network.allow as a list); nil means any host.
+	Hosts []string
+	// Deny are host patterns no skill may reach, whatever it declares,
+	// with Reasons (by pattern) shown to the script when it is refused.
+	Deny    []string
+	Reasons map[string]string
+	// DenyAddresses are address ranges an allowed name may not resolve to.
+	DenyAddresses []string
+	// Keyed are the hosts the operator holds credentials for: reaching
+	// them goes through the proxy, which puts the secret in.
+	Keyed   []string
 	Timeout time.Duration
 	// Trusted lists the directories of the skills whose trust: core is
 	// honoured (absolute, or starting with ~). A bare name is refused: a
@@ -70,7 +86,30 @@ func (g Grant) MarshalJSON() ([]byte, error) {
 		Trust   string      `json:"trust"`
 		// Protected are paths inside fs_write that stay read-only.
 		Protected []string `json:"protected,omitempty"`
-	}{nonNil(g.FSRead), nonNil(g.FSWrite), g.Network, json.Number(Seconds(g.Timeout)), g.Trust, g.Protected})
+		// Egress narrows network to named hosts.
+		Egress *egressJSON `json:"egress,omitempty"`
+	}{nonNil(g.FSRead), nonNil(g.FSWrite), g.Network, json.Number(Seconds(g.Timeout)), g.Trust, g.Protected, egressOf(g.Egress)})
+}
+
+// egressJSON is a grant's Egress without secrets: credentials by host and
+// header only.
+type egressJSON struct {
+	Allow         []string          `json:"allow"`
+	Deny          []string          `json:"deny,omitempty"`
+	Reasons       map[string]string `json:"reasons,omitempty"`
+	DenyAddresses []string          `json:"deny_addresses,omitempty"`
+	Credentials   []string          `json:"credentials,omitempty"`
+}
+
+func egressOf(e *shared.Egress) *egressJSON {
+	if e == nil {
+		return nil
+	}
+	out := &egressJSON{Allow: e.Allow, Deny: e.Deny, Reasons: e.Reasons, DenyAddresses: e.DenyAddresses}
+	for _, c := range e.Credentials {
+		out.Credentials = append(out.Credentials, c.Host+" "+c.Header)
+	}
+	return out
 }
 
 // Seconds formats d as a plain number of seconds ("60", "0.5").
@@ -102,11 +141,12 @@ type Env struct {
 //     component boundary: /tmpfoo is not under /tmp, and a ceiling of /
 //     admits everything. A symlink inside an allowed directory that points
 //     outside it resolves outside and is dropped.
-//   - Network is granted only if both allow it; the timeout is the smaller.
+//   - Network is granted only if both allow it, to the hosts both allow
+//     (see networkGrant); the timeout is the smaller.
 //   - trust: core is honoured only for a skill whose resolved directory
 //     Ceiling.Trusted lists.
 func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
-	g, warnings, _ := compute(name, d, c, env)
+	g, warnings, _, _ := compute(name, d, c, env, FromSkill)
 	return g, warnings
 }
 
@@ -114,14 +154,16 @@ func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
 type resolvedCeiling struct{ read, write []string }
 
 // compute is Compute, also returning the ceiling's resolved roots so
-// ComputeWith clamps more paths without resolving them again.
-func compute(name string, d Declared, c Ceiling, env Env) (Grant, []string, resolvedCeiling) {
-	var warnings []string
+// ComputeWith clamps more paths without resolving them again, and where
+// each allowed host pattern came from (netFrom: who declared d's network).
+func compute(name string, d Declared, c Ceiling, env Env, netFrom string) (Grant, []string, resolvedCeiling, map[string][]string) {
 	g := Grant{
-		Network: d.Network && c.Network,
 		Timeout: d.Timeout,
 		Trust:   TrustExternal,
 	}
+	var warnings []string
+	var hostOrigins map[string][]string
+	g.Network, g.Egress, hostOrigins, warnings = networkGrant(d, c, netFrom)
 	if g.Timeout <= 0 {
 		g.Timeout = DefaultTimeout
 	}
@@ -156,7 +198,7 @@ func compute(name string, d Declared, c Ceiling, env Env) (Grant, []string, reso
 		*f.out, w = clampTo(f.field, f.declared, *f.roots, f.ceiling, env)
 		warnings = append(warnings, w...)
 	}
-	return g, warnings, rc
+	return g, warnings, rc, hostOrigins
 }
 
 // trustedDir reports whether dir is one of the trusted entries that name a

@@ -39,8 +39,10 @@ func ParseWorkspace(s string) (string, error) {
 type Operator struct {
 	FSRead  []string
 	FSWrite []string
-	// Network, when set, replaces what the skill declares.
+	// Network, when set, replaces what the skill declares; Hosts, when
+	// not nil, replace the skill's host list (and turn Network on).
 	Network *bool
+	Hosts   []string
 	// Timeout, when positive, replaces what the skill declares.
 	Timeout time.Duration
 	// Workspace is WorkspaceNone, WorkspaceRead or WorkspaceReadWrite.
@@ -55,6 +57,10 @@ type Origins struct {
 	FSRead  map[string][]string `json:"fs_read"`
 	FSWrite map[string][]string `json:"fs_write"`
 	Network string              `json:"network"`
+	// Hosts are the allowed host patterns of a grant by name: "skill" or
+	// "operator" when the pattern is as declared, "ceiling" when the
+	// ceiling narrowed it to this, both when they wrote the same.
+	Hosts   map[string][]string `json:"hosts,omitempty"`
 	Timeout string              `json:"timeout"`
 }
 
@@ -72,15 +78,20 @@ const (
 // the ceiling, plus the workspace. It also says where each path came from.
 func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Grant, Origins, []string) {
 	merged := d
+	netFrom := FromSkill
 	if op.Network != nil {
 		merged.Network = *op.Network
+		netFrom = FromOperator
+	}
+	if op.Hosts != nil {
+		merged.Network, merged.Hosts, netFrom = true, op.Hosts, FromOperator
 	}
 	if op.Timeout > 0 {
 		merged.Timeout = op.Timeout
 	}
 	merged.FSRead, merged.FSWrite = nil, nil
-	g, warnings, rc := compute(name, merged, c, env)
-	o := Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}}
+	g, warnings, rc, hosts := compute(name, merged, c, env, netFrom)
+	o := Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Hosts: hosts}
 
 	add := func(field string, list *[]string, origins map[string][]string, paths, roots, ceiling []string, from, prefix string) {
 		kept, w := clampTo(field, paths, roots, ceiling, env)
@@ -124,11 +135,11 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 	switch {
 	case !g.Network && op.Network != nil && !*op.Network:
 		o.Network = FromOperator // withdrawn
-	case !g.Network && (op.Network != nil || d.Network):
+	case !g.Network && (op.Network != nil || op.Hosts != nil || d.Network):
 		o.Network = FromCeiling // asked for, refused by the ceiling
 	case !g.Network:
 		o.Network = FromDefault
-	case op.Network != nil:
+	case op.Network != nil || op.Hosts != nil:
 		o.Network = FromOperator
 	default:
 		o.Network = FromSkill

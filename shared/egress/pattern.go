@@ -30,13 +30,21 @@ type Pattern struct {
 }
 
 // ParsePattern reads a pattern: "host", "*.domain", "1.2.3.4", "[::1]",
-// each optionally followed by ":port". Names are letters, digits, hyphens
-// and dots, in labels of at most 63 bytes; "*" alone, a wildcard inside a
-// name and a wildcard over a top-level domain ("*.com") are refused.
+// each optionally followed by ":port", or "*" (any host, what a grant of
+// the whole network becomes when the operator denies some hosts). Names
+// are letters, digits, hyphens and dots, in labels of at most 63 bytes; a
+// wildcard inside a name and a wildcard over a top-level domain ("*.com")
+// are refused.
 func ParsePattern(s string) (Pattern, error) {
 	var p Pattern
 	host, port := strings.TrimSpace(s), ""
 	switch {
+	case host == "*" || strings.HasPrefix(host, "*:"):
+		p.Wildcard = true
+		port = strings.TrimPrefix(host[1:], ":")
+		if host == "*:" {
+			return p, fmt.Errorf("host pattern %q: empty port", s)
+		}
 	case strings.HasPrefix(host, "["):
 		end := strings.IndexByte(host, ']')
 		if end < 0 {
@@ -111,6 +119,8 @@ func checkName(h string) error {
 func (p Pattern) String() string {
 	h := p.Host
 	switch {
+	case p.Any():
+		h = "*"
 	case p.Wildcard:
 		h = "*." + h
 	case p.Addr.Is6():
@@ -122,6 +132,9 @@ func (p Pattern) String() string {
 	return h
 }
 
+// Any reports whether the pattern is "*", every host.
+func (p Pattern) Any() bool { return p.Wildcard && p.Host == "" }
+
 // Literal reports whether the pattern is an IP address.
 func (p Pattern) Literal() bool { return p.Addr.IsValid() }
 
@@ -130,6 +143,9 @@ func (p Pattern) Literal() bool { return p.Addr.IsValid() }
 func (p Pattern) Match(host string, port int) bool {
 	if p.Port != 0 && p.Port != port {
 		return false
+	}
+	if p.Any() {
+		return true
 	}
 	if p.Literal() {
 		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
@@ -156,6 +172,10 @@ func Intersect(a, b Pattern) (Pattern, bool) {
 	}
 	var out Pattern
 	switch {
+	case a.Any():
+		out = b
+	case b.Any():
+		out = a
 	case a.Literal() || b.Literal():
 		if a.Literal() != b.Literal() || a.Addr.Unmap() != b.Addr.Unmap() {
 			return Pattern{}, false

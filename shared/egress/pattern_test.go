@@ -19,7 +19,9 @@ func TestParsePattern(t *testing.T) {
 		{"[::1]:443", "[::1]:443", ""},
 		{"[2001:db8::1]", "[2001:db8::1]", ""},
 		{"::1", "", "in brackets"},
-		{"*", "", "not a host name"},
+		{"*", "*", ""},
+		{"*:443", "*:443", ""},
+		{"*:", "", "empty port"},
 		{"*.com", "", "two labels"},
 		{"a.*.com", "", "character"},
 		{"api.example.com:0", "", "port"},
@@ -58,6 +60,8 @@ func TestMatch(t *testing.T) {
 		{"127.0.0.2", "127.0.0.3", 8080, false},
 		{"[::1]", "::1", 1, true},
 		{"api.example.com", "1.2.3.4", 443, false},
+		{"*", "anything.example", 1, true},
+		{"*:443", "1.2.3.4", 80, false},
 	} {
 		p, err := ParsePattern(c.pattern)
 		if err != nil {
@@ -83,6 +87,8 @@ func TestIntersect(t *testing.T) {
 		{"127.0.0.2", "127.0.0.2:8080", "127.0.0.2:8080"},
 		{"127.0.0.2", "*.example.com", ""},
 		{"pypi.org", "pypi.org", "pypi.org"},
+		{"*", "*.github.com:443", "*.github.com:443"},
+		{"api.github.com", "*:443", "api.github.com:443"},
 	} {
 		a, _ := ParsePattern(c.a)
 		b, _ := ParsePattern(c.b)
@@ -122,7 +128,7 @@ func TestDecide(t *testing.T) {
 		}
 	}
 	for _, bad := range []*shared.Egress{
-		{Allow: []string{"*"}},
+		{Allow: []string{"*.*"}},
 		{Deny: []string{"a b"}},
 		{DenyAddresses: []string{"10.0.0.0/33"}},
 		{Credentials: []shared.Credential{{Host: "api.example.com"}}},

@@ -1,0 +1,79 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/egress"
+)
+
+// DefaultPlaceholder is what a run sees in a credential's placeholder
+// variable when the configuration names none.
+const DefaultPlaceholder = "skillhost-placeholder"
+
+// EgressError is a run refused because its grant names hosts and the
+// strategy cannot enforce a list of hosts.
+type EgressError struct {
+	Strategy string
+	Hosts    []string
+}
+
+func (e *EgressError) Error() string {
+	return fmt.Sprintf("the grant allows only %s, and the %s strategy cannot enforce a list of hosts; "+
+		"run it with landlock (Linux) or seatbelt (macOS), or set sandbox.network.fallback: all to give such skills the whole network",
+		strings.Join(e.Hosts, ", "), e.Strategy)
+}
+
+// routeEgress readies a grant by name for its run: the strategy must
+// enforce it (or the operator allowed the whole network instead, which
+// the result then lists as not enforced), and the credentials for the
+// hosts it allows are read from the host's environment into the request
+// alone (never into the grant the result shows). The variables holding
+// them never reach the run.
+func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []string, err error) {
+	e := p.request.Grant.Egress
+	if e == nil {
+		return nil, nil
+	}
+	info, err := p.exec.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("strategy %s: %w", p.strategy, err)
+	}
+	if !info.Enforces.Egress {
+		if h.Config.Sandbox.Network.Fallback != "all" {
+			return nil, &EgressError{Strategy: p.strategy, Hosts: e.Allow}
+		}
+		p.request.Grant.Egress = nil
+		return []string{fmt.Sprintf("network limited to %s: the %s strategy cannot enforce a list of hosts, so the run had the whole network (sandbox.network.fallback: all)",
+			strings.Join(e.Allow, ", "), p.strategy)}, nil
+	}
+	routed := *e
+	routed.Credentials = nil
+	pol, err := egress.NewPolicy(e)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range h.Config.Sandbox.Credentials {
+		p.request.Env = slices.DeleteFunc(p.request.Env, func(kv string) bool { return strings.HasPrefix(kv, c.FromEnv+"=") })
+		if ok, _ := pol.Decide(c.Host, 443); !ok {
+			continue
+		}
+		secret := os.Getenv(c.FromEnv)
+		if secret == "" {
+			h.Warn("sandbox.credentials[%d]: $%s is not set; %s gets no credential", i, c.FromEnv, c.Host)
+			continue
+		}
+		ph := c.Placeholder
+		if ph == "" {
+			ph = DefaultPlaceholder
+		}
+		routed.Credentials = append(routed.Credentials, shared.Credential{Host: c.Host, Header: c.Header, Prefix: c.Prefix,
+			Value: secret, Placeholder: ph, PlaceholderEnv: c.PlaceholderEnv})
+	}
+	p.request.Grant.Egress = &routed
+	return nil, nil
+}
