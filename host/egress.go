@@ -44,12 +44,20 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 		return nil, fmt.Errorf("strategy %s: %w", p.strategy, err)
 	}
 	if !info.Enforces.Egress {
-		if h.Config.Sandbox.Network.Fallback != "all" {
+		// A strategy that confines nothing by choice (null, for trust:
+		// core; the in-process runner) runs it as it runs everything else,
+		// and says so; one that confines but cannot enforce a list must
+		// not quietly hand out the whole network.
+		why := "sandbox.network.fallback: all"
+		switch {
+		case !p.confines:
+			why = "it confines nothing"
+		case h.Config.Sandbox.Network.Fallback != "all":
 			return nil, &EgressError{Strategy: p.strategy, Hosts: e.Allow}
 		}
 		p.request.Grant.Egress = nil
-		return []string{fmt.Sprintf("network limited to %s: the %s strategy cannot enforce a list of hosts, so the run had the whole network (sandbox.network.fallback: all)",
-			strings.Join(e.Allow, ", "), p.strategy)}, nil
+		return []string{fmt.Sprintf("network limited to %s: the %s strategy cannot enforce a list of hosts, so the run had the whole network (%s)",
+			strings.Join(e.Allow, ", "), p.strategy, why)}, nil
 	}
 	routed := *e
 	routed.Credentials = nil

@@ -56,7 +56,7 @@ func TestRouteEgress(t *testing.T) {
 		t.Errorf("the grant holds the secret: %s", data)
 	}
 
-	p = &prepared{grant: g, strategy: "fake", exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
+	p = &prepared{grant: g, strategy: "fake", confines: true, exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
 	var ee *EgressError
 	if _, err := h.routeEgress(context.Background(), p); !errors.As(err, &ee) || !strings.Contains(err.Error(), "sandbox.network.fallback: all") {
 		t.Errorf("a strategy without egress: %v", err)
@@ -65,5 +65,15 @@ func TestRouteEgress(t *testing.T) {
 	notes, err := h.routeEgress(context.Background(), p)
 	if err != nil || p.request.Grant.Egress != nil || !p.request.Grant.Network || len(notes) != 1 {
 		t.Errorf("fallback all: %v %+v %q", err, p.request.Grant, notes)
+	}
+}
+
+func TestRouteEgressUnconfined(t *testing.T) {
+	h := &Host{Config: config.Default(), warned: map[string]bool{}}
+	g := Grant{Network: true, Egress: &shared.Egress{Allow: []string{"pypi.org"}}}
+	p := &prepared{grant: g, strategy: "null", exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
+	notes, err := h.routeEgress(context.Background(), p)
+	if err != nil || p.request.Grant.Egress != nil || len(notes) != 1 || !strings.Contains(notes[0], "it confines nothing") {
+		t.Errorf("the null strategy: %v %q", err, notes)
 	}
 }

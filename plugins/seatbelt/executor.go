@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // Version is the backend's version.
@@ -49,7 +51,7 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 		Version:          Version,
 		ContractVersions: []int{shared.ContractVersion},
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
-		Enforces:         shared.Enforcement{FSRead: true, FSWrite: true, Network: true, Timeout: true, ProcessIsolation: true},
+		Enforces:         shared.Enforcement{FSRead: true, FSWrite: true, Network: true, Timeout: true, ProcessIsolation: true, Egress: true},
 	}, nil
 }
 
@@ -91,7 +93,29 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, fmt.Errorf("private temporary directory: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	prof := Render(req, Env{RunID: req.RunID, TempDir: tmp, SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")})
+	env := Env{RunID: req.RunID, TempDir: tmp, SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")}
+	var proxy *egress.Proxy
+	if req.Grant.Network && req.Grant.Egress != nil {
+		// The run reaches only this proxy (the profile allows its port
+		// alone); a per-run credential keeps other runs off it.
+		if proxy, err = egress.Start(egress.Config{Egress: req.Grant.Egress}); err != nil {
+			return shared.Result{}, shared.Refused(shared.ReasonEgress, err)
+		}
+		defer proxy.Close()
+		caFile := ""
+		if bundle := proxy.CABundle(); bundle != nil {
+			caFile = filepath.Join(tmp, "skillhost-ca.pem")
+			if err := os.WriteFile(caFile, bundle, 0o644); err != nil {
+				return shared.Result{}, fmt.Errorf("egress trust bundle: %w", err)
+			}
+		}
+		env.ProxyPort = proxy.Port()
+		for _, kv := range proxy.Env(proxy.Port(), caFile) {
+			k, v, _ := strings.Cut(kv, "=")
+			req.Env = backend.WithEnv(req.Env, k, v)
+		}
+	}
+	prof := Render(req, env)
 	file, err := writeProfile(prof.Text)
 	if err != nil {
 		return shared.Result{}, err
@@ -109,6 +133,9 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	res.Violations = denials.Scan(captured.String(), prof, denials.Options{
 		Network: req.Grant.Network, Limits: req.Limits, Ignore: denials.Launcher(req.Argv, req.SkillDir), Dir: req.Dir,
 	})
+	if proxy != nil {
+		res.Violations = append(res.Violations, proxy.Violations()...)
+	}
 	res.NotEnforced = []string{"resource limits (Seatbelt has none; the timeout and output limit still apply)"}
 	return res, nil
 }

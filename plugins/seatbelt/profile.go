@@ -53,6 +53,10 @@ type Env struct {
 	SocketDir string
 	// Canonical maps a path to what Seatbelt sees; nil means Canonical.
 	Canonical func(string) string
+	// ProxyPort is the loopback port of the run's egress proxy when the
+	// grant names its hosts (Grant.Egress): the one place the profile lets
+	// the run connect to.
+	ProxyPort int
 }
 
 // systemRead are the trees programs need to start: binaries, libraries,
@@ -173,11 +177,19 @@ func Render(req shared.Request, env Env) Profile {
 		writeRule(&b, "deny file-write*", list("subpath", protected, "PROTECTED"))
 	}
 
-	if req.Grant.Network {
+	switch {
+	case req.Grant.Network && req.Grant.Egress != nil:
+		// Names are resolved by the proxy, so no resolver service either;
+		// TLS verification (trustd) stays for the clients that check the
+		// proxy's or the upstream's certificate.
+		b.WriteString("\n;; Network: only the run's egress proxy, which allows the named hosts.\n")
+		fmt.Fprintf(&b, "(allow network-outbound (remote ip \"localhost:%d\"))\n(allow system-socket)\n", env.ProxyPort)
+		writeRule(&b, "allow mach-lookup", quoted("global-name", []string{"com.apple.trustd.agent", "com.apple.trustd"}))
+	case req.Grant.Network:
 		b.WriteString("\n;; Network: on, plus the services name resolution and TLS need.\n")
 		b.WriteString("(allow network-outbound)\n(allow network-inbound)\n(allow network-bind)\n(allow system-socket)\n")
 		writeRule(&b, "allow mach-lookup", quoted("global-name", netServices))
-	} else {
+	default:
 		b.WriteString("\n;; Network: none (denied by default).\n")
 	}
 	if env.SocketDir != "" {

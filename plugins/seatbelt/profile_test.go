@@ -87,6 +87,11 @@ func TestRenderGolden(t *testing.T) {
 		{"odd-paths", goldenRequest([]string{`/Users/dev/odd/with space`, `/Users/dev/odd/quote"d`, `/Users/dev/odd/back\slash`, "/Users/dev/odd/ünïcödé ✓", "/Users/dev/odd/paren)(x"}, nil, false)},
 		{"symlinked-roots", goldenRequest([]string{"/etc/hosts", "/Users/dev/link-to-data"}, []string{"/tmp/x", "/Volumes/Work"}, false)},
 		{"not-yet-existing-write", goldenRequest(nil, []string{"/tmp/new/deeper/dir"}, false)},
+		{"egress", func() shared.Request {
+			r := goldenRequest(nil, nil, true)
+			r.Grant.Egress = &shared.Egress{Allow: []string{"api.anthropic.com", "*.github.com:443"}}
+			return r
+		}()},
 		{"protected", func() shared.Request {
 			r := goldenRequest(nil, []string{"/Users/dev/work"}, false)
 			r.Grant.Protected = []string{"/Users/dev/work/.git/hooks", "/Users/dev/work/.bashrc"}
@@ -95,7 +100,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := Render(tt.req, Env{RunID: tt.req.RunID, TempDir: "/var/folders/xy/T/skillhost-run-1", SocketDir: "/tmp/skillhost-plugin-1", Canonical: fakeCanonical})
+			p := Render(tt.req, Env{RunID: tt.req.RunID, TempDir: "/var/folders/xy/T/skillhost-run-1", SocketDir: "/tmp/skillhost-plugin-1", Canonical: fakeCanonical, ProxyPort: 41234})
 			var params strings.Builder
 			for _, prm := range p.Params {
 				fmt.Fprintf(&params, "-D %s=%s\n", prm.Key, prm.Value)
