@@ -28,7 +28,7 @@ note() { notes="$notes
 - $*"; echo "note: $*" >&2; }
 
 echo "== build" >&2
-go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills
+go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve
 bin=$work/bin
 sh_=$bin/skillhost
 
@@ -56,11 +56,21 @@ printf '#!/bin/bash\necho hi\n' >"$skills/echo/scripts/hi.sh"
 printf -- '---\nname: big\ndescription: Prints a lot\n---\nPrints N bytes.\n' >"$skills/big/SKILL.md"
 printf '#!/bin/sh\nexec head -c "$1" /dev/zero\n' >"$skills/big/scripts/out.sh"
 for s in scripted_skill test_skill; do cp -r testdata/skills/$s "$skills/"; done
+# net: network by name (127.0.0.2 only), the same echo plus a download.
+mkdir -p "$skills/net/scripts"
+printf -- '---\nname: net\ndescription: Reaches one host\nnetwork: ["127.0.0.2"]\n---\nSay hi, or fetch.\n' >"$skills/net/SKILL.md"
+printf '#!/bin/bash\necho hi\n' >"$skills/net/scripts/hi.sh"
+printf '#!/bin/sh\nexec curl -sS -o /dev/null -w "%%{size_download}\\n" "$@"\n' >"$skills/net/scripts/get.sh"
 chmod +x "$skills"/*/scripts/*
 script=$skills/echo/scripts/hi.sh
 cfg=$work/config.yaml
 printf 'skills:\n  roots: [%s]\nsandbox:\n  output_limit: 200MiB\n' "$skills" >"$cfg"
 printf '{"network": {"allowedDomains": [], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}}\n' >"$work/srt.json"
+# The network cases: a ceiling that allows 127.0.0.2 (the server below),
+# and one that also holds a credential for it (the proxy then terminates
+# TLS to put the key in).
+printf 'skills:\n  roots: [%s]\n  grants: {net: {fs_read: [%s]}}\nsandbox:\n  output_limit: 200MiB\n  fs_read: [%s]\n  network: {allow: ["127.0.0.2"]}\n' "$skills" "$work/serve" "$work/serve" >"$work/net.yaml"
+printf 'skills:\n  roots: [%s]\nsandbox:\n  output_limit: 200MiB\n  network: {allow: ["127.0.0.2"]}\n  credentials: [{host: 127.0.0.2, header: x-api-key, from_env: BENCH_KEY}]\n' "$skills" >"$work/key.yaml"
 
 # works CMD...: whether a case runs and prints hi (else it is left out)
 works() { "$@" 2>"$work/case.err" | grep -q hi; }
@@ -89,6 +99,7 @@ if [ -n "${BASE:-}" ]; then
 	(cd "$base_tree" && go build -o "$work/base-bin/" ./cmd/...)
 	add "skillhost-run-landlock@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy landlock
 fi
+add "skillhost-run-landlock-by-name" "$sh_" --config "$work/net.yaml" run net hi --strategy landlock
 if [ -x "$srt" ]; then add srt "$srt" -s "$work/srt.json" bash "$script"; else note "srt left out: not installed"; fi
 refs="-ref bash"
 grep -q '^bwrap=' "$cases" && refs="$refs -ref bwrap"
@@ -108,6 +119,39 @@ tput=$("$bin/oneshot" -rounds 3 -warmup 1 -bytes $bytes \
 	-case "none=$sh_ --config $cfg run big out --strategy none -- $bytes" \
 	-case "null=$sh_ --config $cfg run big out --strategy null -- $bytes" \
 	-case "landlock=$sh_ --config $cfg run big out --strategy landlock -- $bytes" -ref direct 2>&1) || tput="(failed: $tput)"
+
+echo "== download through the egress proxy" >&2
+serve=$work/serve
+mkdir -p "$serve"
+rm -f "$serve"/*.port
+"$bin/loopserve" -addr 127.0.0.2 -dir "$serve" &
+serve_pid=$!
+trap 'kill $serve_pid 2>/dev/null' EXIT
+while [ ! -s "$serve/https.port" ]; do sleep 0.1; done
+hp=$(cat "$serve/http.port") sp=$(cat "$serve/https.port") ca=$serve/ca.pem
+blob="blob?bytes=$bytes"
+net_cases=$work/net-cases.txt
+: >"$net_cases"
+netcase() { label=$1; shift; if "$@" 2>"$work/case.err" | grep -q "^$bytes$"; then echo "$label=$*" >>"$net_cases"; else note "$label left out: $(head -c 300 "$work/case.err" | tr '\n' ' ')"; fi; }
+export SSL_CERT_FILE="$ca" BENCH_KEY=bench-secret
+netcase direct-http sh "$skills/net/scripts/get.sh" "http://127.0.0.2:$hp/$blob"
+netcase direct-https sh "$skills/net/scripts/get.sh" --cacert "$ca" "https://127.0.0.2:$sp/$blob"
+netcase landlock-http "$sh_" --config "$work/net.yaml" run net get --strategy landlock -- "http://127.0.0.2:$hp/$blob"
+netcase landlock-https-tunnel "$sh_" --config "$work/net.yaml" run net get --strategy landlock -- --cacert "$ca" "https://127.0.0.2:$sp/$blob"
+netcase landlock-https-terminated "$sh_" --config "$work/key.yaml" run net get --strategy landlock -- "https://127.0.0.2:$sp/$blob"
+if [ -x "$srt" ]; then
+	# srt exempts an IP literal on its list from its loopback check; its
+	# no_proxy covers 127.0.0.0/8, so curl is told to use the proxy anyway.
+	printf '{"network": {"allowedDomains": ["127.0.0.2:%s"], "deniedDomains": []}, "filesystem": {"denyRead": [], "allowRead": [], "allowWrite": [], "denyWrite": []}}\n' "$hp" >"$work/srt-net.json"
+	printf '#!/bin/sh\nexec %s --settings %s -c "curl -sS --noproxy %s -o /dev/null -w %s http://127.0.0.2:%s/%s"\n' \
+		"$srt" "$work/srt-net.json" "''" "'%{size_download}\\n'" "$hp" "$blob" >"$work/srt-get.sh"
+	netcase srt-http sh "$work/srt-get.sh"
+fi
+nrefs="-ref direct-http"
+grep -q '^direct-https=' "$net_cases" && nrefs="$nrefs -ref direct-https"
+# shellcheck disable=SC2086
+download=$("$bin/oneshot" -rounds 3 -warmup 1 -expect "$bytes" -cases "$net_cases" $nrefs 2>&1) || download="(failed: $download)"
+kill $serve_pid 2>/dev/null || true
 
 echo "== catalog" >&2
 catalog=""
@@ -161,6 +205,16 @@ ver() { "$@" 2>&1 | head -1; }
 	echo "Peak RSS is the largest single process of the tree (the host, for skillhost)."
 	echo
 	echo "$tput"
+	echo
+	echo "## Network by name: a ${mib} MiB download from a loopback server"
+	echo
+	echo "\\`curl\\` of ${mib} MiB from 127.0.0.2: directly; under the Landlock plugin with \\`network: [127.0.0.2]\\`, through"
+	echo "the run's relay and egress proxy, over plain HTTP, HTTPS tunnelled (CONNECT), and HTTPS that the"
+	echo "proxy terminates because it holds a credential for the host; and under srt with the same allow-list."
+	echo "MiB/s is ${mib} divided by the wall time. \\`skillhost-run-landlock-by-name\\` in the one-shot table is the"
+	echo "same echo run with the list: what starting the proxy and the relay adds."
+	echo
+	echo "$download"
 	echo
 	echo "## Catalog: generated skills (time and peak RSS)"
 	echo

@@ -261,7 +261,9 @@ func pluginEnv(host []string) []string {
 	for _, kv := range host {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "PATH", "TMPDIR", "GORACE":
+		// SSL_CERT_FILE and SSL_CERT_DIR are the trust store a plugin's
+		// egress proxy verifies upstream hosts against, as Go reads it.
+		case "PATH", "TMPDIR", "GORACE", "SSL_CERT_FILE", "SSL_CERT_DIR":
 			env = append(env, kv)
 		}
 	}

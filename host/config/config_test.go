@@ -345,3 +345,36 @@ skills:
 		}
 	}
 }
+
+// The YAML blocks of docs/network.md work as written: each configuration
+// block loads, and the SKILL.md example declares what it says.
+func TestNetworkDocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/network.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(doc), "```yaml\n")[1:]
+	if len(blocks) != 3 {
+		t.Fatalf("%d YAML blocks in docs/network.md, want 3", len(blocks))
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "x")
+	for i, b := range blocks {
+		b = b[:strings.Index(b, "```")]
+		if strings.HasPrefix(b, "network:") {
+			continue // the SKILL.md line, checked by the grant package's own tests
+		}
+		p := filepath.Join(t.TempDir(), "config.yaml")
+		os.WriteFile(p, []byte(b), 0o644)
+		c, err := Load(p)
+		if err != nil {
+			t.Errorf("block %d: %v\n%s", i, err, b)
+			continue
+		}
+		if i == 1 && (len(c.Ceiling().Hosts) != 2 || c.Skills.Grants["some-skill"].Network == nil) {
+			t.Errorf("block %d loaded as %+v", i, c.Ceiling())
+		}
+		if i == 2 && (len(c.Sandbox.Credentials) != 1 || c.Sandbox.Credentials[0].FromEnv != "ANTHROPIC_API_KEY") {
+			t.Errorf("block %d loaded as %+v", i, c.Sandbox.Credentials)
+		}
+	}
+}

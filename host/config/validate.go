@@ -145,8 +145,8 @@ func validateNetwork(n NetworkCeiling, creds []Credential) error {
 	}
 	for i, c := range creds {
 		at := fmt.Sprintf("sandbox.credentials[%d]", i)
-		if p, err := egress.ParsePattern(c.Host); err != nil || p.Wildcard || p.Literal() || p.Port != 0 {
-			errs = append(errs, fmt.Errorf("%s.host: %q is not a host name (no wildcard, address or port)", at, c.Host))
+		if p, err := egress.ParsePattern(c.Host); err != nil || p.Wildcard || p.Port != 0 {
+			errs = append(errs, fmt.Errorf("%s.host: %q is not a host name or address (no wildcard or port)", at, c.Host))
 		}
 		if c.Header == "" || strings.ContainsAny(c.Header, " :\r\n") {
 			errs = append(errs, fmt.Errorf("%s.header: %q is not a header name", at, c.Header))

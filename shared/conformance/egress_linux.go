@@ -187,6 +187,28 @@ print(urllib.request.urlopen("https://allowed.skillhost.test:%s/hello" % os.envi
 import os, requests
 print(requests.get("https://allowed.skillhost.test:%s/hello" % os.environ["HTTPS"], verify=os.environ["CA"], timeout=20).text)
 `},
+	{name: "SOCKS5 (ALL_PROXY) to an allowed name", python: true, check: works, script: `
+import os, socket, struct, urllib.parse
+u = urllib.parse.urlparse(os.environ["ALL_PROXY"])
+s = socket.create_connection((u.hostname, u.port), timeout=20)
+s.sendall(b"\x05\x01\x02")
+assert s.recv(2) == b"\x05\x02"
+user, pw = u.username.encode(), u.password.encode()
+s.sendall(b"\x01" + bytes([len(user)]) + user + bytes([len(pw)]) + pw)
+assert s.recv(2) == b"\x01\x00", "authentication refused"
+host = b"allowed.skillhost.test"
+s.sendall(b"\x05\x01\x00\x03" + bytes([len(host)]) + host + struct.pack(">H", int(os.environ["HTTP"])))
+reply = s.recv(10)
+assert reply[1] == 0, "connect refused: %r" % reply
+s.sendall(b"GET /hello HTTP/1.0\r\nHost: allowed.skillhost.test\r\n\r\n")
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+print(data.decode())
+`},
 	{name: "git clone over HTTPS from an allowed name", check: func(t *testing.T, w *egressWorld, o outcome) {
 		if o.err != nil || o.res.ExitCode != 0 || !strings.Contains(o.out, "egress suite repository") {
 			t.Errorf("git clone failed: %v %+v\n%s", o.err, o.res, o.out)

@@ -49,7 +49,12 @@ func NewPolicy(e *shared.Egress) (*Policy, error) {
 	}
 	for _, c := range e.Credentials {
 		h := strings.ToLower(strings.TrimSuffix(c.Host, "."))
-		if checkName(h) != nil || c.Header == "" || c.Value == "" {
+		if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+			h = a.String()
+		} else if checkName(h) != nil {
+			h = ""
+		}
+		if h == "" || c.Header == "" || c.Value == "" {
 			return nil, fmt.Errorf("egress credential for %q: a host name, a header and a value are required", c.Host)
 		}
 		p.creds[h] = c
@@ -96,7 +101,11 @@ func (p *Policy) allowedLiteral(a netip.Addr, port int) bool {
 
 // Credential returns the credential to inject for host, if any.
 func (p *Policy) Credential(host string) (shared.Credential, bool) {
-	c, ok := p.creds[strings.ToLower(strings.TrimSuffix(host, "."))]
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+		host = a.String()
+	}
+	c, ok := p.creds[host]
 	return c, ok
 }
 
