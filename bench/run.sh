@@ -126,7 +126,7 @@ mkdir -p "$serve"
 rm -f "$serve"/*.port
 "$bin/loopserve" -addr 127.0.0.2 -dir "$serve" &
 serve_pid=$!
-trap 'kill $serve_pid 2>/dev/null' EXIT
+trap 'kill $serve_pid 2>/dev/null || true' EXIT
 while [ ! -s "$serve/https.port" ]; do sleep 0.1; done
 hp=$(cat "$serve/http.port") sp=$(cat "$serve/https.port") ca=$serve/ca.pem
 blob="blob?bytes=$bytes"
@@ -208,10 +208,10 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "## Network by name: a ${mib} MiB download from a loopback server"
 	echo
-	echo "\\`curl\\` of ${mib} MiB from 127.0.0.2: directly; under the Landlock plugin with \\`network: [127.0.0.2]\\`, through"
+	echo "\`curl\` of ${mib} MiB from 127.0.0.2: directly; under the Landlock plugin with \`network: [127.0.0.2]\`, through"
 	echo "the run's relay and egress proxy, over plain HTTP, HTTPS tunnelled (CONNECT), and HTTPS that the"
 	echo "proxy terminates because it holds a credential for the host; and under srt with the same allow-list."
-	echo "MiB/s is ${mib} divided by the wall time. \\`skillhost-run-landlock-by-name\\` in the one-shot table is the"
+	echo "MiB/s is ${mib} divided by the wall time. \`skillhost-run-landlock-by-name\` in the one-shot table is the"
 	echo "same echo run with the list: what starting the proxy and the relay adds."
 	echo
 	echo "$download"

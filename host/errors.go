@@ -106,7 +106,7 @@ func ErrorKind(err error, status int) (kind, hint string) {
 	case err == nil:
 		return "", ""
 	case errors.As(err, &ce):
-		return KindConfig, "fix the key named in the message; the Configuration section of the README lists them"
+		return KindConfig, "fix the key named in the message; docs/configuration.md lists them"
 	case errors.As(err, &re):
 		return KindSkillRoot, "fix skills.roots or --skills; skillhost doctor checks them"
 	case errors.As(err, new(*catalog.NotFoundError)) && brokenSkill(err):

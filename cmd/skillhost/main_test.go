@@ -22,6 +22,9 @@ import (
 
 func TestMain(m *testing.M) {
 	host.Init()
+	if os.Getenv(envRunCLI) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0") // the race runtime's exit pause would slow every supervised run
 	testscript.Main(m, map[string]func(){
 		"skillhost": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },

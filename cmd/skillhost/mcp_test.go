@@ -692,6 +692,11 @@ func TestMCPToolsOnActivate(t *testing.T) {
 	if got := names(); !slices.Equal(got, []string{"skill_activate", "skills_search"}) {
 		t.Fatalf("first tool list %v; want only the disclosure tools", got)
 	}
+	// A search names the tools activation will offer.
+	res := c.call(t, "skills_search", map[string]any{"query": "echo my arguments in brackets"})
+	if raw, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(raw), `"kit__echo"`) {
+		t.Errorf("skills_search before activation lists no tools: %s", raw)
+	}
 	c.call(t, "skill_activate", map[string]any{"name": "kit"})
 	select {
 	case <-c.toolsChanged:

@@ -108,6 +108,9 @@ type Server struct {
 
 	mu        sync.Mutex // guards the fields below and serialises Sync
 	tools     map[string]toolSpec
+	// names are every script tool's MCP name, by skill and tool, offered
+	// or not yet (a search lists what activation will offer).
+	names map[string]map[string]string
 	resources map[string]resourceFile
 
 	activated map[string]bool // skills whose tools are offered, with ToolsOnActivate
@@ -180,8 +183,13 @@ func (s *Server) sortedSkills() []*skill.Skill {
 // should be offered; s.mu is held.
 func (s *Server) syncTools(skills []*skill.Skill) {
 	tools := map[string]toolSpec{}
+	s.names = map[string]map[string]string{}
 	if !s.opts.DisclosureOnly {
 		for _, n := range skill.NameTools(skills, map[string]bool{SearchTool: true, ActivateTool: true}) {
+			if s.names[n.Skill.Name] == nil {
+				s.names[n.Skill.Name] = map[string]string{}
+			}
+			s.names[n.Skill.Name][n.Tool.Name] = n.Name
 			if s.opts.ToolsOnActivate && !s.activated[n.Skill.Name] {
 				continue
 			}
@@ -259,13 +267,7 @@ func (s *Server) ToolNames() []string {
 func (s *Server) toolNamesOf(sk *skill.Skill) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]string{}
-	for name, spec := range s.tools {
-		if spec.skill == sk.Name {
-			out[spec.tool] = name
-		}
-	}
-	return out
+	return s.names[sk.Name]
 }
 
 // resourcesOf returns the URIs of the resources offered for sk: its

@@ -161,7 +161,7 @@ type Activation struct {
 func (s *Server) addDisclosureTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: SearchTool, Title: "Search skills",
-		Description: "Rank the available Agent Skills for a task; returns the best candidates with their scores (0 to 1), whether each passes the threshold of automatic activation, and their tools. " +
+		Description: "Rank the available Agent Skills for a task; returns the best candidates with their scores (0 to 1), whether each passes the threshold of automatic activation, and their tools (offered once the skill is activated). " +
 			"Call " + ActivateTool + " with a name to read its instructions.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, SearchResult, error) {
