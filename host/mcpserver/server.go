@@ -106,11 +106,11 @@ type Server struct {
 	mcp    *mcp.Server
 	logger *slog.Logger
 
-	mu        sync.Mutex // guards the fields below and serialises Sync
-	tools     map[string]toolSpec
+	mu    sync.Mutex // guards the fields below and serialises Sync
+	tools map[string]toolSpec
 	// names are every script tool's MCP name, by skill and tool, offered
 	// or not yet (a search lists what activation will offer).
-	names map[string]map[string]string
+	names     map[string]map[string]string
 	resources map[string]resourceFile
 
 	activated map[string]bool // skills whose tools are offered, with ToolsOnActivate
