@@ -13,6 +13,6 @@ func nprocOf(int) int64 { return 0 }
 // Filter is an assembled seccomp program (Linux only).
 type Filter []struct{}
 
-type filterKey struct{ network, landlockUnix, noMetadata bool }
+type filterKey struct{ network, loopback, landlockUnix, noMetadata bool }
 
 func seccompFilter(filterKey) (Filter, error) { return nil, nil }
