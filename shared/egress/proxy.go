@@ -356,6 +356,15 @@ type peeked struct {
 
 func (c *peeked) Read(b []byte) (int, error) { return c.r.Read(b) }
 
+// CloseWrite passes a half-close on (the SOCKS5 server ends a tunnel's
+// direction with it), so the client sees the end of the upstream's data.
+func (c *peeked) CloseWrite() error {
+	if hc, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return hc.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
 // connListener is a net.Listener fed with connections by accept.
 type connListener struct {
 	addr net.Addr
