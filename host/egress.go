@@ -35,6 +35,11 @@ func (e *EgressError) Error() string {
 // alone (never into the grant the result shows). The variables holding
 // them never reach the run.
 func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []string, err error) {
+	// A credential's variable reaches no run, whatever sandbox.env says
+	// and whatever the run's network.
+	for _, c := range h.Config.Sandbox.Credentials {
+		p.request.Env = slices.DeleteFunc(p.request.Env, func(kv string) bool { return strings.HasPrefix(kv, c.FromEnv+"=") })
+	}
 	e := p.request.Grant.Egress
 	if e == nil {
 		return nil, nil
@@ -66,7 +71,6 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 		return nil, err
 	}
 	for i, c := range h.Config.Sandbox.Credentials {
-		p.request.Env = slices.DeleteFunc(p.request.Env, func(kv string) bool { return strings.HasPrefix(kv, c.FromEnv+"=") })
 		if ok, _ := pol.Decide(c.Host, 443); !ok {
 			continue
 		}

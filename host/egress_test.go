@@ -77,3 +77,14 @@ func TestRouteEgressUnconfined(t *testing.T) {
 		t.Errorf("the null strategy: %v %q", err, notes)
 	}
 }
+
+// A credential's variable never reaches a run, with or without a list.
+func TestCredentialVariableNeverPasses(t *testing.T) {
+	cfg := config.Default()
+	cfg.Sandbox.Credentials = []config.Credential{{Host: "api.example.com", Header: "x", FromEnv: "FAKE_API_KEY"}}
+	h := &Host{Config: cfg, warned: map[string]bool{}}
+	p := &prepared{strategy: "null", exec: enforcer{}, request: shared.Request{Env: []string{"FAKE_API_KEY=secret", "KEEP=1"}}}
+	if _, err := h.routeEgress(context.Background(), p); err != nil || !slices.Equal(p.request.Env, []string{"KEEP=1"}) {
+		t.Errorf("%v %q", err, p.request.Env)
+	}
+}

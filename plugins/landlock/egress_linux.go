@@ -1,6 +1,7 @@
 package landlock
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,15 +49,28 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
+// relayed bounds the connections relayed at once: each holds two of the
+// run's descriptors (the helper shares its open-files limit).
+const relayed = 128
+
 // relay hands every connection on ln to the proxy at target, until the
-// helper exits with the run.
+// helper exits with the run. A failed accept (out of descriptors, say) is
+// waited out, never the end of the run's network.
 func relay(ln net.Listener, target string) {
+	slots := make(chan struct{}, relayed)
 	for {
+		slots <- struct{}{}
 		c, err := ln.Accept()
 		if err != nil {
-			return
+			<-slots
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+			continue
 		}
 		go func() {
+			defer func() { <-slots }()
 			up, err := net.DialTimeout("tcp", target, 30*time.Second)
 			if err != nil {
 				_ = c.Close()

@@ -513,7 +513,7 @@ func (w *egressWorld) request(argv []string, run string) shared.Request {
 				Allow:    []string{"allowed.skillhost.test", "keyed.skillhost.test", "127.0.0.2", "rebound.skillhost.test"},
 				Deny:     []string{"denied.skillhost.test"},
 				Reasons:  map[string]string{"denied.skillhost.test": "denied names are blocked in this suite"},
-				Declared: []string{"*.skillhost.test"}, Ceiling: []string{"allowed.skillhost.test", "keyed.skillhost.test"},
+				Declared: []string{"*.skillhost.test"}, Ceiling: []string{"allowed.skillhost.test", "keyed.skillhost.test", "127.0.0.2"},
 				Credentials: []shared.Credential{{Host: "keyed.skillhost.test", Header: "Authorization", Prefix: "Bearer ",
 					Value: egressSecret, Placeholder: "placeholder-not-a-key", PlaceholderEnv: "API_TOKEN"}},
 			}},

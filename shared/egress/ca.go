@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,7 +106,7 @@ func (a *authority) tlsConfig(hostport string, _ *goproxy.ProxyCtx) (*tls.Config
 	if err != nil {
 		host = hostport
 	}
-	c, err := a.leaf(host)
+	c, err := a.leaf(strings.TrimSuffix(strings.ToLower(host), "."))
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,19 @@ func (g *guard) refused(a netip.Addr) string {
 	return ""
 }
 
+// denied reports whether a (or the IPv4 address it carries) is in the
+// operator's deny_addresses, which nothing exempts.
+func (g *guard) denied(a netip.Addr) bool {
+	a = a.Unmap()
+	v4, ok := embedded(a)
+	for _, p := range g.deny {
+		if p.Contains(a) || ok && p.Contains(v4) {
+			return true
+		}
+	}
+	return false
+}
+
 func (g *guard) refusedOne(a netip.Addr) string {
 	switch {
 	case a.IsLoopback():

@@ -12,6 +12,9 @@ import (
 // Policy decides, from a grant's Egress, which hosts a command may reach.
 type Policy struct {
 	allow, deny []Pattern
+	// exempted are the IP literals of the ceiling's own list: the only
+	// addresses the guard's always-refused classes let through.
+	exempted []Pattern
 	allowRaw    []string
 	denyRaw     []string
 	reasons     map[string]string
@@ -35,6 +38,11 @@ func NewPolicy(e *shared.Egress) (*Policy, error) {
 	}
 	if p.deny, err = ParsePatterns(e.Deny); err != nil {
 		return nil, fmt.Errorf("egress deny: %w", err)
+	}
+	for _, c := range e.Ceiling {
+		if pat, err := ParsePattern(c); err == nil && pat.Literal() {
+			p.exempted = append(p.exempted, pat)
+		}
 	}
 	for _, s := range e.DenyAddresses {
 		pfx, err := netip.ParsePrefix(s)
@@ -87,13 +95,19 @@ func (p *Policy) Decide(host string, port int) (bool, string) {
 		hostPort(host, port), listOrNone(p.declared), listOrNone(p.ceiling))
 }
 
-// allowedLiteral reports whether a is on the allow list as an address of
-// its own (with port, if the pattern has one): the one way an address
-// the guard refuses becomes reachable.
-func (p *Policy) allowedLiteral(a netip.Addr, port int) bool {
-	for _, pat := range p.allow {
-		if pat.Literal() && pat.Addr.Unmap() == a.Unmap() && (pat.Port == 0 || pat.Port == port) {
-			return true
+// exempt reports whether a is allowed as an address of its own (with its
+// port, if the pattern has one) by the operator's ceiling: the one way an
+// address of the always-refused classes (loopback, link-local, the host's
+// own) becomes reachable. A skill cannot exempt an address by declaring
+// it, and deny_addresses is never exempted (see guard.denied).
+func (p *Policy) exempt(a netip.Addr, port int) bool {
+	for _, pat := range p.exempted {
+		if pat.Addr.Unmap() == a.Unmap() && (pat.Port == 0 || pat.Port == port) {
+			for _, al := range p.allow {
+				if al.Literal() && al.Addr.Unmap() == a.Unmap() && (al.Port == 0 || al.Port == port) {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -33,6 +33,10 @@ import (
 // run's token.
 const User = "skillhost"
 
+// maxViolations bounds the refusals a run reports: a script asking for
+// random names must not bloat the result an agent reads.
+const maxViolations = 50
+
 // Config configures a Proxy.
 type Config struct {
 	// Egress is the grant's network by name.
@@ -209,7 +213,7 @@ func (p *Proxy) Close() error {
 func (p *Proxy) refuse(host string, port int, reason string) error {
 	key := strings.ToLower(host)
 	p.mu.Lock()
-	if !p.seen[key] {
+	if !p.seen[key] && len(p.violations) < maxViolations {
 		p.seen[key] = true
 		p.violations = append(p.violations, shared.Violation{Kind: "network", Target: hostPort(host, port), Host: host, Port: port, Reason: reason})
 	}
@@ -240,6 +244,9 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if !strings.HasPrefix(network, "tcp") {
 		return nil, p.refuse(host, port, "only TCP leaves the sandbox")
 	}
+	if why := unusable(host); why != "" {
+		return nil, p.refuse(host, port, why)
+	}
 	if ok, why := p.policy.Decide(host, port); !ok {
 		return nil, p.refuse(host, port, why)
 	}
@@ -252,7 +259,7 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	var refused []string
 	var last error
 	for _, a := range addrs {
-		if why := p.guard.refused(a); why != "" && !p.policy.allowedLiteral(a, port) {
+		if why := p.guard.refused(a); why != "" && (p.guard.denied(a) || !p.policy.exempt(a, port)) {
 			refused = append(refused, a.String()+" is "+why)
 			continue
 		}
@@ -266,6 +273,22 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 		return nil, last
 	}
 	return nil, p.refuse(host, port, "it resolves only to addresses the sandbox refuses ("+strings.Join(refused, "; ")+")")
+}
+
+// unusable says why a host cannot be reached at all, whatever the policy:
+// an address with a zone (which no address check can judge, and which the
+// kernel ignores for a global address) or a name that is not a host name.
+func unusable(host string) string {
+	if a, err := netip.ParseAddr(host); err == nil {
+		if a.Zone() != "" {
+			return "an address with a zone is never reachable"
+		}
+		return ""
+	}
+	if checkName(strings.TrimSuffix(strings.ToLower(host), ".")) != nil {
+		return "it is not a host name"
+	}
+	return ""
 }
 
 // track registers an upstream connection so that Close ends it.
@@ -326,6 +349,7 @@ func (p *Proxy) accept() {
 		}
 		p.conns[c] = true
 		p.mu.Unlock()
+		c = &tracked{Conn: c, p: p}
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
@@ -416,7 +440,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "skillhost egress proxy: not a proxy request", http.StatusBadRequest)
 		return
 	}
-	if ok, why := p.policy.Decide(host, port); !ok {
+	why := unusable(host)
+	if why == "" {
+		_, why = p.policy.Decide(host, port)
+	}
+	if why != "" {
 		err := p.refuse(host, port, why)
 		w.Header().Set("X-Skillhost-Refused", why)
 		http.Error(w, err.Error(), http.StatusForbidden)

@@ -132,7 +132,7 @@ func TestProxyByName(t *testing.T) {
 		Allow:    []string{"api.test", "127.0.0.2", "loopback.test", "metadata.test", "other.test"},
 		Deny:     []string{"other.test"},
 		Reasons:  map[string]string{"other.test": "other is blocked; use api.test"},
-		Declared: []string{"*.test"}, Ceiling: []string{"api.test"},
+		Declared: []string{"*.test"}, Ceiling: []string{"api.test", "127.0.0.2"},
 	}, roots)
 	c := client(p, roots)
 
@@ -202,7 +202,7 @@ func TestProxyCredential(t *testing.T) {
 
 func TestProxySOCKS5(t *testing.T) {
 	plain := newUpstream(t, "127.0.0.2", false)
-	p := startProxy(t, &shared.Egress{Allow: []string{"api.test", "127.0.0.2"}}, nil)
+	p := startProxy(t, &shared.Egress{Allow: []string{"api.test", "127.0.0.2"}, Ceiling: []string{"127.0.0.2"}}, nil)
 	d, err := proxy.SOCKS5("tcp", fmt.Sprintf("127.0.0.1:%d", p.Port()), &proxy.Auth{User: User, Password: p.Token()}, proxy.Direct)
 	if err != nil {
 		t.Fatal(err)
@@ -226,7 +226,7 @@ func TestProxyInjectsCredential(t *testing.T) {
 	other := newUpstream(t, "127.0.0.3", true)
 	upRoots := testRoots()
 	p := startProxy(t, &shared.Egress{
-		Allow: []string{"api.test", "127.0.0.2", "other.test", "127.0.0.3"},
+		Allow: []string{"api.test", "127.0.0.2", "other.test", "127.0.0.3"}, Ceiling: []string{"127.0.0.2", "127.0.0.3"},
 		Credentials: []shared.Credential{{Host: "api.test", Header: "Authorization", Prefix: "Bearer ", Value: secret,
 			Placeholder: placeholder, PlaceholderEnv: "API_KEY"}},
 	}, upRoots)
@@ -263,7 +263,7 @@ func TestProxyInjectsCredential(t *testing.T) {
 	}
 	// A server the run's authority did not sign for, impersonated by an
 	// upstream whose certificate the proxy does not trust, is refused.
-	untrusted := startProxy(t, &shared.Egress{Allow: []string{"api.test", "127.0.0.2"},
+	untrusted := startProxy(t, &shared.Egress{Allow: []string{"api.test", "127.0.0.2"}, Ceiling: []string{"127.0.0.2"},
 		Credentials: []shared.Credential{{Host: "api.test", Header: "x-api-key", Value: secret}}}, x509.NewCertPool())
 	r2 := x509.NewCertPool()
 	r2.AppendCertsFromPEM(untrusted.CABundle())
@@ -272,5 +272,34 @@ func TestProxyInjectsCredential(t *testing.T) {
 	}
 	if h := secure.headers(); len(h) != 1 {
 		t.Errorf("the untrusted upstream was sent %d requests", len(h)-1)
+	}
+}
+
+// Only the operator's ceiling can make an always-refused address
+// reachable, deny_addresses never, and an address with a zone never.
+func TestProxyExemptions(t *testing.T) {
+	plain := newUpstream(t, "127.0.0.2", false)
+	for _, c := range []struct {
+		name string
+		e    *shared.Egress
+		url  string
+		want int
+	}{
+		{"a literal the skill declared under a ceiling of any host", &shared.Egress{Allow: []string{"127.0.0.2"}, Ceiling: []string{"any host"}},
+			fmt.Sprintf("http://127.0.0.2:%d/", plain.port), http.StatusForbidden},
+		{"a literal on the ceiling's list", &shared.Egress{Allow: []string{"127.0.0.2"}, Ceiling: []string{"127.0.0.2"}},
+			fmt.Sprintf("http://127.0.0.2:%d/", plain.port), http.StatusOK},
+		{"deny_addresses wins over the ceiling's literal", &shared.Egress{Allow: []string{"127.0.0.2"}, Ceiling: []string{"127.0.0.2"}, DenyAddresses: []string{"127.0.0.0/8"}},
+			fmt.Sprintf("http://127.0.0.2:%d/", plain.port), http.StatusForbidden},
+		{"an IPv6 address with a zone", &shared.Egress{Allow: []string{"*"}, Ceiling: []string{"any host"}},
+			"http://[fd00:ec2::254%251]/latest/meta-data/", http.StatusForbidden},
+		{"a name that is not a host name", &shared.Egress{Allow: []string{"*"}, Ceiling: []string{"any host"}},
+			"http://bad_name!.test/", http.StatusForbidden},
+	} {
+		p := startProxy(t, c.e, nil)
+		code, body, err := get(client(p, nil), c.url)
+		if code != c.want {
+			t.Errorf("%s: %d %q %v, want %d", c.name, code, body, err, c.want)
+		}
 	}
 }
