@@ -15,13 +15,13 @@ type Policy struct {
 	// exempted are the IP literals of the ceiling's own list: the only
 	// addresses the guard's always-refused classes let through.
 	exempted []Pattern
-	allowRaw    []string
-	denyRaw     []string
-	reasons     map[string]string
-	denyNets    []netip.Prefix
-	declared    []string
-	ceiling     []string
-	creds       map[string]shared.Credential
+	allowRaw []string
+	denyRaw  []string
+	reasons  map[string]string
+	denyNets []netip.Prefix
+	declared []string
+	ceiling  []string
+	creds    map[string]shared.Credential
 }
 
 // NewPolicy reads e, naming the first bad pattern, address range or
