@@ -168,6 +168,9 @@ $t
 "
 done
 
+echo "== fleet (Temporal, in-process server)" >&2
+fleet=$(go run -tags temporalserver ./examples/fleet -bench -bin "$bin" 2>&1) || fleet="(failed: $fleet)"
+
 echo "== Go benchmarks (warm calls, plugin start, concurrency)" >&2
 gobench=$(go test -run '^$' -bench 'PluginStart|Call' -benchtime "${BENCHTIME:-100x}" ./host/sandbox/ 2>&1 | grep -E '^(Benchmark|cpu:)' || true)
 
@@ -220,6 +223,13 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "\`run-one-of-N\` runs one skill with the in-process runner: it reads only that skill."
 	echo "$catalog"
+	echo "## The fleet: runs on a Temporal cluster"
+	echo
+	echo "\`go run -tags temporalserver ./examples/fleet -bench\`: an in-process Temporal server, the host and the"
+	echo "workers on this machine; \`echo\` under Landlock per call (docs/fleet.md)."
+	echo
+	echo "$fleet"
+	echo
 	echo "## Warm calls through the Go API, plugin start, concurrency"
 	echo
 	echo "From \`go test -bench 'PluginStart|Call' ./host/sandbox/\`: \`/bin/true\` per call; cpu-ms/op counts the"

@@ -24,6 +24,10 @@ type Options struct {
 	Prepare func(*shared.Request)
 	// Shell is an absolute path to a POSIX shell; default /bin/sh.
 	Shell string
+	// Settings are what the backend needs to run at all (a remote
+	// backend's cluster address): the settings check ends by setting
+	// them again. Nil leaves the backend with empty settings.
+	Settings []byte
 }
 
 // Conformance runs the contract's tests against ex, each as a subtest.
@@ -146,7 +150,7 @@ func (c *checker) info(t *testing.T) {
 // settings checks SetConfig where the executor offers it (a plugin's
 // client always does): empty settings are accepted, an unknown key is
 // refused by name rather than ignored, and a plugin without settings says
-// so. It leaves the plugin with empty settings.
+// so. It leaves the plugin with Options.Settings, or empty settings.
 func (c *checker) settings(t *testing.T) {
 	cfg, ok := c.ex.(shared.Configurable)
 	if !ok {
@@ -174,6 +178,11 @@ func (c *checker) settings(t *testing.T) {
 	}
 	if problems, err := cfg.SetConfig(ctx, []byte("{}")); err != nil || len(problems) > 0 {
 		t.Fatalf("SetConfig({}) after a refusal = %v, %v", problems, err)
+	}
+	if c.opts.Settings != nil {
+		if problems, err := cfg.SetConfig(ctx, c.opts.Settings); err != nil || len(problems) > 0 {
+			t.Fatalf("SetConfig(Options.Settings) = %v, %v", problems, err)
+		}
 	}
 }
 

@@ -1,0 +1,295 @@
+//go:build temporalserver
+
+// Command fleet runs skill tools on a fleet: it starts an in-process
+// Temporal server and two workers (each confining its runs with the
+// Landlock plugin), then makes 40 mixed calls through the host, as an
+// agent platform would, and prints how each ended and which worker ran
+// how many. It is what `make demo-fleet` runs:
+//
+//	make build && go run -tags temporalserver ./examples/fleet
+//
+// -calls, -concurrency and -workers change the mix; -bench measures the
+// per-call overhead against the same runs local and the throughput with
+// 1, 2 and 4 workers instead.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/plugins/temporal"
+	"github.com/skillhost/skillhost/shared/procstat"
+)
+
+func main() {
+	host.Init()
+	calls := flag.Int("calls", 40, "tool calls to make")
+	concurrency := flag.Int("concurrency", 8, "calls at once")
+	workers := flag.Int("workers", 2, "fleet workers")
+	bench := flag.Bool("bench", false, "measure overhead and throughput instead")
+	bin := flag.String("bin", "bin", "where skillhost's plugins are (make build puts them in bin/)")
+	flag.Parse()
+	if err := run(*calls, *concurrency, *workers, *bench, *bin); err != nil {
+		fmt.Fprintln(os.Stderr, "fleet:", err)
+		os.Exit(1)
+	}
+}
+
+// fleet is a cluster, its workers and a host using it.
+type fleet struct {
+	ts      *temporaltest.TestServer
+	workers []*temporal.Fleet
+	h       *host.Host
+	work    string // removed by stop
+	out     string
+}
+
+func start(nWorkers int, bin string) (*fleet, error) {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(bin, "skillhost-sandbox-temporal")); err != nil {
+		return nil, fmt.Errorf("%s has no skillhost-sandbox-temporal: run make build first", bin)
+	}
+	f := &fleet{ts: temporaltest.NewServer()}
+	addr, ns := f.ts.GetFrontendHostPort(), f.ts.GetDefaultNamespace()
+	work, err := os.MkdirTemp("", "skillhost-fleet-")
+	if err != nil {
+		return nil, err
+	}
+	os.Chmod(work, 0o755)
+	f.work = work
+	for i := range nWorkers {
+		w, err := temporal.StartWorker(temporal.WorkerOptions{
+			Connection: temporal.Connection{Address: addr, Namespace: ns},
+			PluginsDir: bin, CacheDir: filepath.Join(work, fmt.Sprintf("worker-%d", i+1)),
+			Identity: fmt.Sprintf("worker-%d", i+1), Concurrency: 4,
+		})
+		if err != nil {
+			f.stop()
+			return nil, err
+		}
+		f.workers = append(f.workers, w)
+	}
+	config := filepath.Join(work, "config.yaml")
+	os.WriteFile(config, fmt.Appendf(nil, "sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal: {address: %q, namespace: %q}\n", addr, ns), 0o644)
+	f.out = filepath.Join(work, "out")
+	os.MkdirAll(f.out, 0o777)
+	os.Chmod(f.out, 0o777)
+	skills, _ := filepath.Abs("examples/fleet/skills")
+	f.h, err = host.Open(host.Options{ConfigPath: config, SkillRoots: []string{skills}, PluginDirs: []string{bin}, Warnings: os.Stderr})
+	if err != nil {
+		f.stop()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *fleet) stop() {
+	if f.h != nil {
+		f.h.Close()
+	}
+	for _, w := range f.workers {
+		w.Stop()
+	}
+	f.ts.Stop()
+	if f.work != "" {
+		os.RemoveAll(f.work)
+	}
+}
+
+// call is one tool call of the mix and how it ended.
+type call struct {
+	n     int
+	tool  string
+	runID string
+	res   *host.RunResult
+	err   error
+	took  time.Duration
+}
+
+// mix is the n-th call's tool: fast most often, then slow, failing,
+// writing and timing out.
+func mix(n int) string {
+	return []string{"fast", "slow", "fast", "fail", "fast", "write", "fast", "slow", "hang", "fast"}[n%10]
+}
+
+func (f *fleet) calls(n, concurrency int, strategy string) []call {
+	out := make([]call, n)
+	sem := make(chan struct{}, concurrency)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			tool := mix(i)
+			req := host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i + 1)}, Strategy: strategy}
+			if tool == "write" {
+				req.Workspace, req.WorkspaceDirs = "read-write", []string{f.out}
+			}
+			start := time.Now()
+			var runID string
+			res, err := f.h.Run(context.Background(), req, func(e events.Event) error {
+				if id, ok := e.Data["run_id"].(string); ok && runID == "" {
+					runID = id
+				}
+				return nil
+			})
+			out[i] = call{n: i + 1, tool: tool, runID: runID, res: res, err: err, took: time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
+	if bench {
+		return benchmark(bin)
+	}
+	f, err := start(nWorkers, bin)
+	if err != nil {
+		return err
+	}
+	defer f.stop()
+	fmt.Printf("Temporal server at %s, %d workers; %d calls, %d at once\n\n", f.ts.GetFrontendHostPort(), nWorkers, nCalls, concurrency)
+	start := time.Now()
+	results := f.calls(nCalls, concurrency, "")
+	wall := time.Since(start)
+	tally := map[string]int{}
+	for _, c := range results {
+		outcome, kind := "", ""
+		switch {
+		case c.err != nil:
+			outcome, kind = "error: "+c.err.Error(), "error"
+		case c.res.TimedOut:
+			outcome, kind = "timed out, as the skill's 3 s timeout says", "timed out"
+		case c.res.ExitCode != 0:
+			outcome, kind = fmt.Sprintf("exit %d: %s", c.res.ExitCode, strings.TrimSpace(string(c.res.Output))), fmt.Sprintf("exit %d", c.res.ExitCode)
+		default:
+			outcome, kind = strings.ReplaceAll(strings.TrimSpace(string(c.res.Output)), "\n", " / "), "ok"
+		}
+		tally[c.tool+": "+kind]++
+		where := "?"
+		for _, w := range f.workers {
+			if w.Ran(c.runID) {
+				where = w.Name()
+			}
+		}
+		fmt.Printf("%3d %-6s on %-9s %6.2fs  %s\n", c.n, c.tool, where, c.took.Seconds(), outcome)
+	}
+	written, _ := filepath.Glob(filepath.Join(f.out, "out-*.txt"))
+	fmt.Printf("\n%d calls in %.1fs; %d files written back through the host\n", nCalls, wall.Seconds(), len(written))
+	for _, w := range f.workers {
+		fmt.Printf("%s ran %d\n", w.Name(), w.Jobs())
+	}
+	keys := make([]string, 0, len(tally))
+	for k := range tally {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Printf("  %-28s %d\n", k, tally[k])
+	}
+	return nil
+}
+
+// benchmark measures, in one run, the per-call overhead of a remote run
+// against the same run local, and the throughput of 1, 2 and 4 workers.
+func benchmark(bin string) error {
+	fmt.Println("| case | calls | concurrency | wall s | calls/s | median ms | errors | lost or mixed up |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, workers := range []int{1, 2, 4} {
+		f, err := start(workers, bin)
+		if err != nil {
+			return err
+		}
+		if workers == 1 {
+			for _, strategy := range []string{"landlock", "temporal"} {
+				row(f, fmt.Sprintf("sequential, %s", strategy), 30, 1, strategy, "fast")
+			}
+		}
+		row(f, fmt.Sprintf("%d workers", workers), 100, 16, "", "fast")
+		if workers == 4 {
+			before := descendants()
+			row(f, "4 workers, 500 calls", 500, 32, "", "fast")
+			time.Sleep(time.Second) // runs' supervisors exit just after their results
+			fmt.Printf("\nprocesses below this one: %d before the 500 calls, %d after\n", before, descendants())
+		}
+		f.stop()
+	}
+	return nil
+}
+
+// row makes n calls of tool at concurrency c and prints a table row,
+// checking that each call got its own answer.
+func row(f *fleet, label string, n, c int, strategy, tool string) {
+	out := make([]time.Duration, n)
+	var bad, errs atomic.Int64
+	sem := make(chan struct{}, c)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t := time.Now()
+			res, err := f.h.Run(context.Background(), host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i)}, Strategy: strategy}, nil)
+			out[i] = time.Since(t)
+			switch {
+			case err != nil:
+				errs.Add(1)
+			case string(res.Output) != fmt.Sprintf("fast %d\n", i):
+				bad.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
+	fmt.Printf("| %s | %d | %d | %.2f | %.1f | %.0f | %d | %d |\n", label, n, c, wall.Seconds(), float64(n)/wall.Seconds(),
+		float64(out[n/2].Microseconds())/1000, errs.Load(), bad.Load())
+}
+
+// descendants counts the processes below this one (the workers' local
+// plugins and what they keep ready): a run that leaked one would show.
+func descendants() int {
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := procstat.Read(pid); err == nil {
+			parent[pid] = st.PPid
+		}
+	}
+	me, n := os.Getpid(), 0
+	for pid := range parent {
+		for p := parent[pid]; p > 1; p = parent[p] {
+			if p == me {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Prints its arguments at once.
+echo "fast $*"

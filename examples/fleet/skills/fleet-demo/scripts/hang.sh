@@ -1,0 +1,4 @@
+#!/bin/sh
+# Sleeps past the skill's 3 s timeout.
+echo "hang $1"
+sleep 30

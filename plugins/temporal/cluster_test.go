@@ -1,0 +1,422 @@
+//go:build temporalserver
+
+package temporal_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/plugins/temporal"
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/conformance"
+	"github.com/skillhost/skillhost/shared/pluginclient"
+	"github.com/skillhost/skillhost/shared/skilltar"
+)
+
+const (
+	temporalPkg = "./cmd/skillhost-sandbox-temporal"
+	landlockPkg = "./cmd/skillhost-sandbox-landlock"
+	nullPkg     = "./cmd/skillhost-sandbox-null"
+)
+
+// cluster is the in-process Temporal server every test uses.
+var cluster struct {
+	address, namespace string
+}
+
+func TestMain(m *testing.M) {
+	if _, err := testbin.Build(temporalPkg, landlockPkg, nullPkg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ts := temporaltest.NewServer()
+	cluster.address, cluster.namespace = ts.GetFrontendHostPort(), ts.GetDefaultNamespace()
+	code := m.Run()
+	ts.Stop()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// worker starts a fleet worker process on queue, as cred (nil: the test's
+// user), and waits until it serves.
+func worker(t *testing.T, queue string, cred *syscall.Credential, args ...string) *exec.Cmd {
+	t.Helper()
+	dir := filepath.Dir(testbin.Path(temporalPkg))
+	// Not t.TempDir: its parent is the test's own, closed to other users.
+	cache, err := os.MkdirTemp("", "skillhost-fleet-cache-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(cache) })
+	os.Chmod(cache, 0o777)
+	cmd := exec.Command(testbin.Path(temporalPkg), append([]string{"worker", "--address", cluster.address,
+		"--namespace", cluster.namespace, "--task-queue", queue, "--plugins-dir", dir, "--cache-dir", cache}, args...)...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		var seen []string
+		for sc.Scan() {
+			seen = append(seen, sc.Text())
+			if strings.Contains(sc.Text(), "serving task queue") {
+				ready <- ""
+			}
+		}
+		ready <- strings.Join(seen, "\n")
+	}()
+	select {
+	case out := <-ready:
+		if out != "" {
+			t.Fatalf("the worker did not start:\n%s", out)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the worker did not start within 60 s")
+	}
+	return cmd
+}
+
+// host is the host side, in process, configured for queue.
+func host(t *testing.T, queue string, extra map[string]any) *temporal.Executor {
+	t.Helper()
+	e := temporal.New()
+	settings := map[string]any{"address": cluster.address, "namespace": cluster.namespace, "task_queue": queue}
+	for k, v := range extra {
+		settings[k] = v
+	}
+	doc, _ := json.Marshal(settings)
+	if problems, err := e.SetConfig(context.Background(), doc); err != nil || problems != nil {
+		t.Fatalf("SetConfig: %v %v", problems, err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// skillDir writes a skill with the given scripts (and extra files).
+func skillDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	files["SKILL.md"] = "---\nname: fleet\ndescription: runs on the fleet\n---\n"
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(name, "scripts/") {
+			mode = 0o755
+		}
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// remote is a request as the host describes a remote run: the script
+// relative to the skill, the skill by digest, and mounts.
+func remote(t *testing.T, skill, script string, args []string, mounts ...shared.Mount) shared.Request {
+	t.Helper()
+	digest, size, err := skilltar.Digest(skill)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return shared.Request{
+		RunID: "r" + strconv.FormatInt(time.Now().UnixNano(), 36), Argv: append([]string{"/bin/bash", filepath.Join(skill, script)}, args...),
+		Dir: skill, SkillDir: skill, Env: []string{"PATH=/usr/bin:/bin", "LANG=C"},
+		Grant:       shared.Grant{Timeout: 60 * time.Second, Trust: shared.TrustExternal},
+		OutputLimit: 1 << 20, KillGrace: time.Second, FileLimit: 64 << 10,
+		Skill:   shared.Skill{Name: "fleet", Digest: digest, Size: size},
+		Command: shared.Command{Interpreter: "bash", Script: script, Args: args},
+		Mounts:  append([]shared.Mount{{Role: shared.MountSkill, Logical: "/skill", HostPath: skill}}, mounts...),
+	}
+}
+
+// collect runs req and returns its result, output, and when the first
+// output arrived relative to the end.
+type collected struct {
+	res   shared.Result
+	err   error
+	out   string
+	first time.Time
+	end   time.Time
+}
+
+func execute(ctx context.Context, ex shared.Executor, req shared.Request) collected {
+	var c collected
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	c.res, c.err = ex.Execute(ctx, req, func(b []byte) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if c.first.IsZero() {
+			c.first = time.Now()
+		}
+		buf.Write(b)
+		return nil
+	})
+	c.end = time.Now()
+	c.out = buf.String()
+	return c
+}
+
+func TestRunStreamsAndReturns(t *testing.T) {
+	worker(t, "q-stream", nil)
+	e := host(t, "q-stream", nil)
+	skill := skillDir(t, map[string]string{"scripts/count.sh": "echo one\nsleep 3\necho two \"$1\"\nexit 3\n"})
+	c := execute(context.Background(), e, remote(t, skill, "scripts/count.sh", []string{"a b"}))
+	if c.err != nil || c.res.ExitCode != 3 || c.out != "one\ntwo a b\n" {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+	if c.first.IsZero() || c.end.Sub(c.first) < time.Second {
+		t.Errorf("the first line arrived %v before the end; it should stream while the script sleeps", c.end.Sub(c.first))
+	}
+}
+
+func TestSkillTravelsOnceByDigest(t *testing.T) {
+	worker(t, "q-skill", nil)
+	e := host(t, "q-skill", nil)
+	blob := make([]byte, 5<<20)
+	rand.Read(blob)
+	skill := skillDir(t, map[string]string{"scripts/size.sh": "wc -c < \"$(dirname \"$0\")/../assets/fonts.bin\"\n", "assets/fonts.bin": string(blob)})
+	req := remote(t, skill, "scripts/size.sh", nil)
+	c := execute(context.Background(), e, req)
+	if c.err != nil || strings.TrimSpace(c.out) != strconv.Itoa(5<<20) {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+	first := e.Chunks.Load()
+	if first < 5 {
+		t.Errorf("%d chunks for a 5 MiB skill", first)
+	}
+	req.RunID += "-again"
+	if c := execute(context.Background(), e, req); c.err != nil || e.Chunks.Load() != first {
+		t.Errorf("the same skill travelled again: %v, %d chunks after %d", c.err, e.Chunks.Load(), first)
+	}
+}
+
+func TestFilesWrittenComeBack(t *testing.T) {
+	worker(t, "q-files", nil)
+	e := host(t, "q-files", nil)
+	skill := skillDir(t, map[string]string{"scripts/write.sh": "echo made > out.txt; mkdir -p sub; printf x > sub/y\n"})
+	ws := t.TempDir()
+	req := remote(t, skill, "scripts/write.sh", nil, shared.Mount{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: ws, Writable: true})
+	req.Dir = ws
+	req.Grant.FSWrite = []string{ws}
+	c := execute(context.Background(), e, req)
+	if c.err != nil || c.res.ExitCode != 0 {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+	got := map[string]string{}
+	for _, f := range c.res.Files {
+		got[f.Path] = string(f.Data)
+	}
+	if got["/workspace/out.txt"] != "made\n" || got["/workspace/sub/y"] != "x" || len(got) != 2 {
+		t.Errorf("files %v", got)
+	}
+	// A read grant of a host path the worker cannot see is refused, not
+	// run with less.
+	req = remote(t, skill, "scripts/write.sh", nil, shared.Mount{Role: shared.MountPath, Logical: ws, HostPath: ws})
+	if c := execute(context.Background(), e, req); c.err == nil || !strings.Contains(c.err.Error(), "cannot see host path") {
+		t.Errorf("a read-only host path: %v", c.err)
+	}
+}
+
+func TestNoWorker(t *testing.T) {
+	e := host(t, "q-nobody", map[string]any{"queue_timeout": 2})
+	skill := skillDir(t, map[string]string{"scripts/x.sh": "echo x\n"})
+	start := time.Now()
+	c := execute(context.Background(), e, remote(t, skill, "scripts/x.sh", nil))
+	if c.err == nil || !strings.Contains(c.err.Error(), "no worker on task queue q-nobody for 2s") {
+		t.Fatalf("%v", c.err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v", took)
+	}
+}
+
+// A worker killed mid-run: a clear error within the heartbeat timeout,
+// and the script is not run a second time by another worker.
+func TestWorkerDiesAtMostOnce(t *testing.T) {
+	dying := worker(t, "q-die", nil, "--shared-paths")
+	e := host(t, "q-die", map[string]any{"heartbeat_timeout": 3})
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	marks := filepath.Join(dir, "starts")
+	skill := skillDir(t, map[string]string{"scripts/slow.sh": "echo started >> " + marks + "\nsleep 60\n"})
+	req := remote(t, skill, "scripts/slow.sh", nil)
+	req.Grant.FSWrite = []string{dir}
+	done := make(chan collected, 1)
+	go func() { done <- execute(context.Background(), e, req) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if data, _ := os.ReadFile(marks); len(data) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script never started")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	worker(t, "q-die", nil, "--shared-paths") // a second worker, which must not take the job over
+	dying.Process.Kill()
+	killed := time.Now()
+	var c collected
+	select {
+	case c = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no answer a minute after the worker died")
+	}
+	if c.err == nil || !strings.Contains(c.err.Error(), "stopped answering") {
+		t.Fatalf("%v %+v", c.err, c.res)
+	}
+	t.Logf("answered %v after the kill: %v", time.Since(killed), c.err)
+	time.Sleep(2 * time.Second)
+	if data, _ := os.ReadFile(marks); strings.Count(string(data), "started") != 1 {
+		t.Errorf("the script started %d times", strings.Count(string(data), "started"))
+	}
+}
+
+// Cancelling the call reaches the worker and kills the run's tree there:
+// a background child that keeps writing stops.
+func TestCancelKillsTheTree(t *testing.T) {
+	worker(t, "q-cancel", nil, "--shared-paths")
+	e := host(t, "q-cancel", nil)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	alive := filepath.Join(dir, "alive")
+	skill := skillDir(t, map[string]string{"scripts/loop.sh": "(while true; do echo x >> " + alive + "; sleep 0.1; done) &\nwhile true; do echo tick; sleep 0.2; done\n"})
+	req := remote(t, skill, "scripts/loop.sh", nil)
+	req.Grant.FSWrite = []string{dir}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan collected, 1)
+	go func() { done <- execute(ctx, e, req) }()
+	size := func() int64 {
+		fi, err := os.Stat(alive)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	for deadline := time.Now().Add(60 * time.Second); size() == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the script never started")
+		}
+	}
+	cancel()
+	cancelled := time.Now()
+	select {
+	case c := <-done:
+		if c.err != context.Canceled {
+			t.Errorf("err %v", c.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+	// The kill reaches the worker on its next heartbeat.
+	var last int64 = -1
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Second) {
+		n := size()
+		if n == last {
+			break
+		}
+		last = n
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's background child kept writing %v after the cancel", time.Since(cancelled))
+		}
+	}
+	t.Logf("the tree was gone within %v of the cancel", time.Since(cancelled)-time.Second)
+}
+
+func TestTimeoutIsTheGrants(t *testing.T) {
+	worker(t, "q-timeout", nil)
+	e := host(t, "q-timeout", nil)
+	skill := skillDir(t, map[string]string{"scripts/sleep.sh": "echo before\nsleep 30\n"})
+	req := remote(t, skill, "scripts/sleep.sh", nil)
+	req.Grant.Timeout = time.Second
+	c := execute(context.Background(), e, req)
+	if c.err != nil || !c.res.TimedOut || c.out != "before\n" {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+}
+
+// The conformance suite holds the plugin binary, with a Landlock worker,
+// to the contract like any local backend.
+func TestConformance(t *testing.T) {
+	worker(t, "q-conformance", nil, "--shared-paths")
+	conn := conformance.Launch(t, testbin.Path(temporalPkg))
+	configure(t, conn, "q-conformance")
+	conformance.Conformance(t, conn, conformance.Options{Settings: settingsFor("q-conformance")})
+}
+
+func settingsFor(queue string) []byte {
+	doc, _ := json.Marshal(map[string]any{"address": cluster.address, "namespace": cluster.namespace, "task_queue": queue})
+	return doc
+}
+
+func configure(t *testing.T, conn *pluginclient.Conn, queue string) {
+	t.Helper()
+	if problems, err := conn.SetConfig(context.Background(), settingsFor(queue)); err != nil || problems != nil {
+		t.Fatalf("SetConfig: %v %v", problems, err)
+	}
+}
+
+// The escape suite, against the plugin binary with a Landlock worker of
+// the same user, as root and as nobody.
+func TestEscapeSuite(t *testing.T) {
+	launch := func(t *testing.T, cred *syscall.Credential) conformance.Backend {
+		queue := "q-escape-" + strconv.Itoa(os.Geteuid())
+		if cred != nil {
+			queue = "q-escape-" + strconv.Itoa(int(cred.Uid))
+		}
+		worker(t, queue, cred, "--shared-paths")
+		var attr *syscall.SysProcAttr
+		if cred != nil {
+			attr = &syscall.SysProcAttr{Credential: cred}
+		}
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(temporalPkg), AutoMTLS: true, SysProcAttr: attr,
+			Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		configure(t, conn, queue)
+		return conn
+	}
+	control := func(t *testing.T, cred *syscall.Credential) conformance.Backend {
+		var attr *syscall.SysProcAttr
+		if cred != nil {
+			attr = &syscall.SysProcAttr{Credential: cred}
+		}
+		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(nullPkg), AutoMTLS: true, SysProcAttr: attr,
+			Env: []string{"PATH=/usr/bin:/bin"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(conn.Close)
+		return conn
+	}
+	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch, Control: control})
+}

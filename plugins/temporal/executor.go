@@ -1,0 +1,370 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/skilltar"
+)
+
+// Version is the backend's version.
+const Version = "0.1.0"
+
+// Settings are the backend's settings, under plugins.config.temporal.
+type Settings struct {
+	Connection
+	// QueueTimeout is how long a run may wait for a worker to take it, in
+	// seconds (default 30): past it the run fails ("no worker on task
+	// queue ... for 30 s") and nothing ran.
+	QueueTimeout float64 `json:"queue_timeout"`
+	// HeartbeatTimeout is how long a worker running a job may go silent,
+	// in seconds (default 10): past it the run fails with the worker named,
+	// and is not run again.
+	HeartbeatTimeout float64 `json:"heartbeat_timeout"`
+	// Enforces is what the fleet's workers guarantee, and this backend
+	// claims; each job requires it of the worker that takes it. Default:
+	// what the Landlock plugin enforces.
+	Enforces *shared.Enforcement `json:"enforces"`
+}
+
+// landlockClaims is what a fleet of Landlock workers enforces.
+var landlockClaims = shared.Enforcement{FSRead: true, FSWrite: true, Network: true, Timeout: true,
+	ResourceLimits: true, ProcessIsolation: true, Egress: true}
+
+func (s Settings) claims() shared.Enforcement {
+	if s.Enforces != nil {
+		e := *s.Enforces
+		e.Timeout = true
+		return e
+	}
+	return landlockClaims
+}
+
+func (s Settings) queueTimeout() time.Duration { return seconds(s.QueueTimeout, 30*time.Second) }
+func (s Settings) heartbeat() time.Duration    { return seconds(s.HeartbeatTimeout, 10*time.Second) }
+
+func seconds(v float64, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return time.Duration(v * float64(time.Second))
+}
+
+// Executor is the host side of the fleet: a shared.Executor that sends
+// each run to the fleet's task queue.
+type Executor struct {
+	mu       sync.Mutex
+	settings Settings
+	conn     *hostConn
+
+	// tars are the canonical tars of the skills of runs in progress, by
+	// digest, served to workers that do not hold them.
+	tarMu sync.Mutex
+	tars  map[string]*tarRef
+
+	// streams are the runs in progress, by job id.
+	streamMu sync.Mutex
+	streams  map[string]*stream
+
+	// Chunks counts the skill chunks served to workers (for tests and the
+	// fleet example).
+	Chunks atomic.Int64
+}
+
+type tarRef struct {
+	data []byte
+	refs int
+}
+
+// New returns the backend.
+func New() *Executor { return &Executor{tars: map[string]*tarRef{}, streams: map[string]*stream{}} }
+
+// SetConfig implements shared.Configurable.
+func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
+	var s Settings
+	if problems := backend.DecodeConfig(doc, &s); len(problems) > 0 {
+		return problems, nil
+	}
+	if problems := s.Connection.check(); len(problems) > 0 {
+		return problems, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
+		e.conn.close()
+		e.conn = nil
+	}
+	e.settings = s
+	return nil, nil
+}
+
+// Info implements shared.Executor.
+func (e *Executor) Info(context.Context) (shared.Info, error) {
+	e.mu.Lock()
+	claims := e.settings.claims()
+	e.mu.Unlock()
+	return shared.Info{Name: "temporal", Version: Version, ContractVersions: []int{shared.ContractVersion},
+		Platform: runtime.GOOS + "/" + runtime.GOARCH, Enforces: claims, Remote: true}, nil
+}
+
+// Probe implements shared.Executor: the cluster must answer.
+func (e *Executor) Probe(ctx context.Context) (shared.Probe, error) {
+	e.mu.Lock()
+	s := e.settings
+	e.mu.Unlock()
+	if s.Address == "" {
+		return shared.Probe{Status: shared.Unsupported, Reason: "no cluster: set plugins.config.temporal.address (host:port)"}, nil
+	}
+	c, err := e.connect()
+	if err != nil {
+		return shared.Probe{Status: shared.Unhealthy, Reason: err.Error()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.client.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		return shared.Probe{Status: shared.Unhealthy, Reason: fmt.Sprintf("cluster %s: %v", s.Address, err)}, nil
+	}
+	return shared.Probe{Status: shared.Healthy, Reason: "runs go to task queue " + s.taskQueue() + " on " + s.Address,
+		Details: map[string]string{"address": s.Address, "namespace": s.namespace(), "task_queue": s.taskQueue()}}, nil
+}
+
+// hostConn is the backend's client of the cluster and its own worker,
+// which runs the run workflows and serves skill chunks.
+type hostConn struct {
+	client client.Client
+	worker worker.Worker
+	queue  string
+}
+
+func (c *hostConn) close() {
+	c.worker.Stop()
+	c.client.Close()
+}
+
+// connect dials the cluster and starts the host's worker, once.
+func (e *Executor) connect() (*hostConn, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
+		return e.conn, nil
+	}
+	if e.settings.Address == "" {
+		return nil, errors.New("no cluster: set plugins.config.temporal.address (host:port)")
+	}
+	c, err := e.settings.dial("skillhost-host")
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	queue := fmt.Sprintf("skillhost-host-%s-%d-%s", host, os.Getpid(), newID()[:8])
+	w := worker.New(c, queue, worker.Options{})
+	registerHost(w, e)
+	if err := w.Start(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("start the host's worker: %w", err)
+	}
+	e.conn = &hostConn{client: c, worker: w, queue: queue}
+	return e.conn, nil
+}
+
+// Close stops the host's worker and closes the client.
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
+		e.conn.close()
+		e.conn = nil
+	}
+	return nil
+}
+
+// hold packs a run's skill, when the host described it for a remote run
+// (its digest), checks it is still what the host described, and serves it
+// while the run lasts. A request without a digest can only run on a worker
+// that sees the host's files (--shared-paths), which says so otherwise.
+func (e *Executor) hold(req *shared.Request) (release func(), err error) {
+	if req.SkillDir == "" || req.Skill.Digest == "" {
+		return func() {}, nil
+	}
+	var buf bytes.Buffer
+	digest, size, err := skilltar.Write(&buf, req.SkillDir)
+	if err != nil {
+		return nil, shared.Refused(shared.ReasonUnsupported, err)
+	}
+	if req.Skill.Digest != "" && req.Skill.Digest != digest {
+		return nil, fmt.Errorf("the skill at %s changed since the host described it (%s, now %s)", req.SkillDir, req.Skill.Digest, digest)
+	}
+	req.Skill.Digest, req.Skill.Size = digest, size
+	e.tarMu.Lock()
+	defer e.tarMu.Unlock()
+	t := e.tars[digest]
+	if t == nil {
+		t = &tarRef{data: buf.Bytes()}
+		e.tars[digest] = t
+	}
+	t.refs++
+	return func() {
+		e.tarMu.Lock()
+		defer e.tarMu.Unlock()
+		if t.refs--; t.refs == 0 {
+			delete(e.tars, digest)
+		}
+	}, nil
+}
+
+// chunk serves one piece of a held skill.
+func (e *Executor) chunk(_ context.Context, c Chunk) ([]byte, error) {
+	e.tarMu.Lock()
+	t := e.tars[c.Digest]
+	e.tarMu.Unlock()
+	if t == nil {
+		return nil, temporal.NewNonRetryableApplicationError("no run of this host holds skill "+c.Digest, "unknown-skill", nil)
+	}
+	start := c.Index * chunkSize
+	if c.Index < 0 || start > len(t.data) {
+		return nil, temporal.NewNonRetryableApplicationError("no chunk "+strconv.Itoa(c.Index), "bad-chunk", nil)
+	}
+	e.Chunks.Add(1)
+	return t.data[start:min(start+chunkSize, len(t.data))], nil
+}
+
+// Execute implements shared.Executor: the run goes to the fleet, at most
+// once; its output streams back while it runs.
+func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	if g := req.Grant.Egress; g != nil && len(g.Credentials) > 0 {
+		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the temporal strategy does not carry credentials: the request is stored in the cluster's history, so a secret would be too; run skills with sandbox.credentials on a local strategy"))
+	}
+	conn, err := e.connect()
+	if err != nil {
+		return shared.Result{}, err
+	}
+	e.mu.Lock()
+	s := e.settings
+	e.mu.Unlock()
+	release, err := e.hold(&req)
+	if err != nil {
+		return shared.Result{}, err
+	}
+	defer release()
+	if req.FileLimit > maxFiles {
+		req.FileLimit = maxFiles
+	}
+	id := req.RunID
+	if id == "" {
+		id = newID()
+	}
+	job := Job{ID: id + "-" + newID()[:8], Sum: sumOf(req), Request: req, HostQueue: conn.queue, Require: s.claims()}
+	st := &stream{emit: emit}
+	e.streamMu.Lock()
+	e.streams[job.ID] = st
+	e.streamMu.Unlock()
+	defer func() {
+		e.streamMu.Lock()
+		delete(e.streams, job.ID)
+		e.streamMu.Unlock()
+	}()
+	in := flowInput{Job: job, Queue: s.taskQueue(), QueueTimeout: s.queueTimeout(), Heartbeat: s.heartbeat()}
+	run, err := conn.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: "skillhost-run-" + job.ID, TaskQueue: conn.queue,
+		WorkflowExecutionTimeout: in.QueueTimeout + activityTimeout(req) + time.Minute,
+	}, RunWorkflow, in)
+	if err != nil {
+		return shared.Result{}, fmt.Errorf("start the run on %s: %w", s.Address, err)
+	}
+	var out Outcome
+	err = run.Get(ctx, &out)
+	if ctx.Err() != nil {
+		// The caller gave up: cancel the workflow, which cancels the
+		// activity, which kills the run's tree on the worker.
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_ = conn.client.CancelWorkflow(cctx, run.GetID(), run.GetRunID())
+		_ = run.Get(cctx, nil)
+		cancel()
+		return shared.Result{}, ctx.Err()
+	}
+	if err != nil {
+		return shared.Result{}, s.explain(err)
+	}
+	if out.ID != job.ID || out.Sum != job.Sum {
+		return shared.Result{}, fmt.Errorf("worker %s answered run %s (request %.12s) for run %s (request %.12s); refusing its result", out.Worker, out.ID, out.Sum, job.ID, job.Sum)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.err != nil {
+		return shared.Result{}, st.err
+	}
+	if st.sent != out.Sent {
+		return shared.Result{}, fmt.Errorf("worker %s sent %d bytes of output and %d arrived", out.Worker, out.Sent, st.sent)
+	}
+	return out.Result, nil
+}
+
+// stream is a run's output on its way to the caller: chunks are passed on
+// in order, each once, in pieces of at most shared.MaxChunk.
+type stream struct {
+	mu   sync.Mutex
+	emit func([]byte) error
+	next int64 // the next chunk's number
+	sent int64 // bytes passed on
+	err  error
+}
+
+func (s *stream) pass(c OutputChunk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.Seq != s.next || s.err != nil {
+		return // a repeat of a chunk already passed on
+	}
+	s.next++
+	for data := c.Data; len(data) > 0 && s.err == nil; {
+		n := min(len(data), shared.MaxChunk)
+		s.err = s.emit(data[:n])
+		s.sent += int64(n)
+		data = data[n:]
+	}
+}
+
+// emitChunk is the local activity that hands a chunk to its run.
+func (e *Executor) emitChunk(_ context.Context, c OutputChunk) error {
+	e.streamMu.Lock()
+	s := e.streams[c.Run]
+	e.streamMu.Unlock()
+	if s != nil {
+		s.pass(c)
+	}
+	return nil
+}
+
+// explain turns a failed run into the error the host shows.
+func (s Settings) explain(err error) error {
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		switch te.TimeoutType() {
+		case enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			return fmt.Errorf("no worker on task queue %s for %s: start workers (skillhost-sandbox-temporal worker --address %s --task-queue %s); nothing ran",
+				s.taskQueue(), s.queueTimeout(), s.Address, s.taskQueue())
+		case enumspb.TIMEOUT_TYPE_HEARTBEAT:
+			return fmt.Errorf("the worker running it stopped answering for %s (it died or lost the cluster); the script may have run in part, and is not run again", s.heartbeat())
+		}
+	}
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return errors.New(ae.Message())
+	}
+	return fmt.Errorf("run on the fleet: %w", err)
+}

@@ -1,0 +1,480 @@
+package temporal
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
+)
+
+// WorkerOptions configure a fleet worker.
+type WorkerOptions struct {
+	Connection
+	// Strategy names the local plugin that confines each run (default
+	// landlock), found in PluginsDir (default: next to this binary).
+	Strategy, PluginsDir string
+	// Concurrency is how many runs at once (default 4).
+	Concurrency int
+	// CacheDir holds the skills fetched by digest, and each run's scratch
+	// directories (default: the user's cache directory).
+	CacheDir string
+	// SharedPaths says this worker sees the host's file system (the same
+	// machine, or the same network mounts): a request's paths are used as
+	// they are, and its skill is not fetched. Without it a run gets its
+	// skill by digest, scratch directories for its writable mounts (whose
+	// files go back with the result), and no host path to read.
+	SharedPaths bool
+	// Identity names the worker in results (default host name and pid).
+	Identity string
+}
+
+// Fleet is a running fleet worker.
+type Fleet struct {
+	opts   WorkerOptions
+	client client.Client
+	worker worker.Worker
+	local  *pluginclient.Conn
+	info   shared.Info
+	cache  *skillCache
+	name   string
+
+	mu  sync.Mutex
+	ran map[string]bool // the run ids of the requests this worker ran
+}
+
+// StartWorker connects to the cluster, starts the local plugin and
+// serves jobs until Stop.
+func StartWorker(o WorkerOptions) (*Fleet, error) {
+	if o.Strategy == "" {
+		o.Strategy = "landlock"
+	}
+	if o.PluginsDir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.PluginsDir = filepath.Dir(exe)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 4
+	}
+	if o.CacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("--cache-dir: %w", err)
+		}
+		o.CacheDir = filepath.Join(dir, "skillhost", "fleet")
+	}
+	if o.Identity == "" {
+		host, _ := os.Hostname()
+		o.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	cache, err := newSkillCache(filepath.Join(o.CacheDir, "skills"))
+	if err != nil {
+		return nil, err
+	}
+	local, err := pluginclient.Launch(pluginclient.LaunchConfig{
+		Path: filepath.Join(o.PluginsDir, "skillhost-sandbox-"+o.Strategy), AutoMTLS: true,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the %s plugin: %w", o.Strategy, err)
+	}
+	info, err := local.Info(context.Background())
+	if err == nil {
+		var p shared.Probe
+		if p, err = local.Probe(context.Background()); err == nil && p.Status != shared.Healthy {
+			err = fmt.Errorf("the %s plugin cannot confine here: %s", o.Strategy, p.Reason)
+		}
+	}
+	if err != nil {
+		local.Close()
+		return nil, err
+	}
+	c, err := o.dial("skillhost-worker")
+	if err != nil {
+		local.Close()
+		return nil, err
+	}
+	f := &Fleet{opts: o, client: c, local: local, info: info, cache: cache, name: o.Identity, ran: map[string]bool{}}
+	f.worker = worker.New(c, o.taskQueue(), worker.Options{
+		MaxConcurrentActivityExecutionSize: o.Concurrency,
+		// Output and cancellation travel on heartbeats: sent often, they
+		// keep both prompt.
+		MaxHeartbeatThrottleInterval:     200 * time.Millisecond,
+		DefaultHeartbeatThrottleInterval: 200 * time.Millisecond,
+		DisableWorkflowWorker:            true,
+		Identity:                         o.Identity,
+	})
+	f.worker.RegisterActivityWithOptions(f.exec, activity.RegisterOptions{Name: ExecActivity})
+	if err := f.worker.Start(); err != nil {
+		f.Stop()
+		return nil, fmt.Errorf("start the worker on task queue %s: %w", o.taskQueue(), err)
+	}
+	return f, nil
+}
+
+// Stop stops taking jobs, waits for running ones, and stops the local
+// plugin.
+func (f *Fleet) Stop() {
+	if f.worker != nil {
+		f.worker.Stop()
+	}
+	f.client.Close()
+	f.local.Close()
+}
+
+// Name is the worker's identity.
+func (f *Fleet) Name() string { return f.name }
+
+// Jobs is how many runs this worker ran.
+func (f *Fleet) Jobs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ran)
+}
+
+// Ran reports whether this worker ran the request with run id id (the
+// run_id of the host's events).
+func (f *Fleet) Ran(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ran[id]
+}
+
+// refuse fails a job before anything ran: not retried, and said plainly.
+func refuse(format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), "refused", nil)
+}
+
+// exec is the activity: one job, run under the local plugin.
+func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
+	if missing := lacks(f.info.Enforces, job.Require); missing != "" {
+		return Outcome{}, refuse("worker %s runs the %s strategy, which does not enforce %s; the host's temporal settings claim it", f.name, f.opts.Strategy, missing)
+	}
+	hb := newBeat(ctx)
+	defer hb.stop()
+	req, run, err := f.localRequest(ctx, job, hb)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer run.cleanup()
+	out := newSender(ctx, f.client, job.ID)
+	res, err := f.local.Execute(ctx, req, func(b []byte) error {
+		out.write(b)
+		return nil
+	})
+	sent, serr := out.flush()
+	if ctx.Err() != nil {
+		return Outcome{}, ctx.Err()
+	}
+	if err != nil {
+		return Outcome{}, refuse("worker %s: %v", f.name, err)
+	}
+	if serr != nil {
+		return Outcome{}, refuse("worker %s: send the output: %v", f.name, serr)
+	}
+	res.Files, res.FilesTruncated = run.files(job.Request.FileLimit)
+	f.mu.Lock()
+	f.ran[job.Request.RunID] = true
+	f.mu.Unlock()
+	return Outcome{ID: job.ID, Sum: job.Sum, Worker: f.name, Strategy: f.opts.Strategy, Result: res,
+		Sent: sent, SkillFetched: run.fetched}, nil
+}
+
+// lacks names the first claim of want that have does not make.
+func lacks(have, want shared.Enforcement) string {
+	for _, c := range []struct {
+		name       string
+		have, want bool
+	}{
+		{"fs_read", have.FSRead, want.FSRead}, {"fs_write", have.FSWrite, want.FSWrite}, {"network", have.Network, want.Network},
+		{"timeout", have.Timeout, want.Timeout}, {"resource_limits", have.ResourceLimits, want.ResourceLimits},
+		{"process_isolation", have.ProcessIsolation, want.ProcessIsolation}, {"egress", have.Egress, want.Egress},
+	} {
+		if c.want && !c.have {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// localRun is what a job has on this worker besides its request.
+type localRun struct {
+	dir      string            // scratch, removed after the run
+	writable map[string]string // logical path -> scratch directory, whose files go back
+	fetched  bool
+}
+
+func (r *localRun) cleanup() {
+	if r.dir != "" {
+		_ = os.RemoveAll(r.dir)
+	}
+}
+
+// localRequest maps a job to a request of the local plugin.
+func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Request, *localRun, error) {
+	req := job.Request
+	run := &localRun{writable: map[string]string{}}
+	if f.opts.SharedPaths {
+		return req, run, nil
+	}
+	if req.Skill.Digest == "" || req.Command.Script == "" {
+		return req, run, refuse("worker %s does not see the host's files (start it with --shared-paths for that), and the request has no skill digest or command relative to the skill", f.name)
+	}
+	skillDir, fetched, err := f.cache.get(req.Skill.Digest, func(w io.Writer) error { return f.fetch(ctx, job, w, hb) })
+	if err != nil {
+		return req, run, refuse("worker %s: %v", f.name, err)
+	}
+	run.fetched = fetched
+	scratch, err := os.MkdirTemp(f.opts.CacheDir, "run-")
+	if err != nil {
+		return req, run, err
+	}
+	run.dir = scratch
+	os.Chmod(scratch, 0o755)
+	local := map[string]string{} // host path -> local path
+	local[req.SkillDir] = skillDir
+	var read, write []string
+	for i, m := range req.Mounts {
+		switch {
+		case m.Role == shared.MountSkill:
+			continue
+		case !m.Writable:
+			run.cleanup()
+			return req, run, refuse("worker %s cannot see host path %s (%s mount); start workers with --shared-paths, or grant the skill no host path to read", f.name, m.HostPath, m.Role)
+		}
+		d := filepath.Join(scratch, "mount", fmt.Sprint(i))
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			run.cleanup()
+			return req, run, err
+		}
+		os.Chmod(d, 0o777)
+		local[m.HostPath] = d
+		run.writable[m.Logical] = d
+		write = append(write, d)
+	}
+	home := filepath.Join(scratch, "home")
+	os.MkdirAll(home, 0o777)
+	os.Chmod(home, 0o777)
+	argv := []string{filepath.Join(skillDir, filepath.FromSlash(req.Command.Script))}
+	if req.Command.Interpreter != "" {
+		interp, err := exec.LookPath(req.Command.Interpreter)
+		if err != nil {
+			run.cleanup()
+			return req, run, refuse("worker %s has no %s on its PATH", f.name, req.Command.Interpreter)
+		}
+		argv = append([]string{interp}, argv...)
+	}
+	argv = append(argv, req.Command.Args...)
+	dir := local[req.Dir]
+	if dir == "" {
+		dir = home
+	}
+	var protected []string
+	for _, p := range req.Grant.Protected {
+		for h, l := range local {
+			if rel, err := filepath.Rel(h, p); err == nil && !strings.HasPrefix(rel, "..") && h != req.SkillDir {
+				protected = append(protected, filepath.Join(l, rel))
+			}
+		}
+	}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}
+	for _, kv := range req.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != "PATH" && k != "HOME" && k != "TMPDIR" && k != "PWD" && k != "PYTHONPATH" {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "PYTHONPATH="+skillDir)
+	g := req.Grant
+	g.FSRead, g.FSWrite, g.Protected = read, write, protected
+	out := shared.Request{RunID: req.RunID, Argv: argv, Dir: dir, Env: env, Grant: g, SkillDir: skillDir,
+		OutputLimit: req.OutputLimit, KillGrace: req.KillGrace, Limits: req.Limits}
+	return out, run, nil
+}
+
+// fetch writes a job's skill tar, chunk by chunk, from the host's queue.
+func (f *Fleet) fetch(ctx context.Context, job Job, w io.Writer, hb *beat) error {
+	chunks := int((job.Request.Skill.Size + chunkSize - 1) / chunkSize)
+	for i := range max(chunks, 1) {
+		run, err := f.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: "skillhost-fetch-" + job.ID + "-" + newID()[:8], TaskQueue: job.HostQueue,
+			WorkflowExecutionTimeout: 2 * time.Minute,
+		}, FetchWorkflow, Chunk{Digest: job.Request.Skill.Digest, Index: i})
+		if err != nil {
+			return err
+		}
+		var data []byte
+		if err := run.Get(ctx, &data); err != nil {
+			return fmt.Errorf("chunk %d of %d: %w", i+1, chunks, err)
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+		hb.beat()
+	}
+	return nil
+}
+
+// files collects what a run wrote in its writable scratch mounts, at most
+// limit bytes, by logical path.
+func (r *localRun) files(limit int64) ([]shared.File, bool) {
+	var out []shared.File
+	var total int64
+	truncated := false
+	for logical, dir := range r.writable {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || truncated || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if total+info.Size() > limit {
+				truncated = true
+				return fs.SkipAll
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, p)
+			total += int64(len(data))
+			out = append(out, shared.File{Path: filepath.ToSlash(filepath.Join(logical, rel)), Mode: uint32(info.Mode().Perm()), Data: data})
+			return nil
+		})
+	}
+	return out, truncated
+}
+
+// sender signals a run's output to its workflow, in order, in chunks of
+// at most maxSignal bytes, while the run goes on.
+type sender struct {
+	ctx         context.Context
+	c           client.Client
+	wfID, runID string
+	job         string
+
+	mu     sync.Mutex
+	wake   chan struct{}
+	buf    []byte
+	closed bool
+	seq    int64
+	sent   int64
+	err    error
+	done   chan struct{}
+}
+
+func newSender(ctx context.Context, c client.Client, job string) *sender {
+	info := activity.GetInfo(ctx)
+	s := &sender{ctx: ctx, c: c, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID, job: job,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+func (s *sender) write(b []byte) {
+	s.mu.Lock()
+	s.buf = append(s.buf, b...)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *sender) loop() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		if len(s.buf) == 0 {
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return
+			}
+			select {
+			case <-s.wake:
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		n := min(len(s.buf), maxSignal)
+		data := bytes.Clone(s.buf[:n])
+		s.buf = s.buf[n:]
+		seq := s.seq
+		s.mu.Unlock()
+		err := s.c.SignalWorkflow(s.ctx, s.wfID, s.runID, OutputSignal, OutputChunk{Run: s.job, Seq: seq, Data: data})
+		s.mu.Lock()
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.seq++
+		s.sent += int64(n)
+		s.mu.Unlock()
+	}
+}
+
+// flush sends what is left and returns how many bytes were sent.
+func (s *sender) flush() (int64, error) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent, s.err
+}
+
+// beat heartbeats a job every second, so that a cancellation reaches it
+// and a dead worker is noticed.
+type beat struct {
+	ctx  context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newBeat(ctx context.Context) *beat {
+	b := &beat{ctx: ctx, done: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				b.beat()
+			}
+		}
+	}()
+	return b
+}
+
+func (b *beat) beat() { activity.RecordHeartbeat(b.ctx) }
+
+func (b *beat) stop() { b.once.Do(func() { close(b.done) }) }
