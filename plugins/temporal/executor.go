@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -284,6 +285,14 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		WorkflowExecutionTimeout: in.QueueTimeout + activityTimeout(req) + time.Minute,
 	}, RunWorkflow, in)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The start may have reached the cluster: nobody would wait
+			// for that run.
+			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = conn.client.CancelWorkflow(cctx, "skillhost-run-"+job.ID, "")
+			cancel()
+			return shared.Result{}, ctx.Err()
+		}
 		return shared.Result{}, fmt.Errorf("start the run on %s: %w", s.Address, err)
 	}
 	var out Outcome
@@ -364,6 +373,9 @@ func (s Settings) explain(err error) error {
 	}
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {
+		if reason, ok := strings.CutPrefix(ae.Type(), refusedType); ok && reason != "" {
+			return shared.Refused(reason, errors.New(ae.Message()))
+		}
 		return errors.New(ae.Message())
 	}
 	return fmt.Errorf("run on the fleet: %w", err)

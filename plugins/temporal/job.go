@@ -9,9 +9,11 @@
 // the workflow schedules one activity, at most once, on the fleet's task
 // queue (default "skillhost"). A fleet worker that does not hold the
 // skill's files yet fetches them, by digest, from the host's task queue,
-// and keeps them on disk. While the script runs, the worker heartbeats its
-// new output and the host reads it; cancelling the call cancels the
-// workflow, which cancels the activity, which kills the run's tree.
+// and keeps them on disk. While the script runs, the worker signals its
+// output to the workflow, which hands it to the host in order, and
+// heartbeats every second; cancelling the call cancels the workflow, which
+// cancels the activity, which hears it on the next heartbeat and kills the
+// run's tree.
 package temporal
 
 import (

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,9 @@ type WorkerOptions struct {
 	SharedPaths bool
 	// Identity names the worker in results (default host name and pid).
 	Identity string
+	// StopTimeout is how long Stop waits for the runs in progress
+	// (default 10 minutes); past it they are cancelled.
+	StopTimeout time.Duration
 }
 
 // Fleet is a running fleet worker.
@@ -80,6 +84,9 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		}
 		o.CacheDir = filepath.Join(dir, "skillhost", "fleet")
 	}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = 10 * time.Minute
+	}
 	if o.Identity == "" {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -88,12 +95,9 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	local, err := pluginclient.Launch(pluginclient.LaunchConfig{
-		Path: filepath.Join(o.PluginsDir, "skillhost-sandbox-"+o.Strategy), AutoMTLS: true,
-		Env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()},
-	})
+	local, err := launchLocal(o)
 	if err != nil {
-		return nil, fmt.Errorf("start the %s plugin: %w", o.Strategy, err)
+		return nil, err
 	}
 	info, err := local.Info(context.Background())
 	if err == nil {
@@ -120,6 +124,7 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		DefaultHeartbeatThrottleInterval: 200 * time.Millisecond,
 		DisableWorkflowWorker:            true,
 		Identity:                         o.Identity,
+		WorkerStopTimeout:                o.StopTimeout,
 	})
 	f.worker.RegisterActivityWithOptions(f.exec, activity.RegisterOptions{Name: ExecActivity})
 	if err := f.worker.Start(); err != nil {
@@ -129,14 +134,46 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 	return f, nil
 }
 
-// Stop stops taking jobs, waits for running ones, and stops the local
-// plugin.
+// launchLocal starts the local plugin that confines the worker's runs.
+func launchLocal(o WorkerOptions) (*pluginclient.Conn, error) {
+	c, err := pluginclient.Launch(pluginclient.LaunchConfig{
+		Path: filepath.Join(o.PluginsDir, "skillhost-sandbox-"+o.Strategy), AutoMTLS: true,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "TMPDIR=" + os.TempDir()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the %s plugin: %w", o.Strategy, err)
+	}
+	return c, nil
+}
+
+// plugin returns the local plugin, started again if it died: a worker
+// whose plugin crashed would otherwise fail every job at once, and so take
+// the most of them.
+func (f *Fleet) plugin() (*pluginclient.Conn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.local.Alive() {
+		return f.local, nil
+	}
+	f.local.Close()
+	c, err := launchLocal(f.opts)
+	if err != nil {
+		return nil, err
+	}
+	f.local = c
+	return c, nil
+}
+
+// Stop stops taking jobs, waits for running ones (up to StopTimeout), and
+// stops the local plugin.
 func (f *Fleet) Stop() {
 	if f.worker != nil {
 		f.worker.Stop()
 	}
 	f.client.Close()
+	f.mu.Lock()
 	f.local.Close()
+	f.mu.Unlock()
 }
 
 // Name is the worker's identity.
@@ -159,8 +196,18 @@ func (f *Fleet) Ran(id string) bool {
 
 // refuse fails a job before anything ran: not retried, and said plainly.
 func refuse(format string, args ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), "refused", nil)
+	return refuseFor("", fmt.Errorf(format, args...))
 }
+
+// refuseFor fails a job with the local plugin's refusal reason
+// (shared.Reason*), which the host's error carries on: the CLI maps it to
+// exit statuses and hints.
+func refuseFor(reason string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), refusedType+reason, nil)
+}
+
+// refusedType starts an application error's type that is a refusal.
+const refusedType = "skillhost.refused:"
 
 // exec is the activity: one job, run under the local plugin.
 func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
@@ -174,8 +221,12 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer run.cleanup()
+	local, err := f.plugin()
+	if err != nil {
+		return Outcome{}, refuse("worker %s: %v", f.name, err)
+	}
 	out := newSender(ctx, f.client, job.ID)
-	res, err := f.local.Execute(ctx, req, func(b []byte) error {
+	res, err := local.Execute(ctx, req, func(b []byte) error {
 		out.write(b)
 		return nil
 	})
@@ -184,7 +235,7 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 		return Outcome{}, ctx.Err()
 	}
 	if err != nil {
-		return Outcome{}, refuse("worker %s: %v", f.name, err)
+		return Outcome{}, refuseFor(shared.RefusedFor(err), fmt.Errorf("worker %s: %w", f.name, err))
 	}
 	if serr != nil {
 		return Outcome{}, refuse("worker %s: send the output: %v", f.name, serr)
@@ -255,9 +306,11 @@ func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Req
 		switch {
 		case m.Role == shared.MountSkill:
 			continue
-		case !m.Writable:
+		case !m.Writable || m.Role == shared.MountPath:
+			// A path mount is the host path itself; the worker has no
+			// such path to offer, read or write.
 			run.cleanup()
-			return req, run, refuse("worker %s cannot see host path %s (%s mount); start workers with --shared-paths, or grant the skill no host path to read", f.name, m.HostPath, m.Role)
+			return req, run, refuse("worker %s cannot see host path %s (%s mount); start workers with --shared-paths, or grant the skill no host path but the workspace", f.name, m.HostPath, m.Role)
 		}
 		d := filepath.Join(scratch, "mount", fmt.Sprint(i))
 		if err := os.MkdirAll(d, 0o777); err != nil {
@@ -332,13 +385,20 @@ func (f *Fleet) fetch(ctx context.Context, job Job, w io.Writer, hb *beat) error
 	return nil
 }
 
-// files collects what a run wrote in its writable scratch mounts, at most
-// limit bytes, by logical path.
+// files collects what a run wrote in its writable scratch mounts, in path
+// order, at most limit bytes (a file's path and framing count too) and
+// maxFileCount files, by logical path.
 func (r *localRun) files(limit int64) ([]shared.File, bool) {
 	var out []shared.File
 	var total int64
 	truncated := false
-	for logical, dir := range r.writable {
+	logicals := make([]string, 0, len(r.writable))
+	for l := range r.writable {
+		logicals = append(logicals, l)
+	}
+	sort.Strings(logicals)
+	for _, logical := range logicals {
+		dir := r.writable[logical]
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || truncated || !d.Type().IsRegular() {
 				return nil
@@ -347,7 +407,10 @@ func (r *localRun) files(limit int64) ([]shared.File, bool) {
 			if err != nil {
 				return nil
 			}
-			if total+info.Size() > limit {
+			rel, _ := filepath.Rel(dir, p)
+			path := filepath.ToSlash(filepath.Join(logical, rel))
+			cost := info.Size() + int64(len(path)) + 64
+			if total+cost > limit || len(out) == maxFileCount {
 				truncated = true
 				return fs.SkipAll
 			}
@@ -355,14 +418,16 @@ func (r *localRun) files(limit int64) ([]shared.File, bool) {
 			if err != nil {
 				return nil
 			}
-			rel, _ := filepath.Rel(dir, p)
-			total += int64(len(data))
-			out = append(out, shared.File{Path: filepath.ToSlash(filepath.Join(logical, rel)), Mode: uint32(info.Mode().Perm()), Data: data})
+			total += cost
+			out = append(out, shared.File{Path: path, Mode: uint32(info.Mode().Perm()), Data: data})
 			return nil
 		})
 	}
 	return out, truncated
 }
+
+// maxFileCount bounds the files a result carries.
+const maxFileCount = 1000
 
 // sender signals a run's output to its workflow, in order, in chunks of
 // at most maxSignal bytes, while the run goes on.
@@ -422,14 +487,46 @@ func (s *sender) loop() {
 		s.buf = s.buf[n:]
 		seq := s.seq
 		s.mu.Unlock()
-		err := s.c.SignalWorkflow(s.ctx, s.wfID, s.runID, OutputSignal, OutputChunk{Run: s.job, Seq: seq, Data: data})
+		err := s.signal(OutputChunk{Run: s.job, Seq: seq, Data: data})
 		s.mu.Lock()
 		if err != nil && s.err == nil {
 			s.err = err
 		}
 		s.seq++
 		s.sent += int64(n)
+		closed := s.closed
 		s.mu.Unlock()
+		if !closed {
+			// A signal at most every 250 ms, what came meanwhile joined
+			// into it: a chatty script must not spend the workflow's
+			// budget of signals and events.
+			select {
+			case <-time.After(signalEvery):
+			case <-s.ctx.Done():
+			}
+		}
+	}
+}
+
+// signalEvery paces a run's output signals.
+const signalEvery = 250 * time.Millisecond
+
+// signal sends one chunk, trying again (the same chunk, so none is lost
+// or repeated out of order) while the cluster refuses it and the run
+// lasts.
+func (s *sender) signal(c OutputChunk) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := s.c.SignalWorkflow(s.ctx, s.wfID, s.runID, OutputSignal, c)
+		if err == nil || s.ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-s.ctx.Done():
+			return err
+		}
+		wait = min(2*wait, 5*time.Second)
 	}
 }
 

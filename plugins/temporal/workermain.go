@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // WorkerMain is `skillhost-sandbox-temporal worker`: it serves the fleet's
@@ -29,6 +30,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	fl.StringVar(&o.TLS.ServerName, "tls-server-name", "", "the name the cluster's certificate must have")
 	fl.StringVar(&o.APIKeyFile, "api-key-file", "", "a file holding an API key for the cluster")
 	fl.StringVar(&o.Identity, "identity", "", "the worker's name in results (default host:pid)")
+	fl.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Minute, "on SIGTERM, how long to wait for the runs in progress before cancelling them")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
