@@ -128,9 +128,9 @@ func mix(n int) string {
 	return []string{"fast", "slow", "fast", "fail", "fast", "write", "fast", "slow", "hang", "fast"}[n%10]
 }
 
-func (f *fleet) calls(n, concurrency int, strategy string) []call {
-	out := make([]call, n)
-	sem := make(chan struct{}, concurrency)
+// each calls do(i) for i in [0, n), c at a time, and waits for them all.
+func each(n, c int, do func(i int)) {
+	sem := make(chan struct{}, c)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -138,23 +138,30 @@ func (f *fleet) calls(n, concurrency int, strategy string) []call {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			tool := mix(i)
-			req := host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i + 1)}, Strategy: strategy}
-			if tool == "write" {
-				req.Workspace, req.WorkspaceDirs = "read-write", []string{f.out}
-			}
-			start := time.Now()
-			var runID string
-			res, err := f.h.Run(context.Background(), req, func(e events.Event) error {
-				if id, ok := e.Data["run_id"].(string); ok && runID == "" {
-					runID = id
-				}
-				return nil
-			})
-			out[i] = call{n: i + 1, tool: tool, runID: runID, res: res, err: err, took: time.Since(start)}
+			do(i)
 		}()
 	}
 	wg.Wait()
+}
+
+func (f *fleet) calls(n, concurrency int, strategy string) []call {
+	out := make([]call, n)
+	each(n, concurrency, func(i int) {
+		tool := mix(i)
+		req := host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i + 1)}, Strategy: strategy}
+		if tool == "write" {
+			req.Workspace, req.WorkspaceDirs = "read-write", []string{f.out}
+		}
+		start := time.Now()
+		var runID string
+		res, err := f.h.Run(context.Background(), req, func(e events.Event) error {
+			if id, ok := e.Data["run_id"].(string); ok && runID == "" {
+				runID = id
+			}
+			return nil
+		})
+		out[i] = call{n: i + 1, tool: tool, runID: runID, res: res, err: err, took: time.Since(start)}
+	})
 	return out
 }
 
@@ -241,27 +248,18 @@ func benchmark(bin string) error {
 func row(f *fleet, label string, n, c int, strategy, tool string) {
 	out := make([]time.Duration, n)
 	var bad, errs atomic.Int64
-	sem := make(chan struct{}, c)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			t := time.Now()
-			res, err := f.h.Run(context.Background(), host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i)}, Strategy: strategy}, nil)
-			out[i] = time.Since(t)
-			switch {
-			case err != nil:
-				errs.Add(1)
-			case string(res.Output) != fmt.Sprintf("fast %d\n", i):
-				bad.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
+	each(n, c, func(i int) {
+		t := time.Now()
+		res, err := f.h.Run(context.Background(), host.RunRequest{Skill: "fleet-demo", Tool: tool, Args: []string{fmt.Sprint(i)}, Strategy: strategy}, nil)
+		out[i] = time.Since(t)
+		switch {
+		case err != nil:
+			errs.Add(1)
+		case string(res.Output) != fmt.Sprintf("fast %d\n", i):
+			bad.Add(1)
+		}
+	})
 	wall := time.Since(start)
 	sort.Slice(out, func(a, b int) bool { return out[a] < out[b] })
 	fmt.Printf("| %s | %d | %d | %.2f | %.1f | %.0f | %d | %d |\n", label, n, c, wall.Seconds(), float64(n)/wall.Seconds(),

@@ -270,16 +270,7 @@ func TestWorkerDiesAtMostOnce(t *testing.T) {
 	req.Grant.FSWrite = []string{dir}
 	done := make(chan collected, 1)
 	go func() { done <- execute(context.Background(), e, req) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if data, _ := os.ReadFile(marks); len(data) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the script never started")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitFor(t, "the script to start", func() bool { data, _ := os.ReadFile(marks); return len(data) > 0 })
 	worker(t, "q-die", nil, "--shared-paths") // a second worker, which must not take the job over
 	dying.Process.Kill()
 	killed := time.Now()
@@ -320,11 +311,7 @@ func TestCancelKillsTheTree(t *testing.T) {
 		}
 		return fi.Size()
 	}
-	for deadline := time.Now().Add(60 * time.Second); size() == 0; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the script never started")
-		}
-	}
+	waitFor(t, "the script to start", func() bool { return size() > 0 })
 	cancel()
 	cancelled := time.Now()
 	select {
@@ -419,4 +406,14 @@ func TestEscapeSuite(t *testing.T) {
 		return conn
 	}
 	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch, Control: control})
+}
+
+// waitFor polls done until it holds, for up to a minute.
+func waitFor(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+	}
 }

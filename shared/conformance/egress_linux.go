@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -521,18 +520,7 @@ func (w *egressWorld) request(argv []string, run string) shared.Request {
 	}
 }
 
-func (w *egressWorld) execute(b Backend, req shared.Request) outcome {
-	var buf bytes.Buffer
-	var mu sync.Mutex
-	start := time.Now()
-	res, err := b.Execute(context.Background(), req, func(chunk []byte) error {
-		mu.Lock()
-		buf.Write(chunk)
-		mu.Unlock()
-		return nil
-	})
-	return outcome{run: req.RunID, out: buf.String(), res: res, err: err, took: time.Since(start)}
-}
+func (w *egressWorld) execute(b Backend, req shared.Request) outcome { return executeOn(b, req) }
 
 // otherRun starts a run that writes its proxy URL to work/other-proxy and
 // waits until told to stop; it returns once the URL is there.

@@ -651,13 +651,16 @@ func (w *world) writeScript(a attack) {
 	w.resetUDP()
 }
 
-func (w *world) execute(conn Backend, req shared.Request) outcome {
+func (w *world) execute(conn Backend, req shared.Request) outcome { return executeOn(conn, req) }
+
+// executeOn runs req under b, keeping its output and how long it took.
+func executeOn(b Backend, req shared.Request) outcome {
 	var mu sync.Mutex
 	var buf bytes.Buffer
 	start := time.Now()
-	res, err := conn.Execute(context.Background(), req, func(b []byte) error {
+	res, err := b.Execute(context.Background(), req, func(chunk []byte) error {
 		mu.Lock()
-		buf.Write(b)
+		buf.Write(chunk)
 		mu.Unlock()
 		return nil
 	})
