@@ -417,3 +417,29 @@ func waitFor(t *testing.T, what string, done func() bool) {
 		}
 	}
 }
+
+// A caller that stops taking output ends the run, as a local run would;
+// settings changed during a run leave it to finish on its connection.
+func TestEmitErrorAndSettingsChange(t *testing.T) {
+	worker(t, "q-emit", nil)
+	e := host(t, "q-emit", nil)
+	skill := skillDir(t, map[string]string{"scripts/talk.sh": "echo first\nsleep 2\necho second\n"})
+	start := time.Now()
+	stopped := fmt.Errorf("the caller went away")
+	_, err := e.Execute(context.Background(), remote(t, skill, "scripts/talk.sh", nil), func([]byte) error { return stopped })
+	if err != stopped {
+		t.Errorf("err %v, want the emit error", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v", took)
+	}
+	done := make(chan collected, 1)
+	go func() { done <- execute(context.Background(), e, remote(t, skill, "scripts/talk.sh", nil)) }()
+	time.Sleep(500 * time.Millisecond)
+	if problems, err := e.SetConfig(context.Background(), settingsFor("q-emit")); err != nil || problems != nil {
+		t.Fatal(problems, err)
+	}
+	if c := <-done; c.err != nil || c.out != "first\nsecond\n" {
+		t.Errorf("a run across a settings change: %v %q", c.err, c.out)
+	}
+}

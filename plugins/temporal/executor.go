@@ -107,7 +107,7 @@ func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProb
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.conn != nil {
-		e.conn.close()
+		e.conn.retire()
 		e.conn = nil
 	}
 	e.settings = s
@@ -150,11 +150,39 @@ type hostConn struct {
 	client client.Client
 	worker worker.Worker
 	queue  string
+	// runs are the runs using the connection: settings that change meanwhile
+	// replace it for later runs, and it is closed once these end (its
+	// worker hands them their output).
+	runs sync.WaitGroup
 }
 
 func (c *hostConn) close() {
 	c.worker.Stop()
 	c.client.Close()
+}
+
+// retire closes the connection once its runs have ended.
+func (c *hostConn) retire() {
+	go func() {
+		c.runs.Wait()
+		c.close()
+	}()
+}
+
+// use returns the connection for a run, which calls runs.Done when it
+// ends.
+func (e *Executor) use() (*hostConn, error) {
+	c, err := e.connect()
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != c { // replaced meanwhile
+		return nil, errors.New("the temporal settings changed while the run started; try again")
+	}
+	c.runs.Add(1)
+	return c, nil
 }
 
 // connect dials the cluster and starts the host's worker, once.
@@ -250,10 +278,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if g := req.Grant.Egress; g != nil && len(g.Credentials) > 0 {
 		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the temporal strategy does not carry credentials: the request is stored in the cluster's history, so a secret would be too; run skills with sandbox.credentials on a local strategy"))
 	}
-	conn, err := e.connect()
+	conn, err := e.use()
 	if err != nil {
 		return shared.Result{}, err
 	}
+	defer conn.runs.Done()
 	e.mu.Lock()
 	s := e.settings
 	e.mu.Unlock()
@@ -270,7 +299,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		id = newID()
 	}
 	job := Job{ID: id + "-" + newID()[:8], Sum: sumOf(req), Request: req, HostQueue: conn.queue, Require: s.claims()}
-	st := &stream{emit: emit}
+	// A caller that stops taking output (emit fails) ends the run, as a
+	// local run would.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	st := &stream{emit: emit, stop: stop}
 	e.streamMu.Lock()
 	e.streams[job.ID] = st
 	e.streamMu.Unlock()
@@ -298,12 +331,18 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	var out Outcome
 	err = run.Get(ctx, &out)
 	if ctx.Err() != nil {
-		// The caller gave up: cancel the workflow, which cancels the
-		// activity, which kills the run's tree on the worker.
+		// The caller gave up (or stopped taking output): cancel the
+		// workflow, which cancels the activity, which kills the run's
+		// tree on the worker.
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_ = conn.client.CancelWorkflow(cctx, run.GetID(), run.GetRunID())
 		_ = run.Get(cctx, nil)
 		cancel()
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if st.err != nil {
+			return shared.Result{}, st.err
+		}
 		return shared.Result{}, ctx.Err()
 	}
 	if err != nil {
@@ -328,8 +367,9 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 type stream struct {
 	mu   sync.Mutex
 	emit func([]byte) error
-	next int64 // the next chunk's number
-	sent int64 // bytes passed on
+	stop func() // ends the run when emit fails
+	next int64  // the next chunk's number
+	sent int64  // bytes passed on
 	err  error
 }
 
@@ -345,6 +385,9 @@ func (s *stream) pass(c OutputChunk) {
 		s.err = s.emit(data[:n])
 		s.sent += int64(n)
 		data = data[n:]
+	}
+	if s.err != nil && s.stop != nil {
+		s.stop()
 	}
 }
 

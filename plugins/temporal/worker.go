@@ -95,6 +95,7 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
+	sweep(o.CacheDir)
 	local, err := launchLocal(o)
 	if err != nil {
 		return nil, err
@@ -132,6 +133,18 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		return nil, fmt.Errorf("start the worker on task queue %s: %w", o.taskQueue(), err)
 	}
 	return f, nil
+}
+
+// sweep removes what a worker that died left in its cache directory: the
+// scratch of runs and half-fetched skills. (Workers sharing a cache
+// directory must not: each has its own.)
+func sweep(dir string) {
+	for _, pattern := range []string{filepath.Join(dir, "run-*"), filepath.Join(dir, "skills", ".fetch-*")} {
+		left, _ := filepath.Glob(pattern)
+		for _, p := range left {
+			_ = os.RemoveAll(p)
+		}
+	}
 }
 
 // launchLocal starts the local plugin that confines the worker's runs.
@@ -437,20 +450,21 @@ type sender struct {
 	wfID, runID string
 	job         string
 
-	mu     sync.Mutex
-	wake   chan struct{}
-	buf    []byte
-	closed bool
-	seq    int64
-	sent   int64
-	err    error
-	done   chan struct{}
+	mu      sync.Mutex
+	wake    chan struct{}
+	closing chan struct{} // closed by flush: no pause after that
+	buf     []byte
+	closed  bool
+	seq     int64
+	sent    int64
+	err     error
+	done    chan struct{}
 }
 
 func newSender(ctx context.Context, c client.Client, job string) *sender {
 	info := activity.GetInfo(ctx)
 	s := &sender{ctx: ctx, c: c, wfID: info.WorkflowExecution.ID, runID: info.WorkflowExecution.RunID, job: job,
-		wake: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -502,6 +516,7 @@ func (s *sender) loop() {
 			// budget of signals and events.
 			select {
 			case <-time.After(signalEvery):
+			case <-s.closing:
 			case <-s.ctx.Done():
 			}
 		}
@@ -533,7 +548,10 @@ func (s *sender) signal(c OutputChunk) error {
 // flush sends what is left and returns how many bytes were sent.
 func (s *sender) flush() (int64, error) {
 	s.mu.Lock()
-	s.closed = true
+	if !s.closed {
+		s.closed = true
+		close(s.closing)
+	}
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
