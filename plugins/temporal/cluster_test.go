@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/plugins/temporal"
@@ -442,4 +444,72 @@ func TestEmitErrorAndSettingsChange(t *testing.T) {
 	if c := <-done; c.err != nil || c.out != "first\nsecond\n" {
 		t.Errorf("a run across a settings change: %v %q", c.err, c.out)
 	}
+}
+
+// With a codec key on the host and the worker, the cluster stores only
+// ciphertext, and a grant with credentials runs; without it, such a grant
+// is refused.
+func TestSealedPayloads(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "codec.key")
+	os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o644)
+	os.Chmod(filepath.Dir(key), 0o755)
+	worker(t, "q-sealed", nil, "--codec-key-file", key)
+	skill := skillDir(t, map[string]string{"scripts/hello.sh": "echo ran with \"${#MARKER}\" bytes of marker\n"})
+	const marker, secret = "TOPSECRET-marker-8d1f", "sk-secret-in-history-51c2"
+	req := remote(t, skill, "scripts/hello.sh", nil)
+	req.Env = append(req.Env, "MARKER="+marker)
+	req.Grant.Network = true
+	req.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com"}, Ceiling: []string{"api.example.com"},
+		Credentials: []shared.Credential{{Host: "api.example.com", Header: "x-api-key", Value: secret, Placeholder: "ph", PlaceholderEnv: "KEY"}}}
+
+	plain := host(t, "q-sealed", nil)
+	if c := execute(context.Background(), plain, req); c.err == nil || !strings.Contains(c.err.Error(), "codec_key_file") {
+		t.Fatalf("credentials without a codec key: %v", c.err)
+	}
+	e := host(t, "q-sealed", map[string]any{"codec_key_file": key})
+	var id string
+	e.Started = func(wf string) { id = wf }
+	c := execute(context.Background(), e, req)
+	if c.err != nil || c.out != "ran with 21 bytes of marker\n" {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+	// Every payload of the sealed run's history is sealed; a plain run's
+	// history, the control, holds the default converter's JSON.
+	unsealed := req
+	unsealed.Grant.Egress = nil
+	var plainID string
+	worker(t, "q-sealed-plain", nil)
+	plainHost := host(t, "q-sealed-plain", nil)
+	plainHost.Started = func(wf string) { plainID = wf }
+	if c := execute(context.Background(), plainHost, unsealed); c.err != nil {
+		t.Fatal(c.err)
+	}
+	sealedCount, plainCount := history(t, id)
+	if plainCount != 0 || sealedCount < 3 {
+		t.Errorf("the sealed run's history: %d sealed payloads, %d in plain JSON", sealedCount, plainCount)
+	}
+	if sealedCount, plainCount := history(t, plainID); plainCount < 3 || sealedCount != 0 {
+		t.Errorf("the control's history: %d sealed payloads, %d in plain JSON", sealedCount, plainCount)
+	}
+}
+
+// history counts the payloads of a workflow's history that are sealed and
+// those in the default converter's plain JSON.
+func history(t *testing.T, id string) (sealed, plain int) {
+	t.Helper()
+	cl, err := client.Dial(client.Options{HostPort: cluster.address, Namespace: cluster.namespace})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for it := cl.GetWorkflowHistory(context.Background(), id, "", false, 0); it.HasNext(); {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := proto.Marshal(ev)
+		sealed += bytes.Count(raw, []byte("binary/skillhost-aes256gcm"))
+		plain += bytes.Count(raw, []byte("json/plain"))
+	}
+	return sealed, plain
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/skillhost/skillhost/shared"
@@ -35,6 +36,11 @@ type Connection struct {
 	// APIKeyFile holds an API key (Temporal Cloud); a file, since a
 	// plugin's environment is scrubbed.
 	APIKeyFile string `json:"api_key_file"`
+	// CodecKeyFile holds a 32-byte key (64 hex digits) that the host and
+	// its workers share: every payload is sealed with it (AES-256-GCM), so
+	// the cluster stores only ciphertext. It is what lets a grant with
+	// credentials run on the fleet.
+	CodecKeyFile string `json:"codec_key_file"`
 }
 
 func (c Connection) namespace() string {
@@ -96,6 +102,17 @@ func (c Connection) dial(identity string) (client.Client, error) {
 			return nil, fmt.Errorf("api_key_file: %w", err)
 		}
 		opts.Credentials = client.NewAPIKeyStaticCredentials(strings.TrimSpace(string(key)))
+	}
+	if c.CodecKeyFile != "" {
+		key, err := readKey(c.CodecKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		s, err := newSealer(key)
+		if err != nil {
+			return nil, err
+		}
+		opts.DataConverter = converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), s)
 	}
 	cl, err := client.Dial(opts)
 	if err != nil {

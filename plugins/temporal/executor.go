@@ -85,6 +85,9 @@ type Executor struct {
 	// Chunks counts the skill chunks served to workers (for tests and the
 	// fleet example).
 	Chunks atomic.Int64
+	// Started, if set, is told each run's workflow id as it starts (to
+	// look the run up on the cluster).
+	Started func(workflowID string)
 }
 
 type tarRef struct {
@@ -275,8 +278,11 @@ func (e *Executor) chunk(_ context.Context, c Chunk) ([]byte, error) {
 // Execute implements shared.Executor: the run goes to the fleet, at most
 // once; its output streams back while it runs.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	if g := req.Grant.Egress; g != nil && len(g.Credentials) > 0 {
-		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the temporal strategy does not carry credentials: the request is stored in the cluster's history, so a secret would be too; run skills with sandbox.credentials on a local strategy"))
+	e.mu.Lock()
+	sealed := e.settings.CodecKeyFile != ""
+	e.mu.Unlock()
+	if g := req.Grant.Egress; g != nil && len(g.Credentials) > 0 && !sealed {
+		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the temporal strategy carries credentials only sealed: set plugins.config.temporal.codec_key_file (and --codec-key-file on the workers) so the cluster stores the request as ciphertext, or run skills with sandbox.credentials on a local strategy"))
 	}
 	conn, err := e.use()
 	if err != nil {
@@ -327,6 +333,9 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 			return shared.Result{}, ctx.Err()
 		}
 		return shared.Result{}, fmt.Errorf("start the run on %s: %w", s.Address, err)
+	}
+	if e.Started != nil {
+		e.Started(run.GetID())
 	}
 	var out Outcome
 	err = run.Get(ctx, &out)

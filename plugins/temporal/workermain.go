@@ -29,6 +29,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	fl.StringVar(&o.TLS.KeyFile, "tls-key", "", "this worker's key, for mutual TLS")
 	fl.StringVar(&o.TLS.ServerName, "tls-server-name", "", "the name the cluster's certificate must have")
 	fl.StringVar(&o.APIKeyFile, "api-key-file", "", "a file holding an API key for the cluster")
+	fl.StringVar(&o.CodecKeyFile, "codec-key-file", "", "a file holding the 32-byte key (64 hex digits) the host seals payloads with")
 	fl.StringVar(&o.Identity, "identity", "", "the worker's name in results (default host:pid)")
 	fl.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Minute, "on SIGTERM, how long to wait for the runs in progress before cancelling them")
 	if err := fl.Parse(args); err != nil {
