@@ -71,7 +71,7 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 		return nil, err
 	}
 	for i, c := range h.Config.Sandbox.Credentials {
-		if ok, _ := pol.Decide(c.Host, 443); !ok {
+		if !pol.AllowsHost(c.Host) {
 			continue
 		}
 		secret := os.Getenv(c.FromEnv)

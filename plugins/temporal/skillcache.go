@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // skillCache keeps skills on a worker's disk by digest: each one unpacked
@@ -19,16 +22,84 @@ import (
 // named after it, read-only.
 type skillCache struct {
 	dir string
-	mu  sync.Mutex
-	// busy serialises fetches of the same digest.
-	busy map[string]*sync.Mutex
+	// limit bounds the bytes of the skills kept: past it, the skills used
+	// longest ago and not in use go first.
+	limit int64
+	mu    sync.Mutex
+	// busy serialises fetches of the same digest; inUse counts the runs
+	// holding each skill, which eviction leaves alone.
+	busy  map[string]*sync.Mutex
+	inUse map[string]int
 }
 
-func newSkillCache(dir string) (*skillCache, error) {
+func newSkillCache(dir string, limit int64) (*skillCache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("skill cache %s: %w", dir, err)
 	}
-	return &skillCache{dir: dir, busy: map[string]*sync.Mutex{}}, nil
+	return &skillCache{dir: dir, limit: limit, busy: map[string]*sync.Mutex{}, inUse: map[string]int{}}, nil
+}
+
+// release ends a run's hold on a skill that get returned.
+func (c *skillCache) release(digest string) {
+	h, _ := hexOf(digest)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inUse[h]--; c.inUse[h] <= 0 {
+		delete(c.inUse, h)
+	}
+}
+
+// evict removes the skills used longest ago, and not in use, until the
+// cache holds at most limit bytes.
+func (c *skillCache) evict() {
+	if c.limit <= 0 {
+		return
+	}
+	entries, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	type kept struct {
+		name string
+		used time.Time
+		size int64
+	}
+	var all []kept
+	var total int64
+	for _, e := range entries {
+		if _, err := hexOf("sha256:" + e.Name()); err != nil || !e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		var size int64
+		_ = filepath.WalkDir(filepath.Join(c.dir, e.Name()), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					size += fi.Size()
+				}
+			}
+			return nil
+		})
+		all = append(all, kept{e.Name(), info.ModTime(), size})
+		total += size
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].used.Before(all[j].used) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range all {
+		if total <= c.limit {
+			return
+		}
+		if c.inUse[k.name] > 0 {
+			continue
+		}
+		if os.RemoveAll(filepath.Join(c.dir, k.name)) == nil {
+			total -= k.size
+		}
+	}
 }
 
 // hexOf is a digest's hex part, checked.
@@ -42,7 +113,7 @@ func hexOf(digest string) (string, error) {
 
 // get returns the directory of the skill with digest, calling fetch to
 // write its canonical tar when the cache does not hold it yet; fetched
-// says whether it did.
+// says whether it did. The caller holds the skill until it calls release.
 func (c *skillCache) get(digest string, fetch func(w io.Writer) error) (dir string, fetched bool, err error) {
 	h, err := hexOf(digest)
 	if err != nil {
@@ -58,7 +129,15 @@ func (c *skillCache) get(digest string, fetch func(w io.Writer) error) (dir stri
 	m.Lock()
 	defer m.Unlock()
 	dir = filepath.Join(c.dir, h)
+	hold := func() {
+		c.mu.Lock()
+		c.inUse[h]++
+		c.mu.Unlock()
+		now := time.Now()
+		_ = os.Chtimes(dir, now, now) // used now: last to be evicted
+	}
 	if _, err := os.Stat(dir); err == nil {
+		hold()
 		return dir, false, nil
 	}
 	tmp, err := os.MkdirTemp(c.dir, ".fetch-")
@@ -89,6 +168,8 @@ func (c *skillCache) get(digest string, fetch func(w io.Writer) error) (dir stri
 	if err := os.Rename(tree, dir); err != nil {
 		return "", false, err
 	}
+	hold()
+	c.evict()
 	return dir, true, nil
 }
 

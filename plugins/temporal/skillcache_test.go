@@ -24,7 +24,7 @@ func TestSkillCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newSkillCache(t.TempDir())
+	c, err := newSkillCache(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,4 +80,44 @@ func TestUnpackRefuses(t *testing.T) {
 	}
 	_ = sha256.New
 	_ = hex.EncodeToString
+}
+
+// Past its limit the cache drops the skills used longest ago, never one a
+// run holds.
+func TestSkillCacheEvicts(t *testing.T) {
+	c, err := newSkillCache(t.TempDir(), 3<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skill := func(fill byte) (string, []byte) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: s\ndescription: d\n---\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "blob"), bytes.Repeat([]byte{fill}, 1<<20), 0o644)
+		var b bytes.Buffer
+		digest, _, err := skilltar.Write(&b, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return digest, b.Bytes()
+	}
+	var digests []string
+	for i := range 4 {
+		d, data := skill(byte('a' + i))
+		digests = append(digests, d)
+		if _, _, err := c.get(d, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if i != 0 {
+			c.release(d) // the first stays in use
+		}
+	}
+	held := func(d string) bool {
+		h, _ := hexOf(d)
+		_, err := os.Stat(filepath.Join(c.dir, h))
+		return err == nil
+	}
+	if !held(digests[0]) || held(digests[1]) || !held(digests[3]) {
+		t.Errorf("kept %v %v %v %v; want the one in use and the newest, not the oldest free one",
+			held(digests[0]), held(digests[1]), held(digests[2]), held(digests[3]))
+	}
 }

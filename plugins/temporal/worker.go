@@ -42,6 +42,9 @@ type WorkerOptions struct {
 	SharedPaths bool
 	// Identity names the worker in results (default host name and pid).
 	Identity string
+	// CacheSize bounds the bytes of skills kept in CacheDir (default
+	// 2 GiB): past it, those used longest ago and not in use go.
+	CacheSize int64
 	// StopTimeout is how long Stop waits for the runs in progress
 	// (default 10 minutes); past it they are cancelled.
 	StopTimeout time.Duration
@@ -91,7 +94,10 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		host, _ := os.Hostname()
 		o.Identity = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
-	cache, err := newSkillCache(filepath.Join(o.CacheDir, "skills"))
+	if o.CacheSize <= 0 {
+		o.CacheSize = 2 << 30
+	}
+	cache, err := newSkillCache(filepath.Join(o.CacheDir, "skills"), o.CacheSize)
 	if err != nil {
 		return nil, err
 	}
@@ -230,10 +236,10 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 	hb := newBeat(ctx)
 	defer hb.stop()
 	req, run, err := f.localRequest(ctx, job, hb)
+	defer run.cleanup()
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer run.cleanup()
 	local, err := f.plugin()
 	if err != nil {
 		return Outcome{}, refuse("worker %s: %v", f.name, err)
@@ -283,11 +289,17 @@ type localRun struct {
 	dir      string            // scratch, removed after the run
 	writable map[string]string // logical path -> scratch directory, whose files go back
 	fetched  bool
+	release  func() // ends the run's hold on its cached skill
 }
 
 func (r *localRun) cleanup() {
 	if r.dir != "" {
 		_ = os.RemoveAll(r.dir)
+		r.dir = ""
+	}
+	if r.release != nil {
+		r.release()
+		r.release = nil
 	}
 }
 
@@ -305,6 +317,7 @@ func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Req
 	if err != nil {
 		return req, run, refuse("worker %s: %v", f.name, err)
 	}
+	run.release = func() { f.cache.release(req.Skill.Digest) }
 	run.fetched = fetched
 	scratch, err := os.MkdirTemp(f.opts.CacheDir, "run-")
 	if err != nil {

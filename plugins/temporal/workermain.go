@@ -23,6 +23,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	fl.StringVar(&o.PluginsDir, "plugins-dir", "", "where skillhost-sandbox-<strategy> is (default: beside this binary)")
 	fl.IntVar(&o.Concurrency, "concurrency", 4, "runs at once")
 	fl.StringVar(&o.CacheDir, "cache-dir", "", "skills by digest and each run's scratch space (default: the user's cache directory)")
+	cacheMiB := fl.Int64("cache-size", 2048, "MiB of skills to keep in the cache directory; past it, those used longest ago go")
 	fl.BoolVar(&o.SharedPaths, "shared-paths", false, "this worker sees the host's file system (same machine or network mounts): use request paths as they are")
 	fl.StringVar(&o.TLS.CAFile, "tls-ca", "", "the authority of the cluster's certificate")
 	fl.StringVar(&o.TLS.CertFile, "tls-cert", "", "this worker's certificate, for mutual TLS")
@@ -35,6 +36,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
+	o.CacheSize = *cacheMiB << 20
 	if o.Address == "" || fl.NArg() > 0 {
 		fmt.Fprintln(stderr, "usage: skillhost-sandbox-temporal worker --address HOST:PORT [flags]")
 		fl.PrintDefaults()

@@ -127,6 +127,12 @@ func TestDecide(t *testing.T) {
 			t.Errorf("Decide(%s, %d) = %v, %q; want %v, %q", c.host, c.port, ok, why, c.ok, c.reason)
 		}
 	}
+	q, _ := NewPolicy(&shared.Egress{Allow: []string{"api.example.com:8443", "*.example.org"}, Deny: []string{"x.example.org"}})
+	for host, want := range map[string]bool{"api.example.com": true, "a.example.org": true, "x.example.org": false, "evil.com": false} {
+		if got := q.AllowsHost(host); got != want {
+			t.Errorf("AllowsHost(%s) = %v, want %v", host, got, want)
+		}
+	}
 	for _, bad := range []*shared.Egress{
 		{Allow: []string{"*.*"}},
 		{Deny: []string{"a b"}},

@@ -113,6 +113,23 @@ func (p *Policy) exempt(a netip.Addr, port int) bool {
 	return false
 }
 
+// AllowsHost reports whether host is reachable on some port: on 443, or
+// on the port of an allow pattern that names one.
+func (p *Policy) AllowsHost(host string) bool {
+	ports := []int{443}
+	for _, a := range p.allow {
+		if a.Port != 0 {
+			ports = append(ports, a.Port)
+		}
+	}
+	for _, port := range ports {
+		if ok, _ := p.Decide(host, port); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Credential returns the credential to inject for host, if any.
 func (p *Policy) Credential(host string) (shared.Credential, bool) {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
