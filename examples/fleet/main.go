@@ -14,16 +14,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.temporal.io/server/temporaltest"
@@ -52,12 +56,15 @@ func main() {
 type fleet struct {
 	ts      *temporaltest.TestServer
 	workers []*temporal.Fleet
+	procs   []*exec.Cmd // workers as processes of their own (the benchmark's)
 	h       *host.Host
 	work    string // removed by stop
 	out     string
 }
 
-func start(nWorkers int, bin string) (*fleet, error) {
+// start starts a server, nWorkers workers (in this process, or as
+// processes of their own with separate) and a host using them.
+func start(nWorkers int, bin string, separate bool) (*fleet, error) {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return nil, err
@@ -74,6 +81,15 @@ func start(nWorkers int, bin string) (*fleet, error) {
 	os.Chmod(work, 0o755)
 	f.work = work
 	for i := range nWorkers {
+		if separate {
+			cmd, err := workerProcess(bin, addr, ns, filepath.Join(work, fmt.Sprintf("worker-%d", i+1)), fmt.Sprintf("worker-%d", i+1))
+			if err != nil {
+				f.stop()
+				return nil, err
+			}
+			f.procs = append(f.procs, cmd)
+			continue
+		}
 		w, err := temporal.StartWorker(temporal.WorkerOptions{
 			Connection: temporal.Connection{Address: addr, Namespace: ns},
 			PluginsDir: bin, CacheDir: filepath.Join(work, fmt.Sprintf("worker-%d", i+1)),
@@ -99,12 +115,40 @@ func start(nWorkers int, bin string) (*fleet, error) {
 	return f, nil
 }
 
+// workerProcess starts `skillhost-sandbox-temporal worker` and returns
+// once it serves.
+func workerProcess(bin, addr, ns, cache, name string) (*exec.Cmd, error) {
+	cmd := exec.Command(filepath.Join(bin, "skillhost-sandbox-temporal"), "worker", "--address", addr, "--namespace", ns,
+		"--cache-dir", cache, "--identity", name, "--concurrency", "4", "--plugins-dir", bin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving task queue") {
+			go io.Copy(io.Discard, stderr)
+			return cmd, nil
+		}
+	}
+	_ = cmd.Wait()
+	return nil, fmt.Errorf("worker %s did not start", name)
+}
+
 func (f *fleet) stop() {
 	if f.h != nil {
 		f.h.Close()
 	}
 	for _, w := range f.workers {
 		w.Stop()
+	}
+	for _, p := range f.procs {
+		_ = p.Process.Signal(syscall.SIGTERM)
+		_ = p.Wait()
 	}
 	f.ts.Stop()
 	if f.work != "" {
@@ -169,7 +213,7 @@ func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
 	if bench {
 		return benchmark(bin)
 	}
-	f, err := start(nWorkers, bin)
+	f, err := start(nWorkers, bin, false)
 	if err != nil {
 		return err
 	}
@@ -217,12 +261,13 @@ func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
 }
 
 // benchmark measures, in one run, the per-call overhead of a remote run
-// against the same run local, and the throughput of 1, 2 and 4 workers.
+// against the same run local, and the throughput of 1, 2 and 4 workers,
+// each a process of its own.
 func benchmark(bin string) error {
 	fmt.Println("| case | calls | concurrency | wall s | calls/s | median ms | errors | lost or mixed up |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, workers := range []int{1, 2, 4} {
-		f, err := start(workers, bin)
+		f, err := start(workers, bin, true)
 		if err != nil {
 			return err
 		}
