@@ -20,8 +20,13 @@ const pythonScanLimit = 1 << 20
 // guard only raises or exits with a message (office/validators/*.py:
 // "This module should not be run directly"). Top-level statements are told
 // apart by indentation, skipping string literals and bracketed
-// continuations; a file that cannot be read counts as runnable.
-func pythonRunnable(path string) bool {
+// continuations; a file that cannot be read counts as runnable. head is
+// the file's beginning as the scan already read it (nil when it could not
+// be read): when it is the whole file, the file is not read again.
+func pythonRunnable(path string, head []byte) bool {
+	if head != nil && len(head) < headerLimit {
+		return runnableSource(head)
+	}
 	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return true

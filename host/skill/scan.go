@@ -128,7 +128,7 @@ func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, see
 		return // a data file of some other kind
 	case strings.EqualFold(filepath.Ext(base), ".py") && isLibraryModule(path, head, exec, interp):
 		return // imported by the skill's scripts, never run by itself
-	case strings.EqualFold(filepath.Ext(base), ".py") && !pythonRunnable(path):
+	case strings.EqualFold(filepath.Ext(base), ".py") && !pythonRunnable(path, head):
 		return // only definitions, or a __main__ guard that refuses to run
 	}
 	name := uniqueName(strings.TrimPrefix(rel, "scripts/"), seen)

@@ -233,15 +233,33 @@ func (e *Executor) hold(req *shared.Request) (release func(), err error) {
 	if req.SkillDir == "" || req.Skill.Digest == "" {
 		return func() {}, nil
 	}
+	release = func() {
+		e.tarMu.Lock()
+		defer e.tarMu.Unlock()
+		if t := e.tars[req.Skill.Digest]; t != nil {
+			if t.refs--; t.refs == 0 {
+				delete(e.tars, req.Skill.Digest)
+			}
+		}
+	}
+	// A skill another run holds is already packed under this digest:
+	// only a skill not held yet is packed (and checked).
+	e.tarMu.Lock()
+	if t := e.tars[req.Skill.Digest]; t != nil {
+		t.refs++
+		e.tarMu.Unlock()
+		return release, nil
+	}
+	e.tarMu.Unlock()
 	var buf bytes.Buffer
 	digest, size, err := skilltar.Write(&buf, req.SkillDir)
 	if err != nil {
 		return nil, shared.Refused(shared.ReasonUnsupported, err)
 	}
-	if req.Skill.Digest != "" && req.Skill.Digest != digest {
+	if req.Skill.Digest != digest {
 		return nil, fmt.Errorf("the skill at %s changed since the host described it (%s, now %s)", req.SkillDir, req.Skill.Digest, digest)
 	}
-	req.Skill.Digest, req.Skill.Size = digest, size
+	req.Skill.Size = size
 	e.tarMu.Lock()
 	defer e.tarMu.Unlock()
 	t := e.tars[digest]
@@ -250,13 +268,7 @@ func (e *Executor) hold(req *shared.Request) (release func(), err error) {
 		e.tars[digest] = t
 	}
 	t.refs++
-	return func() {
-		e.tarMu.Lock()
-		defer e.tarMu.Unlock()
-		if t.refs--; t.refs == 0 {
-			delete(e.tars, digest)
-		}
-	}, nil
+	return release, nil
 }
 
 // chunk serves one piece of a held skill.

@@ -83,8 +83,6 @@ type Outcome struct {
 	Result           shared.Result
 	// Sent is how many output bytes the worker signalled.
 	Sent int64
-	// SkillFetched says the worker fetched the skill for this run.
-	SkillFetched bool
 }
 
 // OutputChunk is one signal of a run's output, numbered from 0.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -264,7 +265,7 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 	f.ran[job.Request.RunID] = true
 	f.mu.Unlock()
 	return Outcome{ID: job.ID, Sum: job.Sum, Worker: f.name, Strategy: f.opts.Strategy, Result: res,
-		Sent: sent, SkillFetched: run.fetched}, nil
+		Sent: sent}, nil
 }
 
 // lacks names the first claim of want that have does not make.
@@ -288,8 +289,7 @@ func lacks(have, want shared.Enforcement) string {
 type localRun struct {
 	dir      string            // scratch, removed after the run
 	writable map[string]string // logical path -> scratch directory, whose files go back
-	fetched  bool
-	release  func() // ends the run's hold on its cached skill
+	release  func()            // ends the run's hold on its cached skill
 }
 
 func (r *localRun) cleanup() {
@@ -313,12 +313,11 @@ func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Req
 	if req.Skill.Digest == "" || req.Command.Script == "" {
 		return req, run, refuse("worker %s does not see the host's files (start it with --shared-paths for that), and the request has no skill digest or command relative to the skill", f.name)
 	}
-	skillDir, fetched, err := f.cache.get(req.Skill.Digest, func(w io.Writer) error { return f.fetch(ctx, job, w, hb) })
+	skillDir, _, err := f.cache.get(req.Skill.Digest, func(w io.Writer) error { return f.fetch(ctx, job, w, hb) })
 	if err != nil {
 		return req, run, refuse("worker %s: %v", f.name, err)
 	}
 	run.release = func() { f.cache.release(req.Skill.Digest) }
-	run.fetched = fetched
 	scratch, err := os.MkdirTemp(f.opts.CacheDir, "run-")
 	if err != nil {
 		return req, run, err
@@ -413,7 +412,9 @@ func (f *Fleet) fetch(ctx context.Context, job Job, w io.Writer, hb *beat) error
 
 // files collects what a run wrote in its writable scratch mounts, in path
 // order, at most limit bytes (a file's path and framing count too) and
-// maxFileCount files, by logical path.
+// maxFileCount files, by logical path. The run wrote these trees, so each
+// file is opened beneath the mount's root, never through a link, without
+// blocking, and read only if it is a regular file.
 func (r *localRun) files(limit int64) ([]shared.File, bool) {
 	var out []shared.File
 	var total int64
@@ -425,6 +426,10 @@ func (r *localRun) files(limit int64) ([]shared.File, bool) {
 	sort.Strings(logicals)
 	for _, logical := range logicals {
 		dir := r.writable[logical]
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			continue
+		}
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || truncated || !d.Type().IsRegular() {
 				return nil
@@ -440,7 +445,7 @@ func (r *localRun) files(limit int64) ([]shared.File, bool) {
 				truncated = true
 				return fs.SkipAll
 			}
-			data, err := os.ReadFile(p)
+			data, err := readPlain(root, rel, info.Size())
 			if err != nil {
 				return nil
 			}
@@ -448,8 +453,23 @@ func (r *localRun) files(limit int64) ([]shared.File, bool) {
 			out = append(out, shared.File{Path: path, Mode: uint32(info.Mode().Perm()), Data: data})
 			return nil
 		})
+		root.Close()
 	}
 	return out, truncated
+}
+
+// readPlain reads the regular file rel beneath root, at most size bytes,
+// refusing a link in its last component and anything but a regular file.
+func readPlain(root *os.Root, rel string, size int64) ([]byte, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	return io.ReadAll(io.LimitReader(f, size))
 }
 
 // maxFileCount bounds the files a result carries.

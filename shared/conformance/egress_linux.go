@@ -75,16 +75,7 @@ type egressWorld struct {
 // its host and is visible nowhere inside; another run's proxy cannot be
 // used; and the run's other layers still hold.
 func Egress(t *testing.T, cfg EgressConfig) {
-	users := []struct {
-		name string
-		cred *syscall.Credential
-	}{{name: "uid" + strconv.Itoa(os.Geteuid())}}
-	if os.Geteuid() == 0 {
-		users = append(users, struct {
-			name string
-			cred *syscall.Credential
-		}{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}})
-	}
+	users := suiteUsers()
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			w := newEgressWorld(t)

@@ -922,21 +922,27 @@ func (w *world) resetVictim() {
 	unix.Syscall(unix.SYS_IOPRIO_SET, 1, uintptr(pid), 0)
 }
 
+// suiteUser is a user the suites run as: nil credentials for the test's own.
+type suiteUser struct {
+	name string
+	cred *syscall.Credential
+}
+
+// suiteUsers are the test's own user and, when that is root, nobody.
+func suiteUsers() []suiteUser {
+	users := []suiteUser{{name: "uid" + strconv.Itoa(os.Geteuid())}}
+	if os.Geteuid() == 0 {
+		users = append(users, suiteUser{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}})
+	}
+	return users
+}
+
 // Escapes runs every attack whose claim the backend makes, as the current
 // user and, when that is root, as nobody. Each must fail under the backend
 // and succeed under the control (or a plain exec, for attacks on process
 // lifetime).
 func Escapes(t *testing.T, cfg EscapeConfig) {
-	users := []struct {
-		name string
-		cred *syscall.Credential
-	}{{name: "uid" + strconv.Itoa(os.Geteuid())}}
-	if os.Geteuid() == 0 {
-		users = append(users, struct {
-			name string
-			cred *syscall.Credential
-		}{name: "nobody", cred: &syscall.Credential{Uid: 65534, Gid: 65534}})
-	}
+	users := suiteUsers()
 	_, pyErr := os.Stat("/usr/bin/python3")
 	secret := os.Getenv(EnvHostSecret)
 	for _, u := range users {
