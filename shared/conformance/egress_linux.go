@@ -36,6 +36,8 @@ var EgressHosts = map[string]string{
 	"keyed.skillhost.test":   "127.0.0.2",
 	"denied.skillhost.test":  "127.0.0.3",
 	"rebound.skillhost.test": "127.0.0.4",
+	// another name for the denied name's address
+	"alias.skillhost.test": "127.0.0.3",
 }
 
 // EgressConfig tells the egress suite how to start the backend under test,
@@ -70,7 +72,9 @@ type egressWorld struct {
 // Enforcement.Egress, as the current user and, when that is root, as
 // nobody: an allowed name works through curl, Python's urllib and requests
 // (if installed) and git over HTTPS; a denied name and a name resolving to
-// a refused address are refused with their reasons, reported once each;
+// a refused address are refused with their reasons, reported once each,
+// and so is a denied name's address, asked for directly (plain and with
+// CONNECT) or by another name;
 // direct connections, UDP, DNS and IPv6 go nowhere; the credential reaches
 // its host and is visible nowhere inside; another run's proxy cannot be
 // used; and the run's other layers still hold.
@@ -99,12 +103,12 @@ func Egress(t *testing.T, cfg EgressConfig) {
 					if c.escaped != nil {
 						// Unconfined, with the whole network, the attack works.
 						before := w.counts()
-						o := w.run(t, c.script, c.python, w.control)
+						o := w.run(t, c, w.control)
 						if !c.escaped(w, o, before) {
 							t.Fatalf("the attack does not work even unconfined, so it proves nothing: %v %+v\n%s", o.err, o.res, o.out)
 						}
 					}
-					c.check(t, w, w.run(t, c.script, c.python, w.backend))
+					c.check(t, w, w.run(t, c, w.backend))
 				})
 			}
 		})
@@ -123,6 +127,9 @@ type egressCheck struct {
 	// escaped, if set, says whether the attack got through under the
 	// control; before are the world's counts from before the run.
 	escaped func(w *egressWorld, o outcome, before [2]int) bool
+	// grant, if set, changes the suite's grant by name for this check
+	// (the control has the whole network whatever it says).
+	grant func(e *shared.Egress)
 }
 
 // printed is escaped for a script that prints ESCAPED when it gets
@@ -213,6 +220,15 @@ print(data.decode())
 curl -sS --max-time 20 --cacert "$CA" "https://denied.skillhost.test:$HTTPS/hello" && echo ESCAPED; true`},
 	{name: "an allowed name resolving to a refused address", check: refused("rebound.skillhost.test", "loopback"), escaped: printed,
 		script: `curl -sS --max-time 20 "http://rebound.skillhost.test:$HTTP/hello" | grep -q "hello from" && echo ESCAPED; true`},
+	{name: "deny by name, reached by address", grant: anyNameButDenied, escaped: printed,
+		check: func(t *testing.T, w *egressWorld, o outcome) {
+			works(t, w, o)
+			refused("127.0.0.3", "127.0.0.3 is an address of denied.skillhost.test, which is denied: denied names are blocked in this suite")(t, w, o)
+			refused("alias.skillhost.test", "127.0.0.3 is an address of denied.skillhost.test, which is denied")(t, w, o)
+		}, script: `curl -sS --max-time 20 "http://allowed.skillhost.test:$HTTP/hello"
+curl -sS --max-time 20 "http://127.0.0.3:$HTTP/hello" | grep -q "hello from" && echo ESCAPED
+curl -sS --max-time 20 --proxytunnel "http://127.0.0.3:$HTTP/hello" | grep -q "hello from" && echo ESCAPED
+curl -sS --max-time 20 "http://alias.skillhost.test:$HTTP/hello" | grep -q "hello from" && echo ESCAPED; true`},
 	{name: "a name not on the list", check: refused("elsewhere.skillhost.test", "not in the allowed domains"),
 		script: `curl -sS --max-time 20 "http://elsewhere.skillhost.test:$HTTP/hello" | grep -q "hello from" && echo ESCAPED; true`},
 	{name: "a direct connection around the proxy", check: refused("", ""), escaped: printed,
@@ -287,6 +303,16 @@ try:
 except OSError as e:
     print("bind", e.errno)
 `},
+}
+
+// anyNameButDenied is the grant of issue 34's item 8: any name (allow:
+// true) but the denied one. The suite's two addresses are listed on both
+// sides because they are loopback, which the proxy refuses unless the
+// ceiling lists them; they stand for the public addresses a denied name
+// has.
+func anyNameButDenied(e *shared.Egress) {
+	e.Allow = []string{"*", "127.0.0.2", "127.0.0.3"}
+	e.Ceiling = []string{"any host", "127.0.0.2", "127.0.0.3"}
 }
 
 func newEgressWorld(t *testing.T) *egressWorld {
@@ -465,11 +491,12 @@ func (w *egressWorld) gitRepo(dir string) string {
 	return dir
 }
 
-// run executes script under the backend with the suite's grant: the
+// run executes c's script under the backend with the suite's grant (the
 // allowed names, the denied one with its reason, the credential, and a
-// run's temporary directory; "another run" is started first when the
-// script needs one.
-func (w *egressWorld) run(t *testing.T, script string, python bool, b Backend) outcome {
+// run's temporary directory), as c.grant changes it; "another run" is
+// started first when the script needs one.
+func (w *egressWorld) run(t *testing.T, c egressCheck, b Backend) outcome {
+	script, python := c.script, c.python
 	if strings.Contains(script, "other-proxy") {
 		stop := w.otherRun(t)
 		defer stop()
@@ -487,8 +514,11 @@ func (w *egressWorld) run(t *testing.T, script string, python bool, b Backend) o
 		argv = []string{"/usr/bin/python3", path}
 	}
 	req := w.request(argv, "egress-"+strconv.FormatInt(time.Now().UnixNano(), 36))
-	if b == w.control {
+	switch {
+	case b == w.control:
 		req.Grant.Egress = nil // the whole network
+	case c.grant != nil:
+		c.grant(req.Grant.Egress)
 	}
 	return w.execute(b, req)
 }

@@ -73,26 +73,76 @@ func NewPolicy(e *shared.Egress) (*Policy, error) {
 // Decide says whether host (a name or an address) and port may be
 // reached, and if not, why, in words a model can act on: the configured
 // reason of the deny (or allow) pattern, else what the skill declares and
-// the ceiling allows.
+// the ceiling allows. Deny wins over allow. An IP address is allowed only
+// by an allow pattern that is that address: "*" (any host) and the other
+// name patterns allow names alone, so that an address is never a way
+// around a denied name (see the Proxy for the addresses of denied names).
 func (p *Policy) Decide(host string, port int) (bool, string) {
 	for i, d := range p.deny {
 		if d.Match(host, port) {
-			if r := p.reasons[p.denyRaw[i]]; r != "" {
-				return false, r
-			}
-			return false, fmt.Sprintf("%s is denied by the operator (sandbox.network.deny: %s)", hostPort(host, port), p.denyRaw[i])
+			return false, p.denyReason(i, hostPort(host, port)+" is denied")
 		}
 	}
+	literal := isAddr(host)
+	byName := false
 	for _, a := range p.allow {
 		if a.Match(host, port) {
-			return true, ""
+			if !literal || a.Literal() {
+				return true, ""
+			}
+			byName = true
 		}
 	}
 	if r := p.reasons[host]; r != "" {
 		return false, r
 	}
+	if byName {
+		return false, fmt.Sprintf("%s is an IP address, and the grant allows it only by name: "+
+			"ask for the host by its name, or list the address in network.allow (sandbox.network.allow for the operator)", hostPort(host, port))
+	}
 	return false, fmt.Sprintf("%s is not in the allowed domains; the skill declares %s; the ceiling allows %s",
 		hostPort(host, port), listOrNone(p.declared), listOrNone(p.ceiling))
+}
+
+// denyReason is the reason of the i-th deny pattern: the operator's, if
+// configured, else what (a description of the connection) followed by
+// the pattern.
+func (p *Policy) denyReason(i int, what string) string {
+	if r := p.reasons[p.denyRaw[i]]; r != "" {
+		return r
+	}
+	return fmt.Sprintf("%s by the operator (sandbox.network.deny: %s)", what, p.denyRaw[i])
+}
+
+// deniedAddrReason is why address a is refused as one of the addresses of
+// the i-th deny pattern, an exact name: it names the name, and gives the
+// operator's reason for it when one is configured.
+func (p *Policy) deniedAddrReason(i int, a netip.Addr) string {
+	what := fmt.Sprintf("%s is an address of %s, which is denied", a, p.deny[i].Host)
+	if r := p.reasons[p.denyRaw[i]]; r != "" {
+		return what + ": " + r
+	}
+	return what + " by the operator (sandbox.network.deny: " + p.denyRaw[i] + ")"
+}
+
+// deniedNames are the deny patterns that are exact host names, with their
+// indexes: the ones whose addresses can be looked up (a wildcard has
+// none, an IP literal is its own).
+func (p *Policy) deniedNames() []int {
+	var out []int
+	for i, d := range p.deny {
+		if !d.Wildcard && !d.Literal() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// isAddr reports whether host is an IP address (IPv6 with or without
+// brackets).
+func isAddr(host string) bool {
+	_, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	return err == nil
 }
 
 // exempt reports whether a is allowed as an address of its own (with its

@@ -64,10 +64,17 @@ type Resolver interface {
 // (told apart by the first byte) on one port, behind a credential only
 // that run is given. Every connection it makes is decided by the run's
 // Policy on the name asked for, then dialled to an address of that name
-// that the guard accepts, the one resolved (no second lookup).
+// that the guard accepts, the one resolved (no second lookup), and that
+// is not an address of a name the policy denies: those names are looked
+// up when the proxy starts and again for each connection, so a denied
+// name cannot be reached by its address, asked for directly or through
+// another name. It refuses the TRACE method, which would echo a request's
+// headers, an injected credential among them, back to the command.
 type Proxy struct {
 	policy   *Policy
 	guard    *guard
+	denied   *deniedAddrs
+	stop     context.CancelFunc // ends the look-ups of denied names
 	token    string
 	resolver Resolver
 	dialer   net.Dialer
@@ -105,9 +112,13 @@ func Start(cfg Config) (*Proxy, error) {
 	if p.dialer.Timeout <= 0 {
 		p.dialer.Timeout = 30 * time.Second
 	}
+	var ctx context.Context
+	ctx, p.stop = context.WithCancel(context.Background())
+	p.denied = newDeniedAddrs(ctx, pol, p.resolver, &p.wg)
 	if pol.Credentials() {
 		if p.ca, err = newAuthority(); err != nil {
-			return nil, err
+			p.stopLookups()
+			return nil, fmt.Errorf("egress proxy: %w", err)
 		}
 	}
 	addr := cfg.Listen
@@ -115,6 +126,7 @@ func Start(cfg Config) (*Proxy, error) {
 		addr = "127.0.0.1:0"
 	}
 	if p.ln, err = net.Listen("tcp", addr); err != nil {
+		p.stopLookups()
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
 	p.gp = p.httpProxy(cfg.RootCAs)
@@ -200,12 +212,20 @@ func (p *Proxy) Close() error {
 		_ = c.Close()
 	}
 	p.mu.Unlock()
+	p.stop()
 	err := p.ln.Close()
 	_ = p.server.Close()
 	p.httpLn.Close()
 	p.gp.Tr.CloseIdleConnections()
 	p.wg.Wait()
 	return err
+}
+
+// stopLookups ends the look-ups of denied names of a proxy that failed to
+// start, and waits for them.
+func (p *Proxy) stopLookups() {
+	p.stop()
+	p.wg.Wait()
 }
 
 // refuse records a refusal (once per host: a client's retries and its
@@ -233,8 +253,9 @@ func (e *RefusedError) Error() string {
 }
 
 // dial connects to addr (host:port) for the command: the policy decides on
-// the name, the name is resolved once, each address is checked by the
-// guard, and the first accepted one that answers is used.
+// the name, the name is resolved once, each address is checked against
+// the addresses of the denied names (looked up again meanwhile) and by
+// the guard, and the first accepted one that answers is used.
 func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, portText, err := net.SplitHostPort(addr)
 	port, perr := strconv.Atoi(portText)
@@ -250,15 +271,28 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if ok, why := p.policy.Decide(host, port); !ok {
 		return nil, p.refuse(host, port, why)
 	}
+	deniedLooked := p.denied.refreshing(ctx)
 	var addrs []netip.Addr
+	literal := false
 	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
+		addrs, literal = []netip.Addr{a}, true
 	} else if addrs, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil {
 		return nil, fmt.Errorf("skillhost: resolve %s: %w", host, err)
+	}
+	if err := p.denied.wait(ctx, deniedLooked); err != nil {
+		return nil, fmt.Errorf("skillhost: look up the denied names for %s: %w", hostPort(host, port), err)
 	}
 	var refused []string
 	var last error
 	for _, a := range addrs {
+		if i, ok := p.denied.match(a, port); ok {
+			why := p.policy.deniedAddrReason(i, a)
+			if literal {
+				return nil, p.refuse(host, port, why)
+			}
+			refused = append(refused, why)
+			continue
+		}
 		if why := p.guard.refused(a); why != "" && (p.guard.denied(a) || !p.policy.exempt(a, port)) {
 			refused = append(refused, a.String()+" is "+why)
 			continue
@@ -510,6 +544,19 @@ func (p *Proxy) httpProxy(roots *x509.CertPool) *goproxy.ProxyHttpServer {
 		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
 	})
 	gp.OnRequest().DoFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+		// TRACE (in any case) would have the server echo the request,
+		// headers and all, the secret among them where one is put in; it
+		// is refused in plain HTTP and inside the TLS the proxy
+		// terminates alike.
+		if strings.EqualFold(req.Method, "TRACE") {
+			host, port, _ := target(req)
+			why := "the TRACE method is refused: the server would echo the request's headers back, " +
+				"and with them any credential the proxy puts in; use another method"
+			err := p.refuse(host, port, why)
+			resp := goproxy.NewResponse(req, goproxy.ContentTypeText, http.StatusForbidden, err.Error())
+			resp.Header.Set("X-Skillhost-Refused", why)
+			return req, resp
+		}
 		// The secret goes only into requests that leave over TLS to its
 		// own host, whichever Host header the command wrote.
 		if req.URL.Scheme == "https" {

@@ -31,7 +31,8 @@ func (h hosts) LookupNetIP(_ context.Context, _, name string) ([]netip.Addr, err
 }
 
 // upstream is a server on a loopback address of its own, recording the
-// headers it was sent.
+// headers it was sent; like many servers, it answers TRACE by echoing
+// them.
 type upstream struct {
 	srv  *httptest.Server
 	port int
@@ -65,6 +66,10 @@ func newUpstream(t *testing.T, addr string, tlsOn bool) *upstream {
 		u.mu.Lock()
 		u.seen = append(u.seen, r.Header.Clone())
 		u.mu.Unlock()
+		if r.Method == "TRACE" {
+			_ = r.Header.Write(w)
+			return
+		}
 		fmt.Fprintf(w, "hello from %s", r.Host)
 	}))
 	u.srv.Listener = ln
