@@ -30,6 +30,9 @@ type Validation struct {
 	Valid    bool     `json:"valid"`
 	Errors   []string `json:"errors"`   // never nil
 	Warnings []string `json:"warnings"` // never nil; they do not make a skill invalid
+	// NotTools lists every file under scripts/ that is not a tool, with
+	// the reason (never nil; empty when the skill could not be parsed).
+	NotTools []skill.NotTool `json:"not_tools"`
 }
 
 // Validate checks the skills each path names: a skill directory, its
@@ -93,7 +96,8 @@ func validateOne(path string, strict bool, opts skill.Options) Validation {
 	if err != nil {
 		return invalid(path, err)
 	}
-	v := Validation{Path: path, Valid: true, Errors: []string{}, Warnings: append([]string{}, s.Warnings...)}
+	v := Validation{Path: path, Valid: true, Errors: []string{}, Warnings: append([]string{}, s.Warnings...),
+		NotTools: append([]skill.NotTool{}, s.NotTools...)}
 	if len(s.Escapes) > 0 && !strict {
 		// A bundle that reaches outside its own directory is never valid.
 		v.Valid, v.Errors = false, append([]string{}, s.Escapes...)
@@ -107,5 +111,5 @@ func validateOne(path string, strict bool, opts skill.Options) Validation {
 }
 
 func invalid(path string, err error) Validation {
-	return Validation{Path: path, Errors: []string{err.Error()}, Warnings: []string{}}
+	return Validation{Path: path, Errors: []string{err.Error()}, Warnings: []string{}, NotTools: []skill.NotTool{}}
 }

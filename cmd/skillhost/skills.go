@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -166,6 +167,7 @@ func (a *app) showCmd() *cobra.Command {
 					"declared": declaredJSON{FSRead: nonNil(d.FSRead), FSWrite: nonNil(d.FSWrite), Network: d.Network, Hosts: d.Hosts,
 						Timeout: d.Timeout.Seconds(), Trust: d.Trust},
 					"grant": g, "tools": toolsJSON(s, host.Functions(h.Catalog.All())), "warnings": nonNil(s.Warnings),
+					"not_tools": notToolsJSON(s),
 				})
 			}
 			w := a.stdout
@@ -183,10 +185,50 @@ func (a *app) showCmd() *cobra.Command {
 				}
 				tw.Flush()
 			}
+			a.printNotTools(w, s)
 			fmt.Fprintf(w, "\nInstructions:\n%s\n", host.Printable(s.Instructions))
 			return nil
 		},
 	}
+}
+
+// printNotTools tells of the files under scripts/ that are not tools:
+// with --verbose each with its reason, otherwise how many.
+func (a *app) printNotTools(w io.Writer, s *host.Skill) {
+	switch n := len(s.NotTools); {
+	case n == 0:
+	case a.verbose:
+		fmt.Fprintln(w, "Not tools:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, nt := range s.NotTools {
+			fmt.Fprintf(tw, "  %s\t%s\n", host.Printable(nt.Rel), host.Printable(nt.Reason))
+		}
+		tw.Flush()
+	default:
+		fmt.Fprintf(w, "Not tools:    %d %s under scripts/ (--verbose says why)\n", n, pickWord(n == 1, "file", "files"))
+	}
+}
+
+type notToolJSON struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+	Warned bool   `json:"warned"`
+}
+
+// notToolsJSON lists the files under scripts/ that are not tools.
+func notToolsJSON(s *host.Skill) []notToolJSON {
+	out := []notToolJSON{}
+	for _, nt := range s.NotTools {
+		out = append(out, notToolJSON{Path: nt.Rel, Reason: nt.Reason, Warned: nt.Warned})
+	}
+	return out
+}
+
+func pickWord(one bool, a, b string) string {
+	if one {
+		return a
+	}
+	return b
 }
 
 func describeGrant(read, write []string, network, timeout, trust string) string {

@@ -14,7 +14,8 @@ func (a *app) validateCmd() *cobra.Command {
 		Use:   "validate [--strict] PATH...",
 		Short: "Validate skills: a skill directory, a SKILL.md, or a root of skill directories",
 		Long: "Validate checks what loading accepts (warnings go to stderr). With --strict it checks the open\n" +
-			"Agent Skills specification: name rules, lengths in characters, and only the specification's keys.",
+			"Agent Skills specification: name rules, lengths in characters, and only the specification's keys.\n" +
+			"With --verbose it lists every file under scripts/ that is not a tool, and why.",
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, paths []string) error {
 			results, err := host.Validate(host.ValidateOptions{ConfigPath: a.configPath, Strict: strict}, paths...)
@@ -36,11 +37,16 @@ func (a *app) validateCmd() *cobra.Command {
 				for _, r := range results {
 					if r.Valid {
 						fmt.Fprintf(a.stdout, "Valid skill: %s\n", host.Printable(r.Path))
-						continue
+					} else {
+						fmt.Fprintf(a.stdout, "Validation failed for %s:\n", host.Printable(r.Path))
+						for _, e := range r.Errors {
+							fmt.Fprintf(a.stdout, "  - %s\n", host.Printable(e))
+						}
 					}
-					fmt.Fprintf(a.stdout, "Validation failed for %s:\n", host.Printable(r.Path))
-					for _, e := range r.Errors {
-						fmt.Fprintf(a.stdout, "  - %s\n", host.Printable(e))
+					if a.verbose {
+						for _, n := range r.NotTools {
+							fmt.Fprintf(a.stdout, "  not a tool: %s: %s\n", host.Printable(n.Rel), host.Printable(n.Reason))
+						}
 					}
 				}
 			}

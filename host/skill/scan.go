@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -89,7 +90,15 @@ func (s *Skill) loadScripts(opts Options) {
 			if path == dir {
 				return nil
 			}
-			if strings.HasPrefix(d.Name(), ".") || skippedDirs[d.Name()] || strings.Count(rel, "/") > maxScriptDepth {
+			switch {
+			case strings.HasPrefix(d.Name(), "."):
+				s.skip(rel+"/", "a hidden directory, not looked into", false)
+				return filepath.SkipDir
+			case skippedDirs[d.Name()]:
+				s.skip(rel+"/", "a cache or dependency directory, not looked into", false)
+				return filepath.SkipDir
+			case strings.Count(rel, "/") > maxScriptDepth:
+				s.skip(rel+"/", fmt.Sprintf("deeper than %d levels under scripts/, not looked into", maxScriptDepth), true)
 				return filepath.SkipDir
 			}
 			return nil
@@ -103,7 +112,13 @@ func (s *Skill) loadScripts(opts Options) {
 	})
 }
 
-// addScript decides whether one file under scripts/ is a tool.
+// addScript decides whether one file under scripts/ is a tool, and
+// records it in NotTools with the reason when it is not. A file with a
+// shebang or the exec bit is a tool unless it is a data file, an
+// __init__.py, a hidden file, or a Python file that provably does nothing
+// when run (pythonSource); then it is also a warning, since its author
+// marked it as a program. Without either, a file is a tool when its
+// extension names an interpreter, with the same exception for Python.
 func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, seen map[string]string) {
 	base := filepath.Base(path)
 	fi, ok := s.scriptInfo(rel, path, realDir)
@@ -113,27 +128,41 @@ func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, see
 	s.Scripts = append(s.Scripts, path)
 	exec := fi.Mode().Perm()&0o111 != 0
 	head := readHead(path)
-	interp, _ := Shebang(head)
+	interp, shebang := Shebang(head)
 	_, known := interpreters[strings.ToLower(filepath.Ext(base))]
+	marked := exec || shebang // its author means it to run
 	switch {
 	case opts.RequireExec && !exec:
-		s.skip("%s: not executable, skipping", rel)
+		s.skip(rel, "not executable", true)
 		return
 	case strings.HasPrefix(base, ".") && ToolName(base) == "":
-		s.skip("%s: the file name gives an empty tool name, skipping", rel)
+		s.skip(rel, "the file name gives an empty tool name", true)
 		return
-	case strings.HasPrefix(base, "."), base == "__init__.py", isData(base) && len(interp) == 0:
-		return // not a script: silently
-	case !exec && !known && len(interp) == 0:
-		return // a data file of some other kind
-	case strings.EqualFold(filepath.Ext(base), ".py") && isLibraryModule(path, head, exec, interp):
-		return // imported by the skill's scripts, never run by itself
-	case strings.EqualFold(filepath.Ext(base), ".py") && !pythonRunnable(path, head):
-		return // only definitions, or a __main__ guard that refuses to run
+	case strings.HasPrefix(base, "."):
+		s.skip(rel, "a hidden file", false)
+		return
+	case base == "__init__.py":
+		s.skip(rel, "a package's __init__.py", false)
+		return
+	case isData(base) && len(interp) == 0:
+		s.skip(rel, "a data file ("+dataExt(base)+")", exec)
+		return
+	case !marked && !known:
+		s.skip(rel, "not a script (no shebang, exec bit or interpreter extension)", false)
+		return
+	case strings.EqualFold(filepath.Ext(base), ".py"):
+		switch pythonVerdict(path, head) {
+		case pyLibrary:
+			s.skip(rel, reasonLibrary, marked)
+			return
+		case pyRefuses:
+			s.skip(rel, reasonRefuses, marked)
+			return
+		}
 	}
 	name := uniqueName(strings.TrimPrefix(rel, "scripts/"), seen)
 	if name == "" {
-		s.skip("%s: the file name gives an empty tool name, skipping", rel)
+		s.skip(rel, "the file name gives an empty tool name", true)
 		return
 	}
 	seen[name] = rel
@@ -147,10 +176,39 @@ func (s *Skill) addScript(path, rel string, realDir *resolved, opts Options, see
 	s.Tools = append(s.Tools, Tool{Name: name, Description: desc, Script: path, Rel: rel, Interpreter: interp})
 }
 
-// skip records a script that is not a tool, with the reason, as a warning.
-func (s *Skill) skip(format string, args ...any) {
-	s.Skipped++
-	s.warn(format, args...)
+// NotTool is a file under scripts/ that is not a tool.
+type NotTool struct {
+	// Rel is the file's path relative to the skill directory.
+	Rel string `json:"path"`
+	// Reason says why it is not a tool ("a data file (.xsd)").
+	Reason string `json:"reason"`
+	// Warned means the file is also a warning: it looks meant to run (a
+	// shebang or the exec bit), or the operator's scripts.require_exec
+	// left it out, or it could not be read.
+	Warned bool `json:"warned"`
+}
+
+// skip records a file under scripts/ that is not a tool; with warn, also
+// as a warning ("scripts/x.py: not executable, skipping"), counted in
+// Skipped.
+func (s *Skill) skip(rel, reason string, warn bool) {
+	s.NotTools = append(s.NotTools, NotTool{Rel: rel, Reason: reason, Warned: warn})
+	if warn {
+		s.Skipped++
+		s.warn("%s: %s, skipping", rel, reason)
+	}
+}
+
+// dataExt is the data extension base ends with.
+func dataExt(base string) string {
+	lower := strings.ToLower(base)
+	best := ""
+	for ext := range dataExts {
+		if strings.HasSuffix(lower, ext) && len(ext) > len(best) {
+			best = ext
+		}
+	}
+	return best
 }
 
 func isData(base string) bool {
@@ -161,17 +219,6 @@ func isData(base string) bool {
 		}
 	}
 	return false
-}
-
-// isLibraryModule recognises a Python module that only exists to be
-// imported: no execute bit, no shebang, no __main__ guard, in a package
-// (a directory with __init__.py), such as scripts/office/helpers/merge_runs.py.
-func isLibraryModule(path string, head []byte, exec bool, interp []string) bool {
-	if exec || len(interp) > 0 || bytes.Contains(head, []byte("__main__")) {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(filepath.Dir(path), "__init__.py"))
-	return err == nil
 }
 
 // uniqueName derives a tool name from a path under scripts/ that no other
@@ -247,17 +294,18 @@ func Shebang(head []byte) (interp []string, ok bool) {
 }
 
 // scriptInfo stats one file under scripts/, refusing symlinks that leave
-// the skill directory. Other non-regular files are skipped.
+// the skill directory. Other non-regular files are skipped. Each file it
+// turns down is in NotTools.
 func (s *Skill) scriptInfo(rel, path string, realDir *resolved) (os.FileInfo, bool) {
 	fi, err := os.Lstat(path)
 	if err != nil {
-		s.warn("%s: %v", rel, err)
+		s.skip(rel, err.Error(), true)
 		return nil, false
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		target, err := filepath.EvalSymlinks(path)
 		if err != nil {
-			s.skip("%s: broken symlink, skipping", rel)
+			s.skip(rel, "broken symlink", true)
 			return nil, false
 		}
 		real, err := realDir.get()
@@ -266,15 +314,17 @@ func (s *Skill) scriptInfo(rel, path string, realDir *resolved) (os.FileInfo, bo
 			return nil, false
 		}
 		if !inSkill(target, real) {
+			s.NotTools = append(s.NotTools, NotTool{Rel: rel, Reason: "a symlink that resolves outside the skill directory", Warned: true})
 			s.refuse("%s: symlink resolves outside the skill directory (%s), refusing it", rel, target)
 			return nil, false
 		}
 		if fi, err = os.Stat(path); err != nil {
-			s.warn("%s: %v", rel, err)
+			s.skip(rel, err.Error(), true)
 			return nil, false
 		}
 	}
 	if !fi.Mode().IsRegular() {
+		s.skip(rel, "not a regular file", false)
 		return nil, false
 	}
 	return fi, true

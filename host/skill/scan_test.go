@@ -46,7 +46,9 @@ func TestScanShapesOfRealSkills(t *testing.T) {
 		got[tool.Name] = tool.Rel + " | " + tool.Description
 	}
 	want := map[string]string{
-		"accept":      "scripts/accept.py | Accept all tracked changes.",
+		"accept": "scripts/accept.py | Accept all tracked changes.",
+		// top-level code runs, in a package or not
+		"check":       "scripts/check.py | check (scripts/check.py)",
 		"office_pack": "scripts/office/pack.py | Pack a directory into a DOCX file. Usage: pack.py DIR OUT",
 		"init":        "scripts/init.sh | init (scripts/init.sh)",
 	}
@@ -54,7 +56,29 @@ func TestScanShapesOfRealSkills(t *testing.T) {
 		t.Errorf("tools:\n got %q\nwant %q", got, want)
 	}
 	if len(s.Warnings) != 0 || s.Skipped != 0 {
-		t.Errorf("warnings %q, skipped %d; data files, packages and library modules are skipped silently", s.Warnings, s.Skipped)
+		t.Errorf("warnings %q, skipped %d; data files, packages and library modules are no warnings", s.Warnings, s.Skipped)
+	}
+	// but each is listed with its reason
+	notTools := map[string]string{}
+	for _, n := range s.NotTools {
+		notTools[n.Rel] = n.Reason
+	}
+	wantNot := map[string]string{
+		"scripts/__init__.py":                   "a package's __init__.py",
+		"scripts/utils.py":                      reasonLibrary,
+		"scripts/office/helpers/__init__.py":    "a package's __init__.py",
+		"scripts/office/helpers/merge_runs.py":  reasonLibrary,
+		"scripts/office/validators/__init__.py": "a package's __init__.py",
+		"scripts/office/validators/base.py":     reasonRefuses,
+		"scripts/connections.py":                reasonLibrary,
+		"scripts/office/schemas/wml.xsd":        "a data file (.xsd)",
+		"scripts/templates/comments.xml":        "a data file (.xml)",
+		"scripts/requirements.txt":              "a data file (.txt)",
+		"scripts/bundle.tar.gz":                 "a data file (.gz)",
+		"scripts/__pycache__/":                  "a cache or dependency directory, not looked into",
+	}
+	if !reflect.DeepEqual(notTools, wantNot) {
+		t.Errorf("not tools:\n got %q\nwant %q", notTools, wantNot)
 	}
 }
 

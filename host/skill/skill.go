@@ -55,8 +55,13 @@ type Skill struct {
 	Declared map[string]*yaml.Node
 	// Scripts are the regular files under scripts/, in walk order.
 	Scripts []string
-	// Skipped counts the files under scripts/ that look like scripts but
-	// are not tools (each has a warning saying why).
+	// NotTools lists every file under scripts/ that is not a tool, with
+	// the reason, in walk order: data files, __init__.py, Python
+	// libraries, refused symlinks and so on.
+	NotTools []NotTool
+	// Skipped counts the NotTools that are also warnings: files that look
+	// meant to run (a shebang or the exec bit) but are not tools, or that
+	// scripts.require_exec leaves out.
 	Skipped int
 	// Tools are the scripts that can be run as tools.
 	Tools []Tool
