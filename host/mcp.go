@@ -33,11 +33,19 @@ func CheckMCPListenAddr(addr string, allowRemote bool, token string) error {
 // MCPServer builds an MCP server over the host's catalog: every script tool
 // of every skill, run as Run runs it, plus skills_search and
 // skill_activate, and the skills' files as resources. An empty
-// opts.Version is the host's Version. Serve it with its Run (any MCP
-// transport) or ServeHTTP; Watch picks up skills changed on disk.
+// opts.Version is the host's Version, nil opts.WorkspaceRoots the
+// configuration's mcp.workspace_roots, and an empty opts.Home the host's
+// home directory. Serve it with its Run (any MCP transport) or ServeHTTP;
+// Watch picks up skills changed on disk.
 func (h *Host) MCPServer(opts MCPOptions) *MCPServer {
 	if opts.Version == "" {
 		opts.Version = Version
+	}
+	if opts.WorkspaceRoots == nil && h.Config != nil {
+		opts.WorkspaceRoots = h.Config.MCP.WorkspaceRoots
+	}
+	if opts.Home == "" {
+		opts.Home = h.env.Home
 	}
 	return mcpserver.New(mcpHost{h}, opts)
 }

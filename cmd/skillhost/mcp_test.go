@@ -623,7 +623,10 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	client.AddRoots(&mcp.Root{URI: "file://" + rootA, Name: "project"})
 	cmd := exec.Command(bin, "--skills", skills, "mcp", "--strategy", "null", "--tools", "all")
 	cmd.Dir = elsewhere // a desktop client starts the server anywhere
-	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_SANDBOX__ENABLED=true")
+	// The roots are temporary directories, outside the default allowed
+	// root (home): the operator allows their parent.
+	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+pluginDir, "SKILLHOST_SANDBOX__ENABLED=true",
+		"SKILLHOST_MCP__WORKSPACE_ROOTS="+filepath.Dir(rootA))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -96,6 +96,17 @@ type Options struct {
 	// roots (roots/list), or to the server's working directory when the
 	// client has none.
 	Workspace string
+	// WorkspaceRoots are the directories a client's root must be or lie
+	// in to become the workspace, as the operator writes them (~, $VAR
+	// and ${VAR} expanded, symlinks resolved at each call); nil means the
+	// home directory. Whatever they say, a root is never /, /etc, /usr,
+	// /var, the home directory, one of its hidden directories or a
+	// protected name (see RootPolicy.Check): a call with such a root is
+	// refused.
+	WorkspaceRoots []string
+	// Home is the home directory for ~ and for the rules on roots; ""
+	// means os.UserHomeDir.
+	Home string
 }
 
 // Server is an MCP server over a host's catalog. It is safe for concurrent

@@ -80,7 +80,13 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 			if ask != nil {
 				return ask, nil
 			}
-			run.Roots = roots
+			// A client names its roots; the operator decides which may
+			// be a workspace (a write grant with read-write).
+			clamped, err := s.clampRoots(roots)
+			if err != nil {
+				return errorResult(err.Error()), nil
+			}
+			run.Roots = clamped
 		}
 		var publish events.PublishFunc
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
