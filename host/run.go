@@ -51,6 +51,22 @@ type RunRequest struct {
 	// the parent in its data (parent_run_id). They go to Run's publish when
 	// that is not nil, else to Parent's own callback.
 	Parent *events.Context
+	// Review, when set, is shown a staged run's changes before any is
+	// applied; false keeps them all, unapplied, for `skillhost changes`.
+	Review func(context.Context, []Change) bool
+}
+
+// interruption says how a run that did not end by itself ended, or "".
+func interruption(ctx context.Context, r shared.Result) string {
+	switch {
+	case ctx.Err() != nil:
+		return "the run was interrupted"
+	case r.TimedOut:
+		return "the run timed out"
+	case r.Signal != "":
+		return "the run was killed by " + r.Signal
+	}
+	return ""
 }
 
 // RunResult is a finished tool call.
@@ -61,6 +77,9 @@ type RunResult struct {
 	Strategy string
 	Output   []byte
 	shared.Result
+	// Changes are what a staged run changed and what became of it; nil
+	// when the run could write nothing or wrote directly.
+	Changes *ChangeReport
 
 	chunks [][]byte // the output as it arrived, when Output is not filled
 }
@@ -114,8 +133,11 @@ type prepared struct {
 	strategy string
 	confines bool // whether the strategy confines the script
 	// unborn are protected paths that did not exist before the run: any
-	// the run created is moved aside after it (see setAside).
+	// the run created is moved aside after it (see setAside). Only for
+	// direct writes: a staged run changes nothing of the host's.
 	unborn []string
+	// started is when a staged run (request.Stage set) started.
+	started time.Time
 }
 
 // prepare resolves a call: skill, tool, arguments, grant, command line,
@@ -173,6 +195,13 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		ev.failed(ctx, err)
 		return nil, err
 	}
+	direct, err := h.stageWrites(ctx, p)
+	if err != nil {
+		err = runFailed(p, err)
+		ev.failed(ctx, err)
+		return nil, err
+	}
+	notEnforced = append(notEnforced, direct...)
 	ev.started(p)
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {
@@ -182,6 +211,11 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil
 	})
 	if err != nil {
+		// What the run changed before its plugin failed is kept, never
+		// applied.
+		if rep := h.settle(ctx, p, "its sandbox plugin failed", nil); rep != nil && len(rep.Kept) > 0 {
+			err = fmt.Errorf("%w; %s changed by the run were not applied: %s", err, plural(len(rep.Kept), "path", "paths"), rep.Command)
+		}
 		err = runFailed(p, err)
 		ev.failed(ctx, err)
 		return nil, err
@@ -189,8 +223,14 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	r.Truncated = r.Truncated || out.truncated
 	r.NotEnforced = append(r.NotEnforced, notEnforced...)
 	h.remedies(p.skill.Name, r.Violations)
-	r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
-	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r}
+	var changes *ChangeReport
+	if p.request.Stage != "" {
+		changes = h.settle(ctx, p, interruption(ctx, r), req.Review)
+		r.Violations = append(r.Violations, protectedViolations(changes)...)
+	} else {
+		r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
+	}
+	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r, Changes: changes}
 	if req.ChunkedOutput {
 		res.chunks = out.chunks
 	} else {
@@ -337,6 +377,11 @@ func (r *RunResult) writeText(w io.Writer) error {
 	}
 	if _, err := io.WriteString(w, tail); err != nil {
 		return err
+	}
+	for _, n := range r.Changes.notes() {
+		if _, err := io.WriteString(w, "\n"+n); err != nil {
+			return err
+		}
 	}
 	// Refused connections, in words the model can act on: an agent sees
 	// the text, not the violations.

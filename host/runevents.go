@@ -133,6 +133,9 @@ type RunReport struct {
 	Strategy    string             `json:"strategy"`
 	Violations  []shared.Violation `json:"violations"`
 	NotEnforced []string           `json:"not_enforced"`
+	// Changes are a staged run's changes: applied, refused, conflicts,
+	// kept.
+	Changes *ChangeReport `json:"changes,omitempty"`
 }
 
 // Report is the result's RunReport.
@@ -148,7 +151,7 @@ func (r *RunResult) Report() RunReport {
 	rep := RunReport{
 		Output: r.outputString(), ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
 		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: r.Grant,
-		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced,
+		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced, Changes: r.Changes,
 	}
 	if r.Skill != nil {
 		rep.Skill = r.Skill.Name

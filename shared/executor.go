@@ -2,6 +2,8 @@ package shared
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -159,6 +161,31 @@ type Request struct {
 	// FileLimit caps the bytes of files a remote backend returns in
 	// Result.Files; 0 means none.
 	FileLimit int64
+
+	// Stage, when set, is a directory of the host, empty and owned by the
+	// backend's user, where the run's writes go instead of Grant.FSWrite's
+	// trees: the backend shows each write grant FSWrite[i] to the command
+	// as a copy-on-write view of the real directory whose changes land in
+	// StageUpper(Stage, i) in the layout of an overlayfs upper layer (a
+	// deleted path is a 0/0 character device, a directory that replaced
+	// one is marked opaque with the xattr user.overlay.opaque or
+	// trusted.overlay.opaque set to "y"), with StageWork(Stage, i) as
+	// scratch space on the same file system. The real trees must not
+	// change during the run; the host applies the changes afterwards,
+	// under its own policy. A backend that does not claim
+	// Enforcement.StagedWrites never gets a Stage; one that claims it and
+	// cannot stage this run refuses it.
+	Stage string
+}
+
+// StageUpper is where the changes to Request.Grant.FSWrite[i] are staged.
+func StageUpper(stage string, i int) string {
+	return filepath.Join(stage, strconv.Itoa(i), "upper")
+}
+
+// StageWork is the scratch directory beside StageUpper(stage, i).
+func StageWork(stage string, i int) string {
+	return filepath.Join(stage, strconv.Itoa(i), "work")
 }
 
 // File is a file a remote command wrote under a writable mount, returned
@@ -231,6 +258,11 @@ type Violation struct {
 	Host   string `json:"host,omitempty"`
 	Port   int    `json:"port,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Path and Change describe a change of a staged run that the host
+	// refused to apply (kind "protected", made by the host, never sent
+	// by a backend): the path and "created", "modified" or "deleted".
+	Path   string `json:"path,omitempty"`
+	Change string `json:"change,omitempty"`
 }
 
 // Result is how a command ended.
@@ -265,6 +297,9 @@ type Enforcement struct {
 	// Egress: the backend enforces Grant.Egress (named hosts through its
 	// proxy); without it a grant that has one is refused.
 	Egress bool `json:"egress"`
+	// StagedWrites: the backend honours Request.Stage, leaving a run's
+	// writes in the stage instead of the grant's trees (see Request.Stage).
+	StagedWrites bool `json:"staged_writes,omitempty"`
 }
 
 // Info describes a backend.

@@ -118,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // commands lists every subcommand; each file adds its own.
 func commands(a *app) []*cobra.Command {
-	return []*cobra.Command{a.listCmd(), a.showCmd(), a.grantCmd(), a.validateCmd(), a.runCmd(), a.profileCmd(), a.matchCmd(), a.activateCmd(), a.promptCmd(), a.pluginsCmd(), a.doctorCmd(), a.mcpCmd()}
+	return []*cobra.Command{a.listCmd(), a.showCmd(), a.grantCmd(), a.validateCmd(), a.runCmd(), a.profileCmd(), a.matchCmd(), a.activateCmd(), a.promptCmd(), a.pluginsCmd(), a.doctorCmd(), a.mcpCmd(), a.changesCmd()}
 }
 
 // exitCode reports err on stderr (and, in --json mode, as an error object

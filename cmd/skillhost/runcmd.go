@@ -162,6 +162,9 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 		if v := res.Verdict(); v != "" {
 			fmt.Fprintf(a.stderr, "\n%s\n", v)
 		}
+		for _, n := range res.ChangeNotes() {
+			fmt.Fprintln(a.stderr, n)
+		}
 	default:
 		if err := res.WriteText(a.stdout); err != nil {
 			return failed(fmt.Errorf("write output: %w", err))
@@ -169,7 +172,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	}
 	if !streamEvents && !a.jsonOut {
 		for _, v := range res.Violations {
-			if v.Kind == "network" && v.Reason != "" && !live {
+			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" {
 				continue // the output's last lines already say it
 			}
 			target := ""

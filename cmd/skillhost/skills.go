@@ -313,11 +313,8 @@ func (a *app) grantCmd() *cobra.Command {
 			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %s\ntimeout:  %ss (%s)\ntrust:    %s\n",
 				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), network,
 				host.Seconds(g.Timeout), origins.Timeout, g.Trust)
-			if len(g.Protected) > 0 {
-				fmt.Fprintf(a.stdout, "read-only inside fs_write (code there runs later, outside the sandbox; sandbox.unprotected lists exceptions):\n")
-				for _, p := range g.Protected {
-					fmt.Fprintf(a.stdout, "          %s\n", host.Printable(p))
-				}
+			if len(g.FSWrite) > 0 {
+				fmt.Fprintln(a.stdout, h.WritesMeaning())
 			}
 			return nil
 		},

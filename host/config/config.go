@@ -20,6 +20,7 @@ type Config struct {
 	Sandbox Sandbox `yaml:"sandbox"`
 	Plugins Plugins `yaml:"plugins"`
 	Match   Match   `yaml:"match"`
+	MCP     MCP     `yaml:"mcp"`
 
 	// Source is the file the configuration was read from, or "" when only
 	// defaults (and environment overrides) apply.
@@ -114,9 +115,17 @@ type Sandbox struct {
 	// Trusted lists the directories of the skills whose trust: core is
 	// honoured.
 	Trusted []string `yaml:"trusted"`
-	// Unprotected lists paths inside write grants that runs may change
-	// although skillhost keeps them read-only by default (.git/hooks,
-	// shell start-up files, skill roots: see grant.ProtectedNames).
+	// Writes is how a confined run writes its grants: "staged" (default:
+	// the run changes a copy-on-write view, and the host applies what it
+	// changed afterwards under the protection policy) or "direct" (the run
+	// writes the real trees; named in each result's not_enforced).
+	Writes string `yaml:"writes"`
+	// Protected adds to the paths no run's change is applied to
+	// (changeset.Defaults): a name protected at any depth, a relative
+	// path of several components, or an absolute path with all it holds.
+	Protected []string `yaml:"protected"`
+	// Unprotected takes from them: a default name is dropped, an absolute
+	// path (a skill root, a tree inside a write grant) exempted.
 	Unprotected []string `yaml:"unprotected"`
 	// OutputLimit caps a script's merged output (default 1 MiB).
 	OutputLimit ByteSize `yaml:"output_limit"`
@@ -134,6 +143,12 @@ type Sandbox struct {
 	// grants that tree.
 	Interpreters List `yaml:"interpreters"`
 }
+
+// Values of sandbox.writes.
+const (
+	WritesStaged = "staged"
+	WritesDirect = "direct"
+)
 
 // Limits bound the resources of a confined script. Zero means unlimited.
 type Limits struct {
@@ -190,6 +205,21 @@ type Match struct {
 	Embedding Embedding `yaml:"embedding"`
 }
 
+// MCP configures `skillhost mcp`.
+type MCP struct {
+	// WorkspaceRoots are the directories an MCP client's root must be or
+	// lie in to become a call's workspace (~, $VAR and ${VAR} expanded;
+	// absolute otherwise). Default: the home directory. Whatever they
+	// say, a root is never /, /etc, /usr, /var, the home directory, one
+	// of its hidden directories (~/.ssh, ~/.config) or inside a protected
+	// name such as .git (see mcpserver.RootPolicy.Check).
+	WorkspaceRoots []string `yaml:"workspace_roots"`
+}
+
+// DefaultWorkspaceRoots is mcp.workspace_roots when it is not set: the
+// home directory.
+var DefaultWorkspaceRoots = []string{"~"}
+
 // Embedding configures an OpenAI-compatible /v1/embeddings endpoint.
 type Embedding struct {
 	URL   string `yaml:"url"`
@@ -227,6 +257,7 @@ func Default() *Config {
 			Timeout:      Duration(grant.DefaultTimeout),
 			Interpreters: List{InterpretersAuto},
 			OutputLimit:  1 << 20,
+			Writes:       WritesStaged,
 			KillGrace:    Duration(2 * time.Second),
 			Limits: Limits{
 				OpenFiles: 1024,
@@ -240,6 +271,7 @@ func Default() *Config {
 			Strategy:  MatchLexical,
 			Embedding: Embedding{Timeout: Duration(30 * time.Second), BatchSize: 64},
 		},
+		MCP: MCP{WorkspaceRoots: append([]string(nil), DefaultWorkspaceRoots...)},
 	}
 }
 

@@ -378,3 +378,55 @@ func TestNetworkDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// mcp.workspace_roots: the home directory by default (null too), a list
+// from the file or the environment, an empty list allows no client root,
+// and a relative entry is refused.
+func TestMCPWorkspaceRoots(t *testing.T) {
+	tests := []struct {
+		name, file, env string
+		want            []string
+		err             string
+	}{
+		{"default", "", "", []string{"~"}, ""},
+		{"null", "mcp:\n  workspace_roots: null\n", "", []string{"~"}, ""},
+		{"file", "mcp:\n  workspace_roots: [~/src, /srv/work, $PROJECTS]\n", "", []string{"~/src", "/srv/work", "$PROJECTS"}, ""},
+		{"empty", "mcp:\n  workspace_roots: []\n", "", []string{}, ""},
+		{"quoted ~", "mcp:\n  workspace_roots: [\"~\", ~/src]\n", "", []string{"~", "~/src"}, ""},
+		{"bare ~", "mcp:\n  workspace_roots: [~]\n", "", nil, `line 2: mcp.workspace_roots: a bare ~ or null is YAML's "no value"; write "~" (quoted)`},
+		{"bare ~ among others", "mcp:\n  workspace_roots:\n    - /a\n    - ~\n", "", nil, `line 4: mcp.workspace_roots: a bare ~`},
+		{"empty entry", "mcp:\n  workspace_roots: [\"\"]\n", "", nil, `mcp.workspace_roots: entry 1 is empty`},
+		{"environment", "mcp:\n  workspace_roots: [/a]\n", "~/src, /b", []string{"~/src", "/b"}, ""},
+		{"relative", "mcp:\n  workspace_roots: [/a, src]\n", "", nil, `line 2: mcp.workspace_roots: entry 2, "src", is not an absolute path`},
+		{"relative from the environment", "", "src", nil, `mcp.workspace_roots: entry 1, "src", is not an absolute path`},
+		{"unknown key", "mcp:\n  workspace_root: [/a]\n", "", nil, "unknown key mcp.workspace_root (known: workspace_roots)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			isolate(t)
+			path := ""
+			if tt.file != "" {
+				path = write(t, tt.file)
+			}
+			if tt.env != "" {
+				t.Setenv("SKILLHOST_MCP__WORKSPACE_ROOTS", tt.env)
+			}
+			c, err := Load(path)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(c.MCP.WorkspaceRoots, tt.want) {
+				t.Errorf("workspace_roots %#v, want %#v", c.MCP.WorkspaceRoots, tt.want)
+			}
+		})
+	}
+	if d := Default(); !reflect.DeepEqual(d.MCP.WorkspaceRoots, []string{"~"}) {
+		t.Errorf("Default: %v", d.MCP.WorkspaceRoots)
+	}
+}

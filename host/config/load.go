@@ -90,6 +90,9 @@ func Load(explicit string) (*Config, error) {
 	if cfg.Sandbox.FSRead == nil { // fs_read: null means the default
 		cfg.Sandbox.FSRead = []string{"."}
 	}
+	if cfg.MCP.WorkspaceRoots == nil { // workspace_roots: null means the default
+		cfg.MCP.WorkspaceRoots = append([]string(nil), DefaultWorkspaceRoots...)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, &Error{Source: cfg.describeSource(), Err: cfg.withLines(err)}
 	}
@@ -156,10 +159,18 @@ func (c *Config) decodeFile(path string, data []byte) error {
 }
 
 // checkNulls refuses a bare YAML null where the null plugin's name was
-// surely meant: as sandbox.strategy, or as a key under plugins.sha256.
+// surely meant: as sandbox.strategy, or as a key under plugins.sha256; and
+// where the home directory was: ~ in mcp.workspace_roots.
 func checkNulls(root *yaml.Node) error {
 	if n := lookup(root, "sandbox", "strategy"); n != nil && yamlnode.IsNull(n) {
 		return fmt.Errorf(`line %d: sandbox.strategy: a bare null is YAML's "no value"; write strategy: "null" (quoted) for the null plugin, or auto`, n.Line)
+	}
+	if l := lookup(root, "mcp", "workspace_roots"); l != nil && l.Kind == yaml.SequenceNode {
+		for _, e := range l.Content {
+			if yamlnode.IsNull(e) { // the decoder would drop it: [~] would allow nothing
+				return fmt.Errorf(`line %d: mcp.workspace_roots: a bare ~ or null is YAML's "no value"; write "~" (quoted) for the home directory`, e.Line)
+			}
+		}
 	}
 	if m := lookup(root, "plugins", "sha256"); m != nil && m.Kind == yaml.MappingNode {
 		for i := 0; i < len(m.Content); i += 2 {

@@ -50,6 +50,9 @@ func (c *Config) Validate() error {
 	if s.Timeout <= 0 {
 		bad("sandbox.timeout: must be positive")
 	}
+	if s.Writes != WritesStaged && s.Writes != WritesDirect {
+		bad("sandbox.writes: %q is neither %q nor %q", s.Writes, WritesStaged, WritesDirect)
+	}
 	also(validateNetwork(s.Network, s.Credentials))
 	if s.KillGrace <= 0 {
 		bad("sandbox.kill_grace: must be positive")
@@ -108,6 +111,13 @@ func (c *Config) Validate() error {
 	}
 	if m.Embedding.Timeout <= 0 {
 		bad("match.embedding.timeout: must be positive")
+	}
+	for i, r := range c.MCP.WorkspaceRoots {
+		if r == "" {
+			bad(`mcp.workspace_roots: entry %d is empty`, i+1)
+		} else if !strings.HasPrefix(r, "/") && r != "~" && !strings.HasPrefix(r, "~/") && !strings.HasPrefix(r, "$") {
+			bad("mcp.workspace_roots: entry %d, %q, is not an absolute path (or ~/..., $VAR/...): an MCP server starts in any directory", i+1, r)
+		}
 	}
 	return errors.Join(errs...)
 }

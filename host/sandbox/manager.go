@@ -428,7 +428,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	}
 	e.m.succeeded(e.name)
 	if info.Remote {
-		res = writeBack(ctx, req.Mounts, res)
+		res = writeBack(ctx, req, res)
 	} else if len(res.Files) > 0 {
 		// Only a remote backend's command writes elsewhere; a local one
 		// has written its files in place already.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/shared"
@@ -107,8 +108,23 @@ const remoteFileLimit = 64 << 20
 // file that cannot be written becomes a violation naming it; the others
 // are still written. The returned result keeps the files' paths and
 // modes, not their data.
-func writeBack(ctx context.Context, mounts []shared.Mount, res shared.Result) shared.Result {
-	roots := newMountRoots(mounts)
+//
+// With req.Stage set the files go to the stage instead, as a local
+// backend's writes would (each mount's FSWrite index names its upper
+// layer): the host then judges and applies them like any staged run's, so
+// a worker, honest or not, can return nothing the host's policy refuses.
+func writeBack(ctx context.Context, req shared.Request, res shared.Result) shared.Result {
+	roots := newMountRoots(req.Mounts)
+	if req.Stage != "" {
+		roots.stage = func(m shared.Mount) (string, error) {
+			i := slices.Index(req.Grant.FSWrite, m.HostPath)
+			if i < 0 {
+				return "", fmt.Errorf("mount %s is no write grant of the request", m.HostPath)
+			}
+			dir := shared.StageUpper(req.Stage, i)
+			return dir, os.MkdirAll(dir, 0o700)
+		}
+	}
 	defer roots.close()
 	for i, f := range res.Files {
 		if err := roots.writeFile(ctx, f); err != nil {
@@ -123,8 +139,11 @@ func writeBack(ctx context.Context, mounts []shared.Mount, res shared.Result) sh
 // use; an opening that failed fails every file of that mount alike.
 type mountRoots struct {
 	mounts []shared.Mount
-	roots  []*os.Root
-	errs   []error
+	// stage, when set, names the directory a mount's files go to instead
+	// of its host path.
+	stage func(shared.Mount) (string, error)
+	roots []*os.Root
+	errs  []error
 }
 
 func newMountRoots(mounts []shared.Mount) *mountRoots {
@@ -133,7 +152,13 @@ func newMountRoots(mounts []shared.Mount) *mountRoots {
 
 func (r *mountRoots) open(i int) (*os.Root, error) {
 	if r.roots[i] == nil && r.errs[i] == nil {
-		r.roots[i], r.errs[i] = os.OpenRoot(r.mounts[i].HostPath)
+		dir := r.mounts[i].HostPath
+		if r.stage != nil {
+			dir, r.errs[i] = r.stage(r.mounts[i])
+		}
+		if r.errs[i] == nil {
+			r.roots[i], r.errs[i] = os.OpenRoot(dir)
+		}
 	}
 	return r.roots[i], r.errs[i]
 }

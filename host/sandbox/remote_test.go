@@ -23,7 +23,7 @@ func TestWriteBackOpensEachMountOnce(t *testing.T) {
 		{Role: shared.MountPath, Logical: "/gone", HostPath: missing, Writable: true},
 		{Role: shared.MountPath, Logical: "/ro", HostPath: ro},
 	}
-	res := writeBack(context.Background(), mounts, shared.Result{Files: []shared.File{
+	res := writeBack(context.Background(), shared.Request{Mounts: mounts}, shared.Result{Files: []shared.File{
 		{Path: "/workspace/a.txt", Data: []byte("a")},
 		{Path: "/gone/x", Data: []byte("x")},
 		{Path: "/workspace/sub/b.txt", Data: []byte("b")},
@@ -105,7 +105,7 @@ func TestWriteBackReplacesAFIFO(t *testing.T) {
 	}
 	done := make(chan shared.Result, 1)
 	go func() {
-		done <- writeBack(context.Background(), []shared.Mount{{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: work, Writable: true}},
+		done <- writeBack(context.Background(), shared.Request{Mounts: []shared.Mount{{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: work, Writable: true}}},
 			shared.Result{Files: []shared.File{{Path: "/workspace/report.txt", Data: []byte("the report")}}})
 	}()
 	select {

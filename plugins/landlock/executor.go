@@ -115,7 +115,7 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
 		Enforces: shared.Enforcement{
 			FSRead: true, FSWrite: true, Network: true, Timeout: true,
-			ResourceLimits: true, ProcessIsolation: true, Egress: true,
+			ResourceLimits: true, ProcessIsolation: true, Egress: true, StagedWrites: true,
 		},
 	}, nil
 }
@@ -205,6 +205,14 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	if err := createWritePaths(req.Grant.FSWrite); err != nil {
 		return shared.Result{}, err
+	}
+	if req.Stage != "" && len(req.Grant.FSWrite) > 0 {
+		if !f.ReadOnlyView {
+			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: staged writes need the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+		}
+		if err := makeStage(req.Stage, req.Grant.FSWrite); err != nil {
+			return shared.Result{}, err
+		}
 	}
 
 	var proxy *egress.Proxy
@@ -326,6 +334,22 @@ func createWritePaths(paths []string) error {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
 			if err := mkdirNoFollow(p); err != nil {
 				return fmt.Errorf("create fs_write directory %s: %w; refusing to run", p, err)
+			}
+		}
+	}
+	return nil
+}
+
+// makeStage creates the upper and work directories of each write grant in
+// stage, as the plugin's user (the overlay's upper layer must be its).
+func makeStage(stage string, write []string) error {
+	for i, w := range write {
+		if fi, err := os.Stat(w); err == nil && !fi.IsDir() {
+			return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("fs_write %s is a file: staged writes are for directories (grant its directory)", w))
+		}
+		for _, d := range []string{shared.StageUpper(stage, i), shared.StageWork(stage, i)} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("stage of %s: %w", w, err)
 			}
 		}
 	}

@@ -135,6 +135,11 @@ type Bind struct {
 	// there is recreated in the view, and a file reached through one is
 	// bound where the link was.
 	System bool `json:"system,omitempty"`
+	// Upper and Work, set on a writable bind of a staged run, make it an
+	// overlay of the real directory (read-only beneath) whose changes go
+	// to Upper: the host's tree does not change during the run.
+	Upper string `json:"upper,omitempty"`
+	Work  string `json:"work,omitempty"`
 }
 
 // Encode is the policy as the confine helper receives it: gob, which keeps
@@ -314,10 +319,18 @@ func layoutView(req shared.Request, ro []string, env Env) *View {
 		v.Binds = append(v.Binds, Bind{Path: r, System: system[r]})
 	}
 	for _, w := range writable {
-		v.Binds = append(v.Binds, Bind{Path: w, Write: true})
+		b := Bind{Path: w, Write: true}
+		if req.Stage != "" {
+			i := slices.Index(req.Grant.FSWrite, w)
+			b.Upper, b.Work = shared.StageUpper(req.Stage, i), shared.StageWork(req.Stage, i)
+		}
+		v.Binds = append(v.Binds, b)
 	}
+	// A staged run changes nothing of the host's, so nothing needs
+	// guarding inside its writable trees: the host's policy judges each
+	// change when it applies them.
 	for _, p := range req.Grant.Protected {
-		if exists(p) && shared.UnderAny(p, writable) {
+		if req.Stage == "" && exists(p) && shared.UnderAny(p, writable) {
 			v.Binds = append(v.Binds, Bind{Path: p, Protect: true})
 		}
 	}

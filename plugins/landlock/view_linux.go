@@ -146,6 +146,18 @@ func cloneBinds(v *View, hs handles) ([]treeBind, error) {
 			return fail(fmt.Errorf("stat %s: %w", b.Path, err))
 		}
 		t.dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if b.Upper != "" {
+			t.fd, err = overlayOf(src, b)
+			if owned {
+				unix.Close(src)
+			}
+			if err != nil {
+				return fail(fmt.Errorf("stage the writes to %s: %w", b.Path, err))
+			}
+			out = append(out, t)
+			bound = append(bound, b.Path)
+			continue
+		}
 		if !t.dir && st.Mode&unix.S_IFMT != unix.S_IFREG {
 			// Only directories and regular files are shown: a FIFO or a
 			// device in a grant would be a way to block or reach the host.
@@ -173,6 +185,52 @@ func cloneBinds(v *View, hs handles) ([]treeBind, error) {
 		bound = append(bound, b.Path)
 	}
 	return out, nil
+}
+
+// overlayOf makes a detached overlay whose lower layer is the directory
+// lower (an O_PATH descriptor of the real tree, which the overlay never
+// writes) and whose upper and work directories are b's stage: what the run
+// changes lands there, in overlayfs's own format (whiteouts, opaque
+// directories), which is what the host reads afterwards. user.* xattrs
+// (userxattr) keep that format one and the same as root and in a user
+// namespace. Every layer is named through a descriptor opened without
+// following symlinks, so no path can be swapped before the mount.
+func overlayOf(lower int, b Bind) (int, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(lower, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return -1, errors.New("staged writes need a directory")
+	}
+	upper, err := openNoSymlinks(b.Upper)
+	if err != nil {
+		return -1, fmt.Errorf("stage %s: %w", b.Upper, err)
+	}
+	defer unix.Close(upper)
+	work, err := openNoSymlinks(b.Work)
+	if err != nil {
+		return -1, fmt.Errorf("stage %s: %w", b.Work, err)
+	}
+	defer unix.Close(work)
+	fsfd, err := unix.Fsopen("overlay", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("overlayfs: %w", err)
+	}
+	defer unix.Close(fsfd)
+	fdPath := func(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+	for _, kv := range [][2]string{{"lowerdir", fdPath(lower)}, {"upperdir", fdPath(upper)}, {"workdir", fdPath(work)}} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return -1, fmt.Errorf("overlayfs %s: %w", kv[0], err)
+		}
+	}
+	if err := unix.FsconfigSetFlag(fsfd, "userxattr"); err != nil {
+		return -1, fmt.Errorf("overlayfs userxattr: %w", err)
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return -1, fmt.Errorf("overlayfs: %w", err)
+	}
+	return unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
 // attach mounts t in the view whose root is root.

@@ -673,8 +673,12 @@ func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
 		// namespace granted; ambient ones survive it. The confiner needs
 		// these for its mounts, for dropping capabilities and for bringing
 		// up a run's loopback (network by name), and
-		// drops them all on the command's thread.
-		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap, capNetAdmin}
+		// drops them all on the command's thread. An overlay of staged
+		// writes keeps its mounter's credentials for the copy-ups it makes
+		// later, which need the file capabilities too; in this namespace
+		// they reach only files of the caller's own uid and gid, the only
+		// ones it maps.
+		attr.AmbientCaps = []uintptr{capSysAdmin, capSetpcap, capNetAdmin, capChown, capDacOverride, capFowner, capFsetid}
 		extra = append(extra, isoUser)
 	}
 	return attr, extra
@@ -682,9 +686,13 @@ func namespaceAttr(base syscall.SysProcAttr) (*syscall.SysProcAttr, []string) {
 
 // Capability numbers (linux/capability.h).
 const (
-	capSetpcap  = 8
-	capNetAdmin = 12
-	capSysAdmin = 21
+	capChown       = 0
+	capDacOverride = 1
+	capFowner      = 3
+	capFsetid      = 4
+	capSetpcap     = 8
+	capNetAdmin    = 12
+	capSysAdmin    = 21
 )
 
 // helperReport is what an isolated helper writes on its error pipe: first

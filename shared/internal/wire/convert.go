@@ -37,6 +37,7 @@ func requestToProto(r Request) *executorv1.ExecuteRequest {
 		Command:    commandToProto(r.Command),
 		Mounts:     mountsToProto(r.Mounts),
 		FileLimit:  r.FileLimit,
+		Stage:      []byte(r.Stage),
 	}
 }
 
@@ -71,6 +72,7 @@ func requestFromProto(p *executorv1.ExecuteRequest) Request {
 		Command:    commandFromProto(p.GetCommand()),
 		Mounts:     mountsFromProto(p.GetMounts()),
 		FileLimit:  p.GetFileLimit(),
+		Stage:      string(p.GetStage()),
 	}
 }
 
@@ -119,6 +121,7 @@ func infoToProto(i Info) *executorv1.InfoResponse {
 		Enforces: &executorv1.Enforcement{
 			FsRead: e.FSRead, FsWrite: e.FSWrite, Network: e.Network, Timeout: e.Timeout,
 			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation, Egress: e.Egress,
+			StagedWrites: e.StagedWrites,
 		},
 		Remote: i.Remote,
 	}
@@ -135,6 +138,7 @@ func infoFromProto(p *executorv1.InfoResponse) Info {
 		Enforces: Enforcement{
 			FSRead: e.GetFsRead(), FSWrite: e.GetFsWrite(), Network: e.GetNetwork(), Timeout: e.GetTimeout(),
 			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(), Egress: e.GetEgress(),
+			StagedWrites: e.GetStagedWrites(),
 		},
 		Remote: p.GetRemote(),
 	}

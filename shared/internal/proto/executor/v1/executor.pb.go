@@ -358,8 +358,11 @@ type Enforcement struct {
 	ResourceLimits   bool                   `protobuf:"varint,5,opt,name=resource_limits,json=resourceLimits,proto3" json:"resource_limits,omitempty"`
 	ProcessIsolation bool                   `protobuf:"varint,6,opt,name=process_isolation,json=processIsolation,proto3" json:"process_isolation,omitempty"`
 	Egress           bool                   `protobuf:"varint,7,opt,name=egress,proto3" json:"egress,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// staged_writes: the backend honours ExecuteRequest.stage (contract.md,
+	// staged writes).
+	StagedWrites  bool `protobuf:"varint,8,opt,name=staged_writes,json=stagedWrites,proto3" json:"staged_writes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Enforcement) Reset() {
@@ -437,6 +440,13 @@ func (x *Enforcement) GetProcessIsolation() bool {
 func (x *Enforcement) GetEgress() bool {
 	if x != nil {
 		return x.Egress
+	}
+	return false
+}
+
+func (x *Enforcement) GetStagedWrites() bool {
+	if x != nil {
+		return x.StagedWrites
 	}
 	return false
 }
@@ -917,7 +927,10 @@ type ExecuteRequest struct {
 	Mounts  []*Mount `protobuf:"bytes,14,rep,name=mounts,proto3" json:"mounts,omitempty"`
 	// file_limit caps the bytes of files a remote backend returns; 0 means
 	// it returns none.
-	FileLimit     int64 `protobuf:"varint,15,opt,name=file_limit,json=fileLimit,proto3" json:"file_limit,omitempty"`
+	FileLimit int64 `protobuf:"varint,15,opt,name=file_limit,json=fileLimit,proto3" json:"file_limit,omitempty"`
+	// stage, when set, is a host directory where the backend leaves the
+	// run's writes instead of making them (contract.md, staged writes).
+	Stage         []byte `protobuf:"bytes,16,opt,name=stage,proto3" json:"stage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1055,6 +1068,13 @@ func (x *ExecuteRequest) GetFileLimit() int64 {
 		return x.FileLimit
 	}
 	return 0
+}
+
+func (x *ExecuteRequest) GetStage() []byte {
+	if x != nil {
+		return x.Stage
+	}
+	return nil
 }
 
 // Skill identifies the skill's files: the canonical tar of skill_dir
@@ -1779,7 +1799,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x11contract_versions\x18\x03 \x03(\x05R\x10contractVersions\x12\x1a\n" +
 	"\bplatform\x18\x04 \x01(\tR\bplatform\x12>\n" +
 	"\benforces\x18\x05 \x01(\v2\".skillhost.executor.v1.EnforcementR\benforces\x12\x16\n" +
-	"\x06remote\x18\x06 \x01(\bR\x06remote\"\xe3\x01\n" +
+	"\x06remote\x18\x06 \x01(\bR\x06remote\"\x88\x02\n" +
 	"\vEnforcement\x12\x17\n" +
 	"\afs_read\x18\x01 \x01(\bR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x01(\bR\afsWrite\x12\x18\n" +
@@ -1787,7 +1807,8 @@ const file_executor_proto_rawDesc = "" +
 	"\atimeout\x18\x04 \x01(\bR\atimeout\x12'\n" +
 	"\x0fresource_limits\x18\x05 \x01(\bR\x0eresourceLimits\x12+\n" +
 	"\x11process_isolation\x18\x06 \x01(\bR\x10processIsolation\x12\x16\n" +
-	"\x06egress\x18\a \x01(\bR\x06egress\"\x0e\n" +
+	"\x06egress\x18\a \x01(\bR\x06egress\x12#\n" +
+	"\rstaged_writes\x18\b \x01(\bR\fstagedWrites\"\x0e\n" +
 	"\fProbeRequest\"\xfa\x02\n" +
 	"\rProbeResponse\x12C\n" +
 	"\x06status\x18\x01 \x01(\x0e2+.skillhost.executor.v1.ProbeResponse.StatusR\x06status\x12\x16\n" +
@@ -1836,7 +1857,7 @@ const file_executor_proto_rawDesc = "" +
 	"open_files\x18\x01 \x01(\x03R\topenFiles\x12\x1b\n" +
 	"\tfile_size\x18\x02 \x01(\x03R\bfileSize\x12\x1c\n" +
 	"\tprocesses\x18\x03 \x01(\x03R\tprocesses\x12\x16\n" +
-	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\xb1\x04\n" +
+	"\x06memory\x18\x04 \x01(\x03R\x06memory\"\xc7\x04\n" +
 	"\x0eExecuteRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\fR\x04argv\x12\x10\n" +
@@ -1856,7 +1877,8 @@ const file_executor_proto_rawDesc = "" +
 	"\acommand\x18\r \x01(\v2\x1e.skillhost.executor.v1.CommandR\acommand\x124\n" +
 	"\x06mounts\x18\x0e \x03(\v2\x1c.skillhost.executor.v1.MountR\x06mounts\x12\x1d\n" +
 	"\n" +
-	"file_limit\x18\x0f \x01(\x03R\tfileLimit\"G\n" +
+	"file_limit\x18\x0f \x01(\x03R\tfileLimit\x12\x14\n" +
+	"\x05stage\x18\x10 \x01(\fR\x05stage\"G\n" +
 	"\x05Skill\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x12\n" +

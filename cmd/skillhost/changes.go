@@ -1,0 +1,228 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+)
+
+// changesCmd is `skillhost changes`: the changes of staged runs that were
+// not applied (refused, interrupted, declined, conflicting), to list,
+// show, apply or drop.
+func (a *app) changesCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "changes",
+		Short: "List, show, apply or drop the changes of runs that were not applied",
+		Long: `A confined run writes a copy-on-write view of its write grants; skillhost applies what it
+changed afterwards, under one protection policy (docs/sandbox.md). What it did not apply (a
+protected path, an interrupted run, a declined review, a conflict) is kept here, by run id.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error { return a.changesList() },
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use: "list", Short: "List the runs whose changes were not all applied",
+		Args: args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error { return a.changesList() },
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "show RUN", Short: "Show a run's kept changes, with a diff of each text file",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			m, err := h.KeptRun(args[0])
+			if err != nil {
+				return failure(err)
+			}
+			if a.jsonOut {
+				return a.printJSON(m)
+			}
+			fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, m.Skill, m.Tool, m.Started.Format(time.RFC3339))
+			if m.Interrupted != "" {
+				fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
+			}
+			for _, c := range m.Changes {
+				writeChange(a.stdout, c, h.StagedPath(m.Run, c))
+			}
+			fmt.Fprintf(a.stdout, "apply: skillhost changes apply %s [PATH...]   drop: skillhost changes drop %s\n", m.Run, m.Run)
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "apply RUN [PATH...]",
+		Short: "Apply a run's kept changes (naming a PATH applies it even where a protected name would stop it)",
+		Args:  args(cobra.MinimumNArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			rep, err := h.ApplyKept(args[0], args[1:])
+			if err != nil {
+				return failure(err)
+			}
+			if a.jsonOut {
+				return a.printJSON(rep)
+			}
+			for _, c := range rep.Applied {
+				fmt.Fprintf(a.stdout, "applied  %s %s\n", c.Kind, c.Path)
+			}
+			for _, c := range rep.Conflicts {
+				fmt.Fprintf(a.stdout, "conflict %s: %s\n", c.Path, c.Reason)
+			}
+			for _, c := range rep.Refused {
+				fmt.Fprintf(a.stdout, "refused  %s %s: %s\n", c.Kind, c.Path, c.Reason)
+			}
+			if len(rep.Refused)+len(rep.Conflicts) > 0 {
+				fmt.Fprintf(a.stdout, "still kept: skillhost changes apply %s PATH applies a refused change you have checked\n", rep.Run)
+				return &exitError{code: exitFailed}
+			}
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use: "drop RUN", Short: "Forget a run's kept changes without applying them",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			h, err := a.open()
+			if err != nil {
+				return err
+			}
+			defer h.Close()
+			if err := h.DropKept(args[0]); err != nil {
+				return failure(err)
+			}
+			fmt.Fprintf(a.stdout, "dropped the kept changes of run %s\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}
+
+func (a *app) changesList() error {
+	h, err := a.open()
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	runs, err := h.KeptChanges()
+	if err != nil {
+		return failure(err)
+	}
+	if a.jsonOut {
+		if runs == nil {
+			return a.printJSON(map[string]any{"runs": []any{}})
+		}
+		return a.printJSON(map[string]any{"runs": runs})
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(a.stdout, "no kept changes")
+		return nil
+	}
+	for _, m := range runs {
+		why := m.Interrupted
+		if why == "" {
+			why = "refused or conflicting"
+		}
+		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), m.Skill, m.Tool, len(m.Changes), why)
+	}
+	fmt.Fprintln(a.stdout, "skillhost changes show RUN shows one")
+	return nil
+}
+
+// writeChange prints one change, and a diff when it is a text file.
+func writeChange(w io.Writer, c host.Change, staged string) {
+	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, c.Path)
+	if c.Type == "file" && c.Kind != "deleted" {
+		line += fmt.Sprintf(" (%d bytes)", c.Size)
+	}
+	if c.Type == "symlink" {
+		line += " -> " + c.Target
+	}
+	if c.Reason != "" {
+		line += "\n         " + c.Reason
+	}
+	fmt.Fprintln(w, line)
+	if c.Type == "file" && c.Kind != "deleted" {
+		writeDiff(w, c.Path, staged, c.Kind == "created")
+	}
+}
+
+// maxDiffed bounds the files shown as a diff.
+const maxDiffed = 256 << 10
+
+// writeDiff shows the lines of staged that differ from path, for text
+// files: a plain line diff (removed lines -, added +), enough to review.
+func writeDiff(w io.Writer, path, staged string, created bool) {
+	after, err := readText(staged)
+	if err != nil {
+		return
+	}
+	var before []string
+	if !created {
+		if before, err = readText(path); err != nil {
+			return
+		}
+	}
+	for _, l := range lineDiff(before, after) {
+		fmt.Fprintln(w, "         "+l)
+	}
+}
+
+func readText(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxDiffed+1))
+	if err != nil || len(data) > maxDiffed || strings.ContainsRune(string(data), 0) {
+		return nil, fmt.Errorf("not shown")
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"), nil
+}
+
+// lineDiff is a longest-common-subsequence diff of two short texts.
+func lineDiff(a, b []string) []string {
+	if len(a)*len(b) > 4_000_000 {
+		return []string{fmt.Sprintf("(%d lines before, %d after: too long to compare here)", len(a), len(b))}
+	}
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			i, j = i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			out = append(out, "+"+host.Printable(b[j]))
+			j++
+		default:
+			out = append(out, "-"+host.Printable(a[i]))
+			i++
+		}
+	}
+	return out
+}
