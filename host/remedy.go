@@ -1,8 +1,12 @@
 package host
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
@@ -11,38 +15,169 @@ import (
 // remedies rewrites the advice of each file denial of a run with the least
 // change that grants the path, in this order: the workspace (--workspace
 // read or read-write) for a path in the working directory, the operator's
-// grant for the skill (skills.grants.NAME.fs_read or fs_write), and the
-// ceiling line too when the ceiling is what stands in the way. A path that
-// looks like a secret gets no suggestion to grant it.
-func (h *Host) remedies(skillName string, vs []shared.Violation) {
+// grant for the skill (skills.grants.NAME.fs_read or fs_write) of the
+// narrowest directory that does, and the ceiling line too when the ceiling
+// is what stands in the way. A denied write ("fs-write", or a path that
+// does not exist here, which only a write can need) is answered with a
+// write grant. Never suggested: a secret, /, a system tree or a home
+// directory itself; the advice says why instead.
+//
+// named are the run's arguments (its argv will do), when the caller knows
+// them: a path in the working directory that looks like a secret by its
+// name alone still gets the workspace remedy when the user named it (or a
+// directory holding it), unless it is a real credential (isCredential).
+// Without them every path in the working directory counts as named.
+func (h *Host) remedies(skillName string, vs []shared.Violation, named ...string) {
 	for i, v := range vs {
 		if (v.Kind != "fs" && v.Kind != "fs-write") || !filepath.IsAbs(v.Target) {
 			continue
 		}
-		vs[i].Detail = h.remedy(skillName, v.Kind == "fs-write", v.Target)
+		path := filepath.Clean(v.Target)
+		vs[i].Detail = h.remedyFor(skillName, v.Kind == "fs-write", path, h.named(path, named))
 	}
 }
 
+// remedy is the advice for a denied access to path that the user named.
 func (h *Host) remedy(skillName string, write bool, path string) string {
-	what, field, mode := "outside the grant", "fs_read", grant.WorkspaceRead
+	return h.remedyFor(skillName, write, path, true)
+}
+
+func (h *Host) remedyFor(skillName string, write bool, path string, named bool) string {
+	what := "outside the grant"
 	if write {
-		what, field, mode = "not writable in the grant", "fs_write", grant.WorkspaceReadWrite
+		what = "not writable in the grant"
+	} else if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		// Reading a path that does not exist fails granted or not: the
+		// access that was denied can only have been creating it.
+		what, write = "outside the grant, and it does not exist here, so only a write grant can help if the script creates it", true
 	}
-	if grant.LooksSecret(path) {
+	field, mode, ceiling := "fs_read", grant.WorkspaceRead, h.Config.Sandbox.FSRead
+	if write {
+		field, mode, ceiling = "fs_write", grant.WorkspaceReadWrite, h.Config.Sandbox.FSWrite
+	}
+	home, _ := grant.Resolve(h.env.Home, h.env)
+	cwd, err := grant.Resolve(h.env.Cwd, h.env)
+	inCwd := err == nil && shared.Under(path, cwd) && path != cwd && unsuggestable(cwd, home) == ""
+	secret := isCredential(path)
+	if !inCwd || !named {
+		secret = secret || grant.LooksSecret(path)
+	}
+	if secret {
 		return what + "; it looks like a secret (a key, a credential, a password file), so skillhost suggests no way to grant it"
 	}
-	if cwd, err := grant.Resolve(h.env.Cwd, h.env); err == nil && shared.Under(path, cwd) {
+	if inCwd {
 		return fmt.Sprintf("%s; it is in the working directory: run with --workspace %s (or set skills.grants.%s.workspace: %s)", what, mode, skillName, mode)
 	}
-	dir := filepath.Dir(path)
-	ceiling := h.Config.Sandbox.FSRead
-	if write {
-		ceiling = h.Config.Sandbox.FSWrite
+	if tree := systemTree(path); tree != "" {
+		return fmt.Sprintf("%s; it is in %s, a system tree, which skillhost never suggests granting to a skill: have the script use a file in a project directory instead", what, tree)
 	}
-	roots := grant.ResolveAll(ceiling, h.env)
-	line := fmt.Sprintf("skills.grants.%s.%s: [%q] in the configuration", skillName, field, dir)
-	if !shared.UnderAny(path, roots) {
-		return fmt.Sprintf("%s; grant it with %s, and let the ceiling allow it: add %q to sandbox.%s", what, line, dir, field)
+	target := filepath.Dir(path)
+	if why := unsuggestable(target, home); why != "" {
+		// Its directory is too much to hand over; an existing file can
+		// still be read on its own.
+		if fi, err := os.Lstat(path); write || err != nil || !fi.Mode().IsRegular() {
+			return fmt.Sprintf("%s; it lies directly in %s, which skillhost never suggests granting (%s): have the script use a file in a directory of its own", what, target, why)
+		}
+		target = path
+	}
+	line := fmt.Sprintf("skills.grants.%s.%s: [%q] in the configuration", skillName, field, target)
+	if !shared.UnderAny(target, grant.ResolveAll(ceiling, h.env)) {
+		return fmt.Sprintf("%s; grant it with %s, and let the ceiling allow it: add %q to sandbox.%s", what, line, target, field)
 	}
 	return fmt.Sprintf("%s; grant it with %s", what, line)
+}
+
+// named reports whether path is one of args, or beneath one (a directory
+// the user handed the run, other than the working directory itself),
+// relative ones taken in the working directory; with no args, true.
+func (h *Host) named(path string, args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	cwd, err := grant.Resolve(h.env.Cwd, h.env)
+	if err != nil {
+		return false
+	}
+	for _, a := range args {
+		// --out=report.txt names report.txt.
+		if strings.HasPrefix(a, "-") {
+			_, v, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			a = v
+		}
+		if a == "" {
+			continue
+		}
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(cwd, a)
+		}
+		if a = filepath.Clean(a); a != cwd && shared.Under(path, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// isCredential reports whether path is a real credential, never offered
+// even when the user names it: anything under .ssh or .gnupg, an SSH
+// private key, key material (*.pem, *.key, *.p12, *.pfx, *.keystore), an
+// environment file (.env, .env.local; not a template such as
+// .env.example) and the password files .netrc, .pgpass and
+// .git-credentials.
+func isCredential(path string) bool {
+	for _, part := range strings.Split(filepath.Dir(path), "/") {
+		if part == ".ssh" || part == ".gnupg" {
+			return true
+		}
+	}
+	base := strings.ToLower(filepath.Base(path))
+	switch base {
+	case ".ssh", ".gnupg", ".env", ".netrc", ".pgpass", ".git-credentials", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519":
+		return true
+	}
+	for _, ext := range []string{".pem", ".key", ".p12", ".pfx", ".keystore"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	if rest, ok := strings.CutPrefix(base, ".env."); ok {
+		switch rest {
+		case "example", "sample", "template", "dist":
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// systemTree returns the system tree path lies in ("/etc"), or "". No
+// skill is ever advised to be granted one.
+func systemTree(path string) string {
+	for _, t := range []string{"/etc", "/usr", "/dev", "/proc", "/sys"} {
+		if shared.Under(path, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// unsuggestable says why dir may not be suggested as a grant, or "": /,
+// a system tree or a system directory's root, a home directory (or
+// /home) itself.
+func unsuggestable(dir, home string) string {
+	switch {
+	case dir == "/":
+		return "the root of the file system"
+	case systemTree(dir) != "":
+		return "a system tree"
+	case dir == "/bin" || dir == "/sbin" || dir == "/boot" || dir == "/var" || filepath.Dir(dir) == "/" && strings.HasPrefix(dir, "/lib"):
+		return "a system directory"
+	case dir == home || dir == "/root" || dir == "/home" || filepath.Dir(dir) == "/home" || filepath.Dir(dir) == "/Users":
+		return "a home directory, which holds ~/.ssh and the shell's start-up files"
+	case home != "" && shared.Under(home, dir):
+		return "it holds the home directory"
+	}
+	return ""
 }

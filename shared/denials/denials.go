@@ -50,13 +50,18 @@ var (
 	deniedRe = lazyRegexp(`Permission denied|Operation not permitted|Read-only file system|\[Errno (1|13|30)\]`)
 	// ENOENT is what a path outside the grant meets where the sandbox
 	// builds the run's file system from the grant: it does not exist
-	// there. Only a path the grant does not cover counts.
-	missingRe = lazyRegexp(`No such file|\[Errno 2\]`)
-	pathRe    = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
+	// there (dash says "Directory nonexistent" when it cannot create a
+	// file there). Only a path the grant does not cover counts.
+	missingRe = lazyRegexp(`No such file|Directory nonexistent|\[Errno 2\]`)
+	// writeRe is a message that shows the denied access was a write:
+	// EROFS only ever answers one, and these are the words tools use when
+	// they fail to create or change a file.
+	writeRe = lazyRegexp(`Read-only file system|\[Errno 30\]|Directory nonexistent|cannot (create|touch|remove|move|overwrite|make)\b`)
+	pathRe  = lazyRegexp(`(^|[\s'"(:=])(/[^\s'"():,]+)`)
 	// relRe finds a relative path where tools put the file they failed
 	// on: Python's quoted name after the error ("...: 'form.pdf'") and
 	// coreutils' "cat: form.pdf: No such file or directory".
-	relRe    = lazyRegexp(`(?:\]\s[^:]*:\s'([^'/\s][^']*)'|^[\w.-]+:\s(?:[^:]*:\s)?(?:cannot \w+ '?)?([^/\s:'][^\s:']*)'?:\s(?:No such file|Permission denied|Read-only file system))`)
+	relRe    = lazyRegexp(`(?:\]\s[^:]*:\s'([^'/\s][^']*)'|^[\w.-]+:\s(?:[^:]*:\s)?(?:cannot \w+ '?)?([^/\s:'][^\s:']*)'?:\s(?:No such file|Permission denied|Read-only file system|Directory nonexistent))`)
 	libRe    = lazyRegexp(`error while loading shared libraries: (\S+): cannot open shared object file: Permission denied`)
 	netRe    = lazyRegexp(`(?i)\b(socket|connect|bind|sendto|sendmsg|getaddrinfo|urlopen|name resolution|name or service)\b`)
 	signalRe = lazyRegexp(`kill: \(?(\d+)\)?`)
@@ -69,10 +74,11 @@ func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
-// Scan returns the violations the output shows: EACCES and EPERM messages
-// naming a path the grant does not cover ("fs" outside the grant,
-// "fs-write" where only reading is granted), socket errors with the network
-// off, refused signals and ptrace, and exhausted limits.
+// Scan returns the violations the output shows: EACCES, EPERM and EROFS
+// messages naming a path the grant does not cover ("fs-write" for a write,
+// whether the path is outside the grant or only readable there, "fs" for
+// any other access outside the grant), socket errors with the network off,
+// refused signals and ptrace, and exhausted limits.
 func Scan(output string, g Grant, opts Options) []shared.Violation {
 	var out []shared.Violation
 	seen := map[string]bool{}
@@ -102,7 +108,7 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 			if missingRe().MatchString(line) {
 				for _, path := range paths(line, opts.Dir) {
 					if !slices.Contains(opts.Ignore, path) && !g.Readable(path) {
-						add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
+						add(outside(path, writeRe().MatchString(line)))
 					}
 				}
 			}
@@ -125,13 +131,22 @@ func Scan(output string, g Grant, opts Options) []shared.Violation {
 			switch {
 			case slices.Contains(opts.Ignore, path):
 			case !g.Readable(path):
-				add(shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint})
+				add(outside(path, writeRe().MatchString(line)))
 			case !g.Writable(path):
 				add(shared.Violation{Kind: "fs-write", Target: path, Detail: "readable but not writable; writes need the skill's fs_write"})
 			}
 		}
 	}
 	return out
+}
+
+// outside is the violation of an access to path outside the grant: a
+// write needs fs_write, anything else fs_read (or an interpreter tree).
+func outside(path string, write bool) shared.Violation {
+	if write {
+		return shared.Violation{Kind: "fs-write", Target: path, Detail: "a write outside the grant; writes need the skill's fs_write"}
+	}
+	return shared.Violation{Kind: "fs", Target: path, Detail: "outside the grant; add it to the skill's fs_read or fs_write, or, " + InterpreterHint}
 }
 
 // paths lists the absolute paths a message line names, and its relative

@@ -31,7 +31,14 @@ func TestViolations(t *testing.T) {
 		{"cat: /etc/shadow: Permission denied", "fs:/etc/shadow"},
 		{"cat: /etc/shadow: No such file or directory", "fs:/etc/shadow"},
 		{"FileNotFoundError: [Errno 2] No such file or directory: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
-		{"touch: cannot touch '/home/u/notes.txt': Read-only file system", "fs:/home/u/notes.txt"},
+		// A write outside the grant is a write (issue 35): EROFS, and the
+		// words tools use when they cannot create a file.
+		{"touch: cannot touch '/home/u/notes.txt': Read-only file system", "fs-write:/home/u/notes.txt"},
+		{"OSError: [Errno 30] Read-only file system: '/etc/x'", "fs-write:/etc/x"},
+		{"/skill/scripts/run.sh: line 2: /opt/x: Read-only file system", "fs-write:/opt/x"},
+		{"/skill/scripts/run.sh: 2: cannot create /opt/x: Directory nonexistent", "fs-write:/opt/x"},
+		{"mkdir: cannot create directory '/opt/x': No such file or directory", "fs-write:/opt/x"},
+		{"cp: cannot create regular file '/opt/x': Permission denied", "fs-write:/opt/x"},
 		{"OSError: [Errno 30] Read-only file system: '/skill/scripts/out'", "fs-write:/skill/scripts/out"},
 		{"/skill/scripts/run.sh: line 3: /skill/scripts/out: Permission denied", "fs-write:/skill/scripts/out"},
 		{"PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_rsa'", "fs:/home/u/.ssh/id_rsa"},
