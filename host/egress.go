@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
 )
@@ -42,6 +44,9 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 	}
 	e := p.request.Grant.Egress
 	if e == nil {
+		if msg := h.withheldNetwork(p.skill); msg != "" {
+			h.Warn("%s", msg)
+		}
 		return nil, nil
 	}
 	info, err := p.exec.Info(ctx)
@@ -88,4 +93,56 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 	}
 	p.request.Grant.Egress = &routed
 	return nil, nil
+}
+
+// withheldNetwork says, of a skill given hosts by name (in its SKILL.md,
+// or by the operator in skills.grants) while the operator's ceiling
+// allows no network at all, that its runs get none and what would change
+// that; "" for any other skill. Without it a run shows only a name that
+// did not resolve.
+func (h *Host) withheldNetwork(s *skill.Skill) string {
+	if s == nil || h.Config.Ceiling().Network {
+		return ""
+	}
+	who, hosts := "", []string(nil)
+	op := h.operatorGrant(s).Operator()
+	declared, _ := grant.FromFrontMatter(s.Declared)
+	switch {
+	case op.Hosts != nil:
+		who, hosts = fmt.Sprintf("skills.grants.%s grants skill %q network access to", s.Name, s.Name), op.Hosts
+	case op.Network != nil && !*op.Network:
+		return "" // the operator withdrew it
+	case declared.Network && len(declared.Hosts) > 0:
+		who, hosts = fmt.Sprintf("skill %q declares network access to", s.Name), declared.Hosts
+	default:
+		return ""
+	}
+	return fmt.Sprintf("%s %s, but the operator's sandbox.network allows no network, so its runs have none "+
+		"(a name does not resolve, a connection fails); to let it reach them, list them in sandbox.network.allow in the configuration",
+		who, strings.Join(hosts, ", "))
+}
+
+// NetworkWarnings are withheldNetwork's words for every loaded skill that
+// is given hosts the ceiling withholds (see doctor).
+func (h *Host) NetworkWarnings() []string {
+	var out []string
+	for _, s := range h.Catalog.All() {
+		if msg := h.withheldNetwork(s); msg != "" {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+// networkLine is the line after a run's output that tells an agent of a
+// network violation: a connection the proxy refused, or an allowed host
+// it could not reach (egress.Unreachable); "" for any other violation.
+func networkLine(v shared.Violation) string {
+	switch {
+	case v.Kind != "network" || v.Reason == "":
+		return ""
+	case v.Detail == egress.Unreachable:
+		return fmt.Sprintf("[skillhost could not reach %s: %s]", v.Target, v.Reason)
+	}
+	return fmt.Sprintf("[skillhost refused a connection to %s: %s]", v.Target, v.Reason)
 }

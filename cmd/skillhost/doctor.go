@@ -36,8 +36,8 @@ func (a *app) doctorCmd() *cobra.Command {
 					"skill_warnings": nonNil(d.skillWarnings), "platform": map[string]string{"os": d.platform}, "strategy": d.strategy,
 					"plugins": d.reports, "plugin_warnings": nonNil(d.pluginWarnings), "ok": d.ok, "verdict": d.verdict,
 					"missing_roots": nonNil(d.missing), "tools": len(d.predictions), "failing_tools": nonNilPredictions(d.failing),
-					"unknown_grants": nonNil(d.unknownGrants), "ceiling_warnings": nonNil(d.ceilingWarnings),
-					"broken_skills": brokenJSON(d.broken),
+					"unknown_grants": nonNil(d.unknownGrants), "ceiling_warnings": nonNil(d.ceilingWarnings), "network_warnings": nonNil(h.NetworkWarnings()),
+					"broken_skills": brokenJSON(d.broken), "program_warnings": nonNil(d.programWarnings),
 				}); err != nil {
 					return err
 				}
@@ -58,6 +58,7 @@ type examination struct {
 	reports                                []host.PluginReport
 	pluginWarnings, skillWarnings, missing []string
 	unknownGrants, ceilingWarnings         []string
+	programWarnings                        []string
 	skills                                 []*host.Skill
 	predictions, failing                   []host.Prediction
 	broken                                 []host.BrokenSkill
@@ -100,9 +101,14 @@ func examine(ctx context.Context, h *host.Host) examination {
 		f := d.failing[0]
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: %d of %d tools would fail to start: %s/%s: %s; fix: %s", len(d.failing), len(d.predictions), f.Skill, f.Tool, f.Problem, f.Fix)
 	}
+	// The programs scripts run by name are looked for on the scripts' PATH.
+	d.programWarnings = h.MissingPrograms()
 	if len(d.broken) > 0 && !strings.HasPrefix(d.verdict, "PROBLEM") {
 		// A warning stands, and says so too.
 		d.verdict += fmt.Sprintf("; %d skills failed to load (listed above)", len(d.broken))
+	}
+	if len(d.programWarnings) > 0 && !strings.HasPrefix(d.verdict, "PROBLEM") {
+		d.verdict += fmt.Sprintf("; %d programs that scripts run are not on the scripts' PATH (listed above)", len(d.programWarnings))
 	}
 	d.unknownGrants = h.UnknownGrants()
 	d.ceilingWarnings = h.CeilingWarnings()
@@ -154,11 +160,19 @@ func (d examination) writeText(w io.Writer, h *host.Host) {
 			fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", host.Printable(f.Skill), host.Printable(f.Tool), host.Printable(f.Problem), f.Fix)
 		}
 	}
+	for _, pw := range d.programWarnings {
+		fmt.Fprintf(w, "programs:  warning: %s\n", host.Printable(pw))
+	}
 	for _, g := range d.unknownGrants {
 		fmt.Fprintf(w, "grants:    %s\n", host.Printable(g))
 	}
 	for _, c := range d.ceilingWarnings {
 		fmt.Fprintf(w, "ceiling:   warning: %s\n", c)
+	}
+	// Hosts a skill is given that the ceiling withholds (a run shows only
+	// a name that did not resolve).
+	for _, n := range h.NetworkWarnings() {
+		fmt.Fprintf(w, "network:   warning: %s\n", host.Printable(n))
 	}
 	fmt.Fprintf(w, "verdict:   %s\n", host.Printable(d.verdict))
 }

@@ -157,10 +157,11 @@ func getOver(c net.Conn, br *bufio.Reader, host string) string {
 	return string(body)
 }
 
-// reasonFor is the reason of the violation p recorded for host, or "".
+// reasonFor is the reason of the violation p recorded for host (an
+// IPv4-mapped address as the IPv4 address violations show), or "".
 func reasonFor(p *Proxy, host string) string {
 	for _, v := range p.Violations() {
-		if v.Kind == "network" && v.Host == host && v.Port != 0 {
+		if v.Kind == "network" && v.Host == showHost(host) && v.Port != 0 {
 			return v.Reason
 		}
 	}
@@ -220,7 +221,7 @@ func TestProxyDeniedNameAddresses(t *testing.T) {
 		{"its address, plain", grant("blocked.test"), "plain", at("127.0.0.3"), denied},
 		{"its address, CONNECT", grant("blocked.test"), "connect", at("127.0.0.3"), denied},
 		{"its address, SOCKS5", grant("blocked.test"), "socks", at("127.0.0.3"), denied},
-		{"its address IPv4-mapped", grant("blocked.test"), "plain", at("::ffff:127.0.0.3"), "::ffff:127.0.0.3 is an address of blocked.test"},
+		{"its address IPv4-mapped", grant("blocked.test"), "plain", at("::ffff:127.0.0.3"), denied},
 		{"its address, its name denied on that port", grant("blocked.test:" + strconv.Itoa(port)), "plain", at("127.0.0.3"), "127.0.0.3 is an address of blocked.test"},
 		{"its address, with the operator's reason", &shared.Egress{Allow: []string{"*", "127.0.0.3"}, Ceiling: []string{"127.0.0.3"},
 			Deny: []string{"blocked.test"}, Reasons: map[string]string{"blocked.test": "blocked is off limits"}},

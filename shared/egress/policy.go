@@ -118,7 +118,7 @@ func (p *Policy) denyReason(i int, what string) string {
 // the i-th deny pattern, an exact name: it names the name, and gives the
 // operator's reason for it when one is configured.
 func (p *Policy) deniedAddrReason(i int, a netip.Addr) string {
-	what := fmt.Sprintf("%s is an address of %s, which is denied", a, p.deny[i].Host)
+	what := fmt.Sprintf("%s is an address of %s, which is denied", a.Unmap(), p.deny[i].Host)
 	if r := p.reasons[p.denyRaw[i]]; r != "" {
 		return what + ": " + r
 	}
@@ -193,11 +193,24 @@ func (p *Policy) Credential(host string) (shared.Credential, bool) {
 // Credentials reports whether the policy injects any.
 func (p *Policy) Credentials() bool { return len(p.creds) > 0 }
 
+// hostPort writes host and port as a reason or a violation shows them,
+// an IPv4 address as IPv4 (see showHost).
 func hostPort(host string, port int) string {
+	host = showHost(host)
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
 	return host + ":" + strconv.Itoa(port)
+}
+
+// showHost is host as a reason or a violation shows it: an IPv4-mapped
+// IPv6 address (::ffff:127.0.0.2, which Go's resolver gives for an IPv4
+// address) as the IPv4 address it is, anything else as it was asked for.
+func showHost(host string) string {
+	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && a.Is4In6() && a.Zone() == "" {
+		return a.Unmap().String()
+	}
+	return host
 }
 
 func listOrNone(l []string) string {

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -53,6 +54,16 @@ type Config struct {
 	Listen string
 	// DialTimeout bounds each upstream connection attempt (default 30 s).
 	DialTimeout time.Duration
+	// Logger, if not nil, is told at debug level of each allowed host the
+	// proxy could not reach; a plugin's backend.Logger() is one, and so is
+	// a *slog.Logger.
+	Logger Logger
+}
+
+// Logger receives the proxy's debug messages: a message and key-value
+// pairs, as hclog and log/slog take them.
+type Logger interface {
+	Debug(msg string, args ...any)
 }
 
 // Resolver looks names up; *net.Resolver is one.
@@ -84,6 +95,7 @@ type Proxy struct {
 	socks    *socks5.Server
 	gp       *goproxy.ProxyHttpServer
 	ca       *authority // nil without credentials
+	log      Logger     // nil: no log
 
 	mu         sync.Mutex
 	seen       map[string]bool
@@ -104,7 +116,7 @@ func Start(cfg Config) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{policy: pol, guard: newGuard(pol.denyNets), token: hex.EncodeToString(tok), resolver: cfg.Resolver,
-		seen: map[string]bool{}, conns: map[net.Conn]bool{}}
+		log: cfg.Logger, seen: map[string]bool{}, conns: map[net.Conn]bool{}}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
 	}
@@ -197,7 +209,9 @@ func (p *Proxy) CABundle() []byte {
 	return p.ca.bundle()
 }
 
-// Violations are the refused connections so far, one per host.
+// Violations are the refused connections so far, one per host, and the
+// allowed hosts the proxy could not reach, one per host and port (their
+// Detail is Unreachable).
 func (p *Proxy) Violations() []shared.Violation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -231,14 +245,20 @@ func (p *Proxy) stopLookups() {
 // refuse records a refusal (once per host: a client's retries and its
 // other ports add nothing the model needs) and returns it as an error.
 func (p *Proxy) refuse(host string, port int, reason string) error {
-	key := strings.ToLower(host)
+	host = showHost(host)
+	p.record(strings.ToLower(host), shared.Violation{Kind: "network", Target: hostPort(host, port), Host: host, Port: port, Reason: reason})
+	return &RefusedError{Host: host, Port: port, Reason: reason}
+}
+
+// record keeps v under key unless a violation is kept under it already or
+// the run has reported as many as it may.
+func (p *Proxy) record(key string, v shared.Violation) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.seen[key] && len(p.violations) < maxViolations {
 		p.seen[key] = true
-		p.violations = append(p.violations, shared.Violation{Kind: "network", Target: hostPort(host, port), Host: host, Port: port, Reason: reason})
+		p.violations = append(p.violations, v)
 	}
-	p.mu.Unlock()
-	return &RefusedError{Host: host, Port: port, Reason: reason}
 }
 
 // RefusedError is a connection the policy or the guard refused.
@@ -250,6 +270,90 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	return "skillhost refused " + hostPort(e.Host, e.Port) + ": " + e.Reason
+}
+
+// Unreachable is the Detail of a violation of kind "network" for a host
+// the grant allows but the proxy could not reach: its name did not
+// resolve, its address refused the connection or had no route, the
+// connection timed out, or TLS with it failed where the proxy speaks TLS
+// to it (a host with a credential). Its Reason says which.
+const Unreachable = "unreachable"
+
+// UnreachableError is an allowed connection the proxy could not make.
+type UnreachableError struct {
+	Host   string
+	Port   int
+	Reason string
+	Err    error
+}
+
+func (e *UnreachableError) Error() string {
+	return "skillhost could not reach " + hostPort(e.Host, e.Port) + ": " + e.Reason
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// unreachable records an allowed connection that failed (once per host
+// and port), logs it at debug level, and returns it as an error. A
+// connection the command gave up on itself is no violation.
+func (p *Proxy) unreachable(host string, port int, reason string, err error) error {
+	host = showHost(host)
+	target := hostPort(host, port)
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	if p.log != nil {
+		p.log.Debug("egress: could not reach an allowed host", "target", target, "reason", reason, "error", err)
+	}
+	p.record("unreachable "+strings.ToLower(target), shared.Violation{Kind: "network", Target: target, Host: host, Port: port,
+		Reason: reason, Detail: Unreachable})
+	return &UnreachableError{Host: host, Port: port, Reason: reason, Err: err}
+}
+
+// lookupFailure says in a few words why a name did not resolve.
+func lookupFailure(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "the name was not found (no such host)"
+	case errors.As(err, &dns) && dns.IsTimeout:
+		return "the name's lookup timed out"
+	case errors.As(err, &dns):
+		return "the name could not be looked up: " + dns.Err
+	}
+	return "the name could not be looked up: " + err.Error()
+}
+
+// dialFailure says in a few words why a connection to an address failed.
+func dialFailure(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "network is unreachable"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to host"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "the connection timed out"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
+// tlsFailure says why TLS with an upstream failed.
+func tlsFailure(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET):
+		return "the TLS handshake failed: the server closed the connection"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "the TLS handshake timed out"
+	}
+	return "the TLS handshake failed: " + err.Error()
 }
 
 // dial connects to addr (host:port) for the command: the policy decides on
@@ -277,12 +381,20 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs, literal = []netip.Addr{a}, true
 	} else if addrs, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil {
-		return nil, fmt.Errorf("skillhost: resolve %s: %w", host, err)
+		return nil, p.unreachable(host, port, lookupFailure(err), fmt.Errorf("skillhost: resolve %s: %w", host, err))
+	} else if len(addrs) == 0 {
+		return nil, p.unreachable(host, port, "the name has no address", fmt.Errorf("skillhost: resolve %s: no address", host))
+	}
+	// An IPv4 address is judged, dialled and shown as IPv4, however the
+	// resolver or the command wrote it (Go's resolver gives IPv4-mapped
+	// IPv6 addresses).
+	for i, a := range addrs {
+		addrs[i] = a.Unmap()
 	}
 	if err := p.denied.wait(ctx, deniedLooked); err != nil {
 		return nil, fmt.Errorf("skillhost: look up the denied names for %s: %w", hostPort(host, port), err)
 	}
-	var refused []string
+	var refused, failed []string
 	var last error
 	for _, a := range addrs {
 		if i, ok := p.denied.match(a, port); ok {
@@ -297,14 +409,26 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 			refused = append(refused, a.String()+" is "+why)
 			continue
 		}
-		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a.Unmap(), uint16(port)).String())
+		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
 			return p.track(c), nil
 		}
+		if ctx.Err() != nil {
+			return nil, err // the command gave up
+		}
+		why := dialFailure(err)
+		if !literal {
+			why = a.String() + ": " + why
+		}
+		failed = append(failed, why)
 		last = err
 	}
 	if last != nil {
-		return nil, last
+		why := strings.Join(failed, "; ")
+		if len(refused) > 0 {
+			why += "; the sandbox refuses its other addresses (" + strings.Join(refused, "; ") + ")"
+		}
+		return nil, p.unreachable(host, port, why, last)
 	}
 	return nil, p.refuse(host, port, "it resolves only to addresses the sandbox refuses ("+strings.Join(refused, "; ")+")")
 }
@@ -529,16 +653,25 @@ func (p *Proxy) httpProxy(roots *x509.CertPool) *goproxy.ProxyHttpServer {
 	gp.Tr = &http.Transport{
 		Proxy:               nil,
 		DialContext:         p.dial,
-		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: 30 * time.Second,
+		DialTLSContext:      p.dialTLS(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}),
 		MaxIdleConnsPerHost: 4,
 	}
 	gp.ConnectDialWithReq = func(req *http.Request, network, addr string) (net.Conn, error) {
 		return p.dial(req.Context(), network, addr)
 	}
-	gp.OnRequest().HandleConnectFunc(func(host string, _ *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	gp.OnRequest().HandleConnectFunc(func(host string, ctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 		name, _, _ := net.SplitHostPort(host)
 		if _, ok := p.policy.Credential(name); ok && p.ca != nil {
+			// A request in the terminated TLS that cannot be sent is
+			// answered with why, as in plain HTTP, rather than with the
+			// connection closed.
+			ctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+				resp, err := gp.Tr.RoundTrip(req)
+				if err != nil && req.Context().Err() == nil {
+					return p.failed(req, err), nil
+				}
+				return resp, err
+			})
 			return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: p.ca.tlsConfig}, host
 		}
 		return &goproxy.ConnectAction{Action: goproxy.ConnectAccept}, host
@@ -568,16 +701,62 @@ func (p *Proxy) httpProxy(roots *x509.CertPool) *goproxy.ProxyHttpServer {
 	})
 	gp.OnResponse().DoFunc(func(resp *http.Response, ctx *goproxy.ProxyCtx) *http.Response {
 		if resp == nil && ctx.Error != nil {
-			var refused *RefusedError
-			code, msg := http.StatusBadGateway, "skillhost egress proxy: the upstream connection failed"
-			if errors.As(ctx.Error, &refused) {
-				code, msg = http.StatusForbidden, refused.Error()
-			}
-			return goproxy.NewResponse(ctx.Req, goproxy.ContentTypeText, code, msg)
+			return p.failed(ctx.Req, ctx.Error)
 		}
 		return resp
 	})
 	return gp
+}
+
+// failed is the response to a request the proxy could not send: 403 for a
+// refusal, 502 for a host it could not reach or another upstream failure,
+// each saying why.
+func (p *Proxy) failed(req *http.Request, err error) *http.Response {
+	var refused *RefusedError
+	var unreachable *UnreachableError
+	code, msg := http.StatusBadGateway, "skillhost egress proxy: the upstream connection failed: "+err.Error()
+	switch {
+	case errors.As(err, &refused):
+		code, msg = http.StatusForbidden, refused.Error()
+	case errors.As(err, &unreachable):
+		msg = unreachable.Error() // recorded and logged by the dial
+	case p.log != nil:
+		p.log.Debug("egress: the upstream connection failed", "url", req.URL.Redacted(), "error", err)
+	}
+	return goproxy.NewResponse(req, goproxy.ContentTypeText, code, msg)
+}
+
+// tlsHandshakeTimeout bounds the TLS handshake with an upstream.
+const tlsHandshakeTimeout = 30 * time.Second
+
+// dialTLS connects to addr as dial does and speaks TLS to it with cfg,
+// verifying the certificate for the name asked for; a failed handshake is
+// a host the proxy could not reach, and is recorded as one. Only requests
+// the proxy sends over TLS itself come here: those to a host with a
+// credential, whose TLS the proxy terminates, and plain-HTTP requests for
+// an https URL. A tunnel's TLS is the command's own.
+func (p *Proxy) dialTLS(cfg *tls.Config) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := p.dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		host, portText, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(portText)
+		conf := cfg.Clone()
+		conf.ServerName = host
+		tc := tls.Client(c, conf)
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		defer cancel()
+		if err := tc.HandshakeContext(hctx); err != nil {
+			_ = c.Close()
+			if ctx.Err() != nil {
+				return nil, err // the command gave up
+			}
+			return nil, p.unreachable(host, port, tlsFailure(err), err)
+		}
+		return tc, nil
+	}
 }
 
 // byName leaves names unresolved, so the SOCKS5 server dials host:port and
