@@ -4,11 +4,13 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,5 +69,59 @@ func TestRunInterruptedKeepsOutput(t *testing.T) {
 			t.Errorf("%s: the script (pid %d) outlived the interrupted run", strategy, pid)
 		}
 		os.Remove(pidFile)
+	}
+}
+
+// Ctrl-C during `run --json` prints the report so far, with the output
+// before the interrupt and "interrupted": true, and exits 130 (issue 35);
+// the run leaves no socket directory in the temporary directory.
+func TestRunJSONInterrupted(t *testing.T) {
+	bin, plugins := skillhostBinary(t)
+	root := t.TempDir()
+	tmp, err := os.MkdirTemp("", "ji-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	pidFile := root + "/pid"
+	writeSkill(t, root, "slow", "", map[string]string{"wait.sh": "#!/bin/sh\necho started\necho $$ > " + pidFile + "\nexec sleep 300\n"})
+	cmd := exec.Command(bin, "--json", "--skills", root, "run", "slow", "wait", "--strategy", "null")
+	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+plugins, "TMPDIR="+tmp)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the script never started")
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // "started" reaches the host
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	var rep struct {
+		Skill, Tool, Output, Strategy string
+		Interrupted                   bool
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &rep); err != nil {
+		t.Fatalf("stdout is not a report: %v\n%q\nstderr: %q", err, stdout.String(), stderr.String())
+	}
+	if !rep.Interrupted || rep.Output != "started\n" || rep.Skill != "slow" || rep.Tool != "wait" || rep.Strategy != "null" {
+		t.Errorf("report %+v", rep)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "plugin-dir*")); len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v", left)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -35,6 +36,7 @@ const (
 	temporalPkg = "./cmd/skillhost-sandbox-temporal"
 	landlockPkg = "./cmd/skillhost-sandbox-landlock"
 	nullPkg     = "./cmd/skillhost-sandbox-null"
+	cliPkg      = "./cmd/skillhost"
 )
 
 // cluster is the in-process Temporal server every test uses.
@@ -43,7 +45,7 @@ var cluster struct {
 }
 
 func TestMain(m *testing.M) {
-	if _, err := testbin.Build(temporalPkg, landlockPkg, nullPkg); err != nil {
+	if _, err := testbin.Build(temporalPkg, landlockPkg, nullPkg, cliPkg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -59,6 +61,13 @@ func TestMain(m *testing.M) {
 // user), and waits until it serves.
 func worker(t *testing.T, queue string, cred *syscall.Credential, args ...string) *exec.Cmd {
 	t.Helper()
+	return workerAt(t, cluster.address, cluster.namespace, queue, cred, nil, args...)
+}
+
+// workerAt is worker for the cluster at address.
+// env is added to the worker's environment.
+func workerAt(t *testing.T, address, namespace, queue string, cred *syscall.Credential, env []string, args ...string) *exec.Cmd {
+	t.Helper()
 	dir := filepath.Dir(testbin.Path(temporalPkg))
 	// Not t.TempDir: its parent is the test's own, closed to other users.
 	cache, err := os.MkdirTemp("", "skillhost-fleet-cache-")
@@ -67,9 +76,9 @@ func worker(t *testing.T, queue string, cred *syscall.Credential, args ...string
 	}
 	t.Cleanup(func() { os.RemoveAll(cache) })
 	os.Chmod(cache, 0o777)
-	cmd := exec.Command(testbin.Path(temporalPkg), append([]string{"worker", "--address", cluster.address,
-		"--namespace", cluster.namespace, "--task-queue", queue, "--plugins-dir", dir, "--cache-dir", cache}, args...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}
+	cmd := exec.Command(testbin.Path(temporalPkg), append([]string{"worker", "--address", address,
+		"--namespace", namespace, "--task-queue", queue, "--plugins-dir", dir, "--cache-dir", cache}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -318,7 +327,8 @@ func TestCancelKillsTheTree(t *testing.T) {
 	cancelled := time.Now()
 	select {
 	case c := <-done:
-		if c.err != context.Canceled {
+		// The worker confirmed the stop, and the error says so.
+		if !errors.Is(c.err, context.Canceled) || shared.RefusedFor(c.err) != pluginclient.ReasonStopped || c.err.Error() != "the worker stopped the run" {
 			t.Errorf("err %v", c.err)
 		}
 	case <-time.After(30 * time.Second):
@@ -512,4 +522,199 @@ func history(t *testing.T, id string) (sealed, plain int) {
 		plain += bytes.Count(raw, []byte("json/plain"))
 	}
 	return sealed, plain
+}
+
+// cliRun is `skillhost run` of a remote run on queue: a skill "slow"
+// whose tool prints "started" and sleeps (as `sleep marker`, to be found
+// among the processes), with a temporary directory of its own, and
+// settings added to the temporal plugin's.
+type cliRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	tmp            string
+	marker         string
+	done           chan error
+}
+
+func startCLI(t *testing.T, address, namespace, queue string, settings string, flags ...string) *cliRun {
+	t.Helper()
+	dir := t.TempDir()
+	marker := strconv.Itoa(3000 + int(time.Now().UnixNano()%5000))
+	skill := filepath.Join(dir, "skills", "slow")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: slow\ndescription: sleeps\n---\n# slow\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "wait.sh"), []byte("#!/bin/sh\necho started\nexec sleep "+marker+"\n"), 0o755)
+	config := filepath.Join(dir, "config.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: %q\n%s",
+		address, namespace, queue, settings)), 0o644)
+	r := &cliRun{tmp: filepath.Join(dir, "tmp"), marker: marker, done: make(chan error, 1)}
+	os.Mkdir(r.tmp, 0o755)
+	args := append([]string{"--config", config, "--skills", filepath.Join(dir, "skills")}, flags...)
+	args = append(args, "run", "slow", "wait", "--workspace", "none")
+	r.cmd = exec.Command(testbin.Path(cliPkg), args...)
+	r.cmd.Dir = dir
+	r.cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "TMPDIR=" + r.tmp, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.done <- r.cmd.Wait() }()
+	t.Cleanup(func() { r.cmd.Process.Kill(); <-r.done; r.done <- nil })
+	return r
+}
+
+// sleeping reports whether the run's script is running: a process
+// `sleep marker`.
+func sleeping(marker string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if data, _ := os.ReadFile(p); string(data) == "sleep\x00"+marker+"\x00" {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits up to d for the CLI to exit and returns its exit status.
+func (r *cliRun) wait(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		r.cmd.Process.Kill()
+		t.Fatalf("skillhost run did not exit within %v; stderr:\n%s", d, r.stderr.String())
+	}
+	return -1
+}
+
+// leftovers lists what the run left in its temporary directory.
+func (r *cliRun) leftovers() []string {
+	left, _ := filepath.Glob(filepath.Join(r.tmp, "plugin-dir*"))
+	return left
+}
+
+// Ctrl-C on `skillhost run --strategy temporal` stops the script on the
+// worker before the CLI says it stopped, and leaves no socket directory
+// behind (issue 35).
+func TestCLIInterruptStopsRemoteRun(t *testing.T) {
+	worker(t, "q-cli-interrupt", nil)
+	r := startCLI(t, cluster.address, cluster.namespace, "q-cli-interrupt", "")
+	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
+	r.cmd.Process.Signal(os.Interrupt)
+	code := r.wait(t, 60*time.Second)
+	exited := time.Now()
+	t.Logf("exit %d\nstdout: %q\nstderr: %q", code, r.stdout.String(), r.stderr.String())
+	if code != 130 {
+		t.Errorf("exit %d, want 130", code)
+	}
+	if sleeping(r.marker) {
+		t.Errorf("the script still runs on the worker after the CLI exited: %q", r.stderr.String())
+		for deadline := exited.Add(20 * time.Second); sleeping(r.marker) && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		}
+		if sleeping(r.marker) {
+			t.Errorf("and 20 s later")
+		}
+	}
+	if !strings.Contains(r.stderr.String(), "the worker stopped the run") {
+		t.Errorf("stderr does not say the worker stopped the run: %q", r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "started") {
+		t.Errorf("the output so far was dropped: %q", r.stdout.String())
+	}
+	if left := r.leftovers(); len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v", left)
+	}
+}
+
+// A worker lost mid-run: plain `run` shows what the script printed so
+// far with the error.
+func TestCLIWorkerLostShowsOutput(t *testing.T) {
+	// The worker's own temporary directory, where its local plugin's
+	// socket directory is.
+	tmp, err := os.MkdirTemp("", "wl-") // short: sockets' paths are bounded
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	os.Chmod(tmp, 0o777)
+	dying := workerAt(t, cluster.address, cluster.namespace, "q-cli-lost", nil, []string{"TMPDIR=" + tmp})
+	r := startCLI(t, cluster.address, cluster.namespace, "q-cli-lost", "      heartbeat_timeout: 3\n")
+	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
+	time.Sleep(500 * time.Millisecond) // the first output signal goes out
+	dying.Process.Kill()
+	code := r.wait(t, 60*time.Second)
+	t.Logf("exit %d\nstdout: %q\nstderr: %q", code, r.stdout.String(), r.stderr.String())
+	if code != 1 || !strings.Contains(r.stderr.String(), "stopped answering") {
+		t.Errorf("exit %d, stderr %q", code, r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "started") {
+		t.Errorf("the output so far was dropped: %q", r.stdout.String())
+	}
+	// The killed worker could not remove its plugin's socket directory:
+	// none is in the temporary directory itself, and the next worker's
+	// plugin sweeps it once that plugin has gone.
+	if left, _ := filepath.Glob(filepath.Join(tmp, "plugin-dir*")); len(left) > 0 {
+		t.Errorf("left in the temporary directory: %v", left)
+	}
+	mine, _ := filepath.Glob(filepath.Join(tmp, "*", "plugin-dir*"))
+	time.Sleep(4 * time.Second) // the orphaned plugin exits on its lifeline's end
+	workerAt(t, cluster.address, cluster.namespace, "q-cli-lost-next", nil, []string{"TMPDIR=" + tmp})
+	for _, d := range mine {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("the killed worker's plugin's socket directory %s was not swept", d)
+		}
+	}
+	if len(mine) == 0 {
+		t.Errorf("no socket directory under %s: %v", tmp, mine)
+	}
+}
+
+// The cluster lost mid-run (its server stopped): a named error within the
+// heartbeat timeout and a margin, not a deadline a minute later; and no
+// advice to run scripts unconfined.
+func TestCLIClusterLost(t *testing.T) {
+	ts := temporaltest.NewServer()
+	stopped := false
+	defer func() {
+		if !stopped {
+			ts.Stop()
+		}
+	}()
+	address, namespace := ts.GetFrontendHostPort(), ts.GetDefaultNamespace()
+	workerAt(t, address, namespace, "q-cli-cluster", nil, nil)
+	r := startCLI(t, address, namespace, "q-cli-cluster", "      heartbeat_timeout: 3\n")
+	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
+	time.Sleep(500 * time.Millisecond)
+	ts.Stop()
+	stopped = true
+	lost := time.Now()
+	code := r.wait(t, 90*time.Second)
+	took := time.Since(lost)
+	t.Logf("exit %d after %v\nstdout: %q\nstderr: %q", code, took, r.stdout.String(), r.stderr.String())
+	if code != 1 || !strings.Contains(r.stderr.String(), "lost the cluster") {
+		t.Errorf("exit %d, stderr %q", code, r.stderr.String())
+	}
+	if took > 3*time.Second+10*time.Second {
+		t.Errorf("answered %v after the cluster stopped", took)
+	}
+	if strings.Contains(r.stderr.String(), "deadline exceeded") || strings.Contains(r.stderr.String(), "sandbox.enabled") {
+		t.Errorf("stderr %q", r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "started") {
+		t.Errorf("the output so far was dropped: %q", r.stdout.String())
+	}
+	// The worker, which lost the cluster too, stops the script.
+	for deadline := time.Now().Add(15 * time.Second); sleeping(r.marker) && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+	}
+	if sleeping(r.marker) {
+		t.Errorf("the script still runs on the worker %v after the cluster stopped", time.Since(lost))
+	}
 }

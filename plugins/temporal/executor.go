@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/skilltar"
 )
 
@@ -77,6 +78,10 @@ type Executor struct {
 	// digest, served to workers that do not hold them.
 	tarMu sync.Mutex
 	tars  map[string]*tarRef
+
+	// active counts the calls of Execute in progress: Close waits (a
+	// while) for them, so a run being stopped can hear that it stopped.
+	active sync.WaitGroup
 
 	// streams are the runs in progress, by job id.
 	streamMu sync.Mutex
@@ -214,8 +219,18 @@ func (e *Executor) connect() (*hostConn, error) {
 	return e.conn, nil
 }
 
-// Close stops the host's worker and closes the client.
+// Close stops the host's worker and closes the client, once the runs in
+// progress have ended, or closeWait has passed: a run that is being
+// stopped needs the host's worker, which runs its workflow, to hear the
+// worker confirm it (a plugin whose host went away closes at once after
+// cancelling its calls).
 func (e *Executor) Close() error {
+	idle := make(chan struct{})
+	go func() { e.active.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(closeWait):
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.conn != nil {
@@ -290,6 +305,8 @@ func (e *Executor) chunk(_ context.Context, c Chunk) ([]byte, error) {
 // Execute implements shared.Executor: the run goes to the fleet, at most
 // once; its output streams back while it runs.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	e.active.Add(1)
+	defer e.active.Done()
 	e.mu.Lock()
 	sealed := e.settings.CodecKeyFile != ""
 	e.mu.Unlock()
@@ -350,21 +367,26 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		e.Started(run.GetID())
 	}
 	var out Outcome
-	err = run.Get(ctx, &out)
+	// While the run lasts, the cluster must answer: a cluster gone for
+	// the heartbeat timeout ends the wait with errClusterLost.
+	wctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	go watchCluster(wctx, conn.client, s.Address, s.heartbeat(), lost)
+	err = run.Get(wctx, &out)
 	if ctx.Err() != nil {
 		// The caller gave up (or stopped taking output): cancel the
 		// workflow, which cancels the activity, which kills the run's
 		// tree on the worker.
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		_ = conn.client.CancelWorkflow(cctx, run.GetID(), run.GetRunID())
-		_ = run.Get(cctx, nil)
-		cancel()
+		stopErr := s.stop(conn.client, run, req)
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if st.err != nil {
 			return shared.Result{}, st.err
 		}
-		return shared.Result{}, ctx.Err()
+		return shared.Result{}, stopErr
+	}
+	if cause := context.Cause(wctx); errors.Is(cause, errClusterLost) {
+		return shared.Result{}, cause
 	}
 	if err != nil {
 		return shared.Result{}, s.explain(err)
@@ -444,3 +466,83 @@ func (s Settings) explain(err error) error {
 	}
 	return fmt.Errorf("run on the fleet: %w", err)
 }
+
+// closeWait bounds how long Close waits for the runs in progress.
+const closeWait = 30 * time.Second
+
+// stop cancels a run whose caller gave up and waits, within a bound, for
+// the worker to confirm: the workflow waits for the activity to end
+// (WaitForCancellation), which ends once the worker's local plugin has
+// been told to kill the run's tree. The error says what is known, with
+// the reason pluginclient.ReasonStopped or ReasonStopUnconfirmed: the
+// host says the run stopped only when it did.
+func (s Settings) stop(c client.Client, run client.WorkflowRun, req shared.Request) error {
+	bound := s.heartbeat() + max(req.KillGrace, 0) + 5*time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	if err := c.CancelWorkflow(ctx, run.GetID(), run.GetRunID()); err != nil {
+		return shared.Refused(pluginclient.ReasonStopUnconfirmed, stopped("could not ask the worker to stop the run: the cluster at %s did not take the cancellation (%v); the worker stops it once it cannot reach the cluster either", s.Address, err))
+	}
+	var out Outcome
+	err := run.Get(ctx, &out)
+	var te *temporal.TimeoutError
+	switch {
+	case err == nil:
+		return shared.Refused(pluginclient.ReasonStopped, stopped("the run had ended on worker %s before the stop reached it", out.Worker))
+	case temporal.IsCanceledError(err):
+		return shared.Refused(pluginclient.ReasonStopped, stopped("the worker stopped the run"))
+	case errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT:
+		return shared.Refused(pluginclient.ReasonStopUnconfirmed, stopped("asked the worker to stop the run; it stopped answering for %s (it died or lost the cluster), and has not confirmed", s.heartbeat()))
+	case ctx.Err() != nil:
+		return shared.Refused(pluginclient.ReasonStopUnconfirmed, stopped("asked the worker to stop the run; it has not confirmed within %s", bound))
+	}
+	return shared.Refused(pluginclient.ReasonStopUnconfirmed, stopped("asked the worker to stop the run; it has not confirmed (%v)", s.explain(err)))
+}
+
+// stopError is what a cancelled run ended with: it matches
+// context.Canceled, and says how stopping it went.
+type stopError struct{ msg string }
+
+func (e *stopError) Error() string { return e.msg }
+func (e *stopError) Unwrap() error { return context.Canceled }
+
+func stopped(format string, args ...any) error {
+	return &stopError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errClusterLost is the cause of a run given up on because the cluster
+// stopped answering.
+var errClusterLost = errors.New("lost the cluster")
+
+// watchCluster checks every second, until ctx ends, that the cluster
+// answers; once it has not for limit, it ends ctx with errClusterLost,
+// saying so. Without it, a run whose cluster went away would wait on a
+// poll that fails a minute later with a bare "context deadline exceeded".
+func watchCluster(ctx context.Context, c client.Client, address string, limit time.Duration, end context.CancelCauseFunc) {
+	lastOK := time.Now()
+	tick := time.NewTicker(healthEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		hctx, cancel := context.WithTimeout(ctx, healthEvery)
+		_, err := c.CheckHealth(hctx, &client.CheckHealthRequest{})
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil:
+			lastOK = time.Now()
+		case time.Since(lastOK) >= limit:
+			end(fmt.Errorf("%w at %s: it has not answered for %s (%v); the run may have run in part, and its worker stops it once it cannot reach the cluster either",
+				errClusterLost, address, limit.Round(time.Second), err))
+			return
+		}
+	}
+}
+
+// healthEvery paces the checks that the cluster still answers.
+const healthEvery = time.Second

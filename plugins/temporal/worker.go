@@ -3,6 +3,7 @@ package temporal
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -246,13 +247,26 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 		return Outcome{}, refuse("worker %s: %v", f.name, err)
 	}
 	out := newSender(ctx, f.client, job.ID)
-	res, err := local.Execute(ctx, req, func(b []byte) error {
+	// A worker that lost the cluster for the heartbeat timeout stops the
+	// run: the cluster has given up on it by then, and nobody would take
+	// its result.
+	rctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	limit := activity.GetInfo(ctx).HeartbeatTimeout
+	if limit <= 0 {
+		limit = 10 * time.Second
+	}
+	go watchCluster(rctx, f.client, f.opts.Address, limit, lost)
+	res, err := local.Execute(rctx, req, func(b []byte) error {
 		out.write(b)
 		return nil
 	})
 	sent, serr := out.flush()
 	if ctx.Err() != nil {
 		return Outcome{}, ctx.Err()
+	}
+	if cause := context.Cause(rctx); errors.Is(cause, errClusterLost) {
+		return Outcome{}, cause
 	}
 	if err != nil {
 		return Outcome{}, refuseFor(shared.RefusedFor(err), fmt.Errorf("worker %s: %w", f.name, err))

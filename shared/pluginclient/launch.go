@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,6 +62,11 @@ type Conn struct {
 	lifeline  *os.File
 	socketDir string // private, 0700, holding the socket; removed by Close
 	cmd       *exec.Cmd
+	// oneShot: the host makes one call (LaunchConfig.OneShot); remote:
+	// the plugin's Info said it runs commands elsewhere (see Execute).
+	oneShot      bool
+	remote       atomic.Bool
+	lifelineOnce sync.Once
 	// ContractVersion is the contract version negotiated with the plugin.
 	ContractVersion int
 }
@@ -102,13 +109,15 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
 		cmd.Env = append(cmd.Env, shared.EnvTLSFD+"=4")
 	}
-	c := &Conn{lifeline: lifeW, cmd: cmd}
+	c := &Conn{lifeline: lifeW, cmd: cmd, oneShot: cfg.OneShot}
+	home := socketHome(socketBase())
+	sweepSockets(home, max(cfg.StartTimeout, time.Minute))
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: wire.VersionedPlugins(nil, nil),
 		// go-plugin makes the socket's private 0700 directory, names it in
 		// the environment it hands over here, and removes it on Kill.
-		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: socketBase()},
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: home},
 		RunnerFunc: func(_ hclog.Logger, spec *exec.Cmd, dir string) (runner.Runner, error) {
 			// Recorded first: if the plugin never starts, go-plugin's Kill
 			// has no runner and leaves the directory, and Close removes it.
@@ -210,7 +219,7 @@ func (c *Conn) Pid() int {
 // directory. It is safe to call more than once.
 func (c *Conn) Close() {
 	c.client.Kill()
-	c.lifeline.Close()
+	c.closeLifeline()
 	os.RemoveAll(c.socketDir)
 }
 
