@@ -36,6 +36,9 @@ must run json-tools keys -- examples/data/inventory.json items.0
 must run release-notes draft -- examples/data/CHANGES.md 1.4.0
 must run sandbox-probe probe
 # A tool that fails shows the result text an agent would see.
+echo
+echo "# The next run fails on purpose: a CSV file is not JSON. Its error is the demo, not a problem."
 step run json-tools check -- examples/data/sales.csv || true
+echo "# (that failure was deliberate)"
 rm -rf out
 exit $status

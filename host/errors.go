@@ -65,11 +65,12 @@ func ExitStatus(err error) int {
 		nf *sandbox.NotFoundError
 		us *sandbox.UnsupportedError
 		cs *sandbox.ChecksumError
+		pc *sandbox.ConfigError
 	)
 	var ut *UnknownToolError
 	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &re) || catalog.IsNotFound(err) ||
 		errors.As(err, &ie) || errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) ||
-		errors.As(err, &ut) || shared.RefusedFor(err) == shared.ReasonInterpreter {
+		errors.As(err, &ut) || errors.As(err, &pc) || shared.RefusedFor(err) == shared.ReasonInterpreter {
 		return ExitUsage
 	}
 	return ExitFailed
@@ -107,6 +108,8 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return "", ""
 	case errors.As(err, &ce):
 		return KindConfig, "fix the key named in the message; docs/configuration.md lists them"
+	case errors.As(err, new(*sandbox.ConfigError)):
+		return KindConfig, "fix the plugin's settings under plugins.config.NAME; the plugin's documentation lists them"
 	case errors.As(err, &re):
 		return KindSkillRoot, "fix skills.roots or --skills; skillhost doctor checks them"
 	case errors.As(err, new(*catalog.NotFoundError)) && brokenSkill(err):

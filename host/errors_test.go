@@ -33,6 +33,7 @@ func TestExitStatusAndErrorKind(t *testing.T) {
 		{"plugin not found", wrap(&sandbox.NotFoundError{Name: "nope"}), ExitUsage, KindPlugin},
 		{"plugin unsupported", wrap(&sandbox.UnsupportedError{Name: "landlock"}), ExitUsage, KindPlugin},
 		{"plugin checksum", wrap(&sandbox.ChecksumError{Name: "null"}), ExitUsage, KindPlugin},
+		{"plugin settings refused", wrap(&sandbox.ConfigError{Name: "landlock", Problems: []shared.ConfigProblem{{Key: "x", Message: "unknown"}}}), ExitUsage, KindConfig},
 		{"plugin crashed", wrap(errors.New("plugin exited unexpectedly")), ExitFailed, KindFailed},
 	}
 	for _, tt := range tests {

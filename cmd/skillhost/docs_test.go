@@ -223,3 +223,22 @@ func compileSnippet(t *testing.T, at, code string) {
 		t.Errorf("%s: the Go snippet does not compile: %v\n%s\n%s", at, err, out, src)
 	}
 }
+
+// docs/go-api.md shows a whole program (issue 35): its imports, a context,
+// and Options.PluginDirs for a program whose plugins are not beside it;
+// TestDocs compiles it.
+func TestGoAPIPageHasAProgram(t *testing.T) {
+	for _, b := range blocks(t, "../../docs/go-api.md") {
+		if b.lang != "go" || !strings.HasPrefix(b.text, "package main\n") {
+			continue
+		}
+		for _, want := range []string{"import (", "context.", "PluginDirs:", "func main()", "defer h.Close()"} {
+			if !strings.Contains(b.text, want) {
+				t.Errorf("docs/go-api.md:%d: the program lacks %q", b.line, want)
+			}
+		}
+		compileSnippet(t, "go-api.md:"+fmt.Sprint(b.line), b.text)
+		return
+	}
+	t.Error("docs/go-api.md shows no whole program (a go block starting with package main)")
+}

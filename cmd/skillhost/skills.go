@@ -78,7 +78,7 @@ func (a *app) listCmd() *cobra.Command {
 				return a.printJSON(out)
 			}
 			if len(skills) == 0 {
-				fmt.Fprintf(a.stderr, "no skills found in %s\n", strings.Join(h.Catalog.Roots(), ", "))
+				fmt.Fprintf(a.stderr, "no skills found: looked for directories holding a SKILL.md in %s\n", strings.Join(h.Catalog.Searched(), ", "))
 				return nil
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
@@ -181,7 +181,12 @@ func (a *app) showCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, t := range s.Tools {
 					rel, _ := filepath.Rel(s.Dir, t.Script)
-					fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", host.Printable(t.Name), oneLine(t.Description, 70), host.Printable(rel))
+					where := "(" + host.Printable(rel) + ")"
+					desc := oneLine(t.Description, 70)
+					if strings.HasSuffix(desc, "("+rel+")") {
+						where = "" // a tool without a description is named by its path already
+					}
+					fmt.Fprintf(tw, "  %s\t%s\t%s\n", host.Printable(t.Name), desc, where)
 				}
 				tw.Flush()
 			}

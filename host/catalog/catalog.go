@@ -146,6 +146,9 @@ type NotFoundError struct {
 	Suggestions []string
 	// Broken is the bundle of that name that failed to load, if one did.
 	Broken *Broken
+	// Searched, set when no skill loaded at all, are the directories
+	// that were looked in.
+	Searched []string
 }
 
 func (e *NotFoundError) Error() string {
@@ -153,6 +156,9 @@ func (e *NotFoundError) Error() string {
 		return fmt.Sprintf("skill %q failed to load: %s: %v", e.Name, e.Broken.Dir, e.Broken.Err)
 	}
 	msg := fmt.Sprintf("unknown skill %q", e.Name)
+	if e.Searched != nil {
+		return msg + fmt.Sprintf("; no skills found: looked for directories holding a SKILL.md in %s", strings.Join(e.Searched, ", "))
+	}
 	if len(e.Suggestions) > 0 {
 		msg += "; did you mean " + quoteList(e.Suggestions) + "?"
 	}
@@ -206,6 +212,9 @@ func (c *Catalog) Find(name string) (*skill.Skill, error) {
 		}
 	}
 	nf := &NotFoundError{Name: name, Suggestions: Suggest(name, names(s.list))}
+	if len(s.list) == 0 && len(s.broken) == 0 {
+		nf.Searched = c.Searched()
+	}
 	if b, ok := s.broken[name]; ok {
 		nf.Broken = &b
 	}
@@ -368,6 +377,42 @@ func bundles(root string, ignoreMissing bool, warnings *[]string) []bundle {
 			continue
 		}
 		out = append(out, bundle{dir, file})
+	}
+	if len(out) == 0 {
+		// A clone of a skills repository: its skills are in skills/.
+		for _, d := range nestedIn(root) {
+			if nested := bundles(d, true, warnings); len(nested) > 0 {
+				return nested
+			}
+		}
+	}
+	return out
+}
+
+// nestedDirs are where a repository keeps its skills: a root that holds no
+// skill directory of its own is read there, so that --skills at a clone of
+// a skills repository finds them.
+var nestedDirs = []string{"skills", filepath.Join(".claude", "skills"), filepath.Join(".agents", "skills")}
+
+// nestedIn lists the nestedDirs that exist in root.
+func nestedIn(root string) []string {
+	var out []string
+	for _, sub := range nestedDirs {
+		d := filepath.Join(root, sub)
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Searched lists the directories a load looks for skill directories in:
+// each root, and the nestedDirs of it that exist.
+func (c *Catalog) Searched() []string {
+	var out []string
+	for _, root := range c.roots {
+		out = append(out, root)
+		out = append(out, nestedIn(root)...)
 	}
 	return out
 }

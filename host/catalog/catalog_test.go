@@ -241,3 +241,43 @@ func TestRootEntriesByType(t *testing.T) {
 		t.Errorf("names %q, want %q", got, want)
 	}
 }
+
+// --skills at the root of a clone of a skills repository finds the skills
+// in its skills/ folder (issue 35).
+func TestRepositoryRoot(t *testing.T) {
+	repo := t.TempDir()
+	writeSkill(t, filepath.Join(repo, "skills"), "pdf", "name: pdf\ndescription: reads PDFs\n")
+	writeSkill(t, filepath.Join(repo, "skills"), "xlsx", "name: xlsx\ndescription: edits spreadsheets\n")
+	if err := os.MkdirAll(filepath.Join(repo, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := New([]string{repo})
+	if got, want := c.Names(), []string{"pdf", "xlsx"}; !slices.Equal(got, want) {
+		t.Errorf("Names = %q, want %q", got, want)
+	}
+	if s, err := c.Find("pdf"); err != nil || s.Name != "pdf" {
+		t.Errorf("Find(pdf) = %v, %v", s, err)
+	}
+	if got, want := c.Searched(), []string{repo, filepath.Join(repo, "skills")}; !slices.Equal(got, want) {
+		t.Errorf("Searched = %q, want %q", got, want)
+	}
+}
+
+// An unknown skill, when no skill loaded at all, names the directories
+// looked in.
+func TestNoSkillsNamesWhereItLooked(t *testing.T) {
+	empty := t.TempDir()
+	os.MkdirAll(filepath.Join(empty, ".claude", "skills"), 0o755)
+	c := New([]string{empty})
+	_, err := c.Find("pdf")
+	want := fmt.Sprintf("unknown skill %q; no skills found: looked for directories holding a SKILL.md in %s, %s", "pdf", empty, filepath.Join(empty, ".claude", "skills"))
+	if err == nil || err.Error() != want || !IsNotFound(err) {
+		t.Errorf("Find = %v, want %s", err, want)
+	}
+	// With skills loaded, an unknown name says nothing of where.
+	writeSkill(t, empty, "pdf-tools", "name: pdf-tools\ndescription: reads PDFs\n")
+	c = New([]string{empty})
+	if _, err := c.Find("pdf"); err == nil || strings.Contains(err.Error(), "looked") {
+		t.Errorf("Find with skills loaded = %v", err)
+	}
+}

@@ -105,7 +105,8 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("sandbox plugin %q not found: there is no %s%s in %s. Install it (make build puts every plugin next to skillhost), "+
+	return fmt.Sprintf("sandbox plugin %q not found: there is no %s%s in %s. Install it (make build puts every plugin next to skillhost) "+
+		"or name the directory it is in with plugins.dirs (host.Options.PluginDirs for a program that embeds skillhost), "+
 		"pick another with sandbox.strategy or --strategy, or set sandbox.enabled: false to run scripts unconfined",
 		e.Name, BinaryPrefix, e.Name, strings.Join(e.Dirs, ", "))
 }
@@ -114,9 +115,18 @@ func (e *NotFoundError) Error() string {
 type UnsupportedError struct {
 	Name, Path string
 	Probe      shared.Probe
+	// Remote: the plugin runs commands elsewhere (a fleet), so what is
+	// missing is on the other side, and running unconfined here is no
+	// remedy.
+	Remote bool
 }
 
 func (e *UnsupportedError) Error() string {
+	if e.Remote {
+		return fmt.Sprintf("sandbox plugin %q (%s) cannot take runs now (%s: %s). It runs scripts elsewhere: check what it needs there "+
+			"(skillhost doctor shows it; for the fleet, the cluster and its workers: docs/fleet.md), or pick another strategy with sandbox.strategy or --strategy",
+			e.Name, e.Path, e.Probe.Status, e.Probe.Reason)
+	}
 	return fmt.Sprintf("sandbox plugin %q (%s) cannot confine scripts here (%s: %s). Pick another with sandbox.strategy or --strategy, "+
 		"allow a partial sandbox if the plugin has a setting for it (under plugins.config.%s; see the plugin's documentation), "+
 		"or set sandbox.enabled: false to run scripts unconfined",
@@ -387,12 +397,12 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	if err != nil {
 		return shared.Result{}, err
 	}
-	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
-		found, _ := e.m.Plugins()
-		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe}
-	}
 	// conn has just checked the process; Info would check it again.
 	info := e.m.info(e.name)
+	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
+		found, _ := e.m.Plugins()
+		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe, Remote: info.Remote}
+	}
 	if info.Remote {
 		if req, err = forRemote(req); err != nil {
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q runs commands elsewhere: %w", e.name, err)

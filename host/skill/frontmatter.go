@@ -128,13 +128,31 @@ func decodeMapping(text string) (*yaml.Node, error) {
 
 var yamlLineRe = regexp.MustCompile(`line (\d+)`)
 
+// yamlParserErrors are the YAML library's parser (not scanner) messages: it
+// numbers their lines from 0 (the line a construct started on, or the
+// problem's), and leaves the number out for the first line.
+var yamlParserErrors = []string{
+	"did not find expected key", "did not find expected node content", "did not find expected '-' indicator",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'", "did not find expected <document start>",
+}
+
 // yamlError rewrites the YAML library's line numbers, which count from the
 // start of the front matter, into line numbers of the file.
 func (d *document) yamlError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	offset := d.yamlLine - 1
+	for _, pe := range yamlParserErrors {
+		if strings.HasSuffix(msg, pe) {
+			offset++
+			if !yamlLineRe.MatchString(msg) {
+				msg = "line 0: " + msg
+			}
+			break
+		}
+	}
 	msg = yamlLineRe.ReplaceAllStringFunc(msg, func(m string) string {
 		n, _ := strconv.Atoi(m[len("line "):])
-		return "line " + strconv.Itoa(n+d.yamlLine-1)
+		return "line " + strconv.Itoa(n+offset)
 	})
 	return fmt.Errorf("invalid YAML front matter: %s", msg)
 }

@@ -97,5 +97,25 @@ func Strict(s *Skill) []string {
 		add("unexpected front-matter keys: %s (the specification allows only %s)",
 			strings.Join(extra, ", "), strings.Join(SpecKeys, ", "))
 	}
+	var own []string
+	for _, k := range extra {
+		if slices.Contains(CapabilityKeys, k) {
+			own = append(own, k)
+		}
+	}
+	if len(own) > 0 {
+		add("%s: skillhost's own front-matter %s, an extension of the specification: skillhost reads %s, other agents ignore %s and strict validators reject %s; "+
+			"to stay portable, leave %s out of SKILL.md and grant the same in skillhost's configuration (skills.grants.%s)",
+			strings.Join(own, ", "), plural(len(own), "key", "keys"), them(len(own)), them(len(own)), them(len(own)), them(len(own)), s.Name)
+	}
 	return problems
 }
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func them(n int) string { return plural(n, "it", "them") }
