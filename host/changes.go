@@ -13,6 +13,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -32,6 +33,9 @@ type ChangeReport struct {
 	Refused   []Change `json:"refused"`
 	Conflicts []Change `json:"conflicts"`
 	Kept      []Change `json:"kept"`
+	// Discarded were written outside every write grant, to the run's
+	// private /tmp, where the host has the directory: kept, not applied.
+	Discarded []Change `json:"discarded"`
 	// Command applies what was not applied, when something was kept.
 	Command string `json:"command,omitempty"`
 	// Interrupted says why nothing was applied, when the run did not end
@@ -87,16 +91,27 @@ var ErrNoStage = errors.New("cannot stage the run's writes")
 // stageWrites gives a confined run with a write grant its stage, so that
 // it changes a copy-on-write view and not the host's trees. It returns
 // what is not enforced when the operator chose direct writes.
+//
+// A backend that stages gets a stage for every run, with or without a write
+// grant: it also keeps there what a run wrote where it would be lost (its
+// private /tmp).
 func (h *Host) stageWrites(ctx context.Context, p *prepared) ([]string, error) {
-	if len(p.request.Grant.FSWrite) == 0 || !p.confines {
+	writes := len(p.request.Grant.FSWrite) > 0
+	if !p.confines {
 		return nil, nil
 	}
 	if h.Config.Sandbox.Writes == config.WritesDirect {
+		if !writes {
+			return nil, nil
+		}
 		return []string{"staged writes (sandbox.writes: direct): the run wrote the write grant's trees directly, and nothing judged what it left there"}, nil
 	}
 	info, err := p.exec.Info(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !writes && (!info.Enforces.StagedWrites || info.Remote) {
+		return nil, nil
 	}
 	if !info.Enforces.StagedWrites && !info.Remote {
 		return nil, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: strategy %s does not stage writes, and the run may write %s; skillhost applies a run's writes only after judging them (set sandbox.writes: direct to let this strategy's runs write those files directly, or run without the write grant)",
@@ -120,13 +135,13 @@ func (h *Host) stageWrites(ctx context.Context, p *prepared) ([]string, error) {
 // settle reads what a staged run changed and applies it, or keeps it when
 // the run was interrupted (interrupted says how) or the review declined.
 // Whatever is not applied stays in the store with its manifest.
-func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, review func(context.Context, []Change) bool) *ChangeReport {
+func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, review func(context.Context, string, []Change) bool) *ChangeReport {
 	if p.request.Stage == "" {
 		return nil
 	}
 	store := h.ChangeStore()
 	run := p.request.RunID
-	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}}
+	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
 	var all []Change
 	for i, w := range p.request.Grant.FSWrite {
 		cs, err := changeset.Scan(shared.StageUpper(p.request.Stage, i), w, i)
@@ -135,11 +150,16 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 			interrupted = fmt.Sprintf("its changes could not be read: %v", err)
 		}
 	}
-	if len(all) == 0 {
+	discarded, err := changeset.ScanDiscarded(shared.StageDiscarded(p.request.Stage))
+	if err != nil {
+		h.Warn("run %s: what it wrote outside its grants could not be read: %v", run, err)
+	}
+	rep.Discarded = append(rep.Discarded, discarded...)
+	if len(all)+len(discarded) == 0 {
 		_ = store.Drop(run)
 		return rep
 	}
-	if interrupted == "" && review != nil && !review(ctx, all) {
+	if interrupted == "" && review != nil && !review(ctx, run, all) {
 		interrupted = "the review declined them"
 	}
 	if interrupted == "" {
@@ -162,7 +182,7 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 			rep.Kept = append(rep.Kept, c)
 		}
 	}
-	pending := changeset.Pending(all)
+	pending := append(changeset.Pending(all), discarded...)
 	if len(pending) == 0 {
 		_ = store.Drop(run)
 		return rep
@@ -171,7 +191,7 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 	if err := store.Save(m); err != nil {
 		h.Warn("%v", err)
 	}
-	if len(rep.Refused)+len(rep.Kept) > 0 {
+	if len(rep.Refused)+len(rep.Kept)+len(rep.Discarded) > 0 {
 		rep.Command = "skillhost changes apply " + run
 	}
 	return rep
@@ -215,6 +235,10 @@ func (rep *ChangeReport) notes() []string {
 			why = append(why, fmt.Sprintf("and %d more", n-3))
 		}
 		out = append(out, fmt.Sprintf("[skillhost refused to apply %s: %s; kept: skillhost changes show %s]", plural(n, "change", "changes"), strings.Join(why, "; "), rep.Run))
+	}
+	if n := len(rep.Discarded); n > 0 {
+		out = append(out, fmt.Sprintf("[skillhost: the run wrote %s outside its write grants, into its private /tmp, which is gone: %s; kept: skillhost changes apply %s PATH writes one; grant fs_write to its directory to write there]",
+			plural(n, "file", "files"), changeset.Paths(rep.Discarded), rep.Run))
 	}
 	for _, c := range rep.Conflicts {
 		if c.KeptAt != "" {
@@ -278,7 +302,12 @@ func (h *Host) ApplyKept(run string, paths []string) (*ChangeReport, error) {
 	} else {
 		s = &skill.Skill{Name: m.Skill}
 	}
-	pick := m.Changes
+	var pick []Change
+	for _, c := range m.Changes {
+		if !c.Discarded {
+			pick = append(pick, c)
+		}
+	}
 	if len(named) > 0 {
 		pick = nil
 		for _, c := range m.Changes {
@@ -294,7 +323,7 @@ func (h *Host) ApplyKept(run string, paths []string) (*ChangeReport, error) {
 		pick[i].Outcome = changeset.Kept
 	}
 	changeset.Apply(pick, h.changePolicy(s), func(c Change) string { return store.Staged(run, c) }, run, m.Started, named)
-	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}}
+	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
 	done := map[string]Change{}
 	for _, c := range pick {
 		done[c.Path+"\x00"+c.Kind] = c
@@ -337,3 +366,21 @@ func (h *Host) DropKept(run string) error {
 
 // StagedPath is where a kept change's content lies.
 func (h *Host) StagedPath(run string, c Change) string { return h.ChangeStore().Staged(run, c) }
+
+// changesSummary lists a run's changes for a question to the user: kind,
+// path and size, at most 20 lines.
+func changesSummary(run string, cs []Change) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The run %s changed %s:", run, plural(len(cs), "path", "paths"))
+	for i, c := range cs {
+		if i == 20 {
+			fmt.Fprintf(&b, "\n  and %d more (skillhost changes show %s)", len(cs)-20, run)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s %s %s", c.Kind, c.Type, term.Printable(c.Path))
+		if c.Type == changeset.TypeFile && c.Kind != changeset.Deleted {
+			fmt.Fprintf(&b, " (%d bytes)", c.Size)
+		}
+	}
+	return b.String()
+}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/events"
@@ -60,10 +61,28 @@ func (m mcpHost) Search(ctx context.Context, query string, limit int) ([]match.M
 }
 
 func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish events.PublishFunc) (*mcpserver.ToolResult, error) {
-	res, err := m.h.Run(ctx, RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy,
-		Workspace: call.Workspace, WorkspaceDirs: call.Roots}, publish)
+	req := RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy,
+		Workspace: call.Workspace, WorkspaceDirs: call.Roots}
+	if call.Review != nil {
+		req.Review = func(ctx context.Context, run string, cs []Change) bool {
+			return call.Review(ctx, run, changesSummary(run, cs))
+		}
+	}
+	res, err := m.h.Run(ctx, req, publish)
 	if err != nil {
 		return nil, err
 	}
 	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: res.Report()}, nil
+}
+
+func (m mcpHost) ApplyKept(run string) (string, error) {
+	rep, err := m.h.ApplyKept(run, nil)
+	if err != nil {
+		return "", err
+	}
+	line := fmt.Sprintf("[skillhost applied %s of the run's changes", plural(len(rep.Applied), "path", "paths"))
+	if n := len(rep.Refused) + len(rep.Conflicts); n > 0 {
+		line += fmt.Sprintf("; %d not (protected or changed meanwhile): skillhost changes show %s", n, run)
+	}
+	return line + "]", nil
 }

@@ -53,7 +53,7 @@ type RunRequest struct {
 	Parent *events.Context
 	// Review, when set, is shown a staged run's changes before any is
 	// applied; false keeps them all, unapplied, for `skillhost changes`.
-	Review func(context.Context, []Change) bool
+	Review func(ctx context.Context, run string, changes []Change) bool
 }
 
 // interruption says how a run that did not end by itself ended, or "".
@@ -222,7 +222,12 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	}
 	r.Truncated = r.Truncated || out.truncated
 	r.NotEnforced = append(r.NotEnforced, notEnforced...)
-	h.remedies(p.skill.Name, r.Violations)
+	h.remedies(p.skill.Name, r.Violations, p.request.Argv...)
+	for i, v := range r.Violations {
+		if v.Kind == "discarded" && v.Path == "" {
+			r.Violations[i].Path = v.Target // the wire carries the target
+		}
+	}
 	var changes *ChangeReport
 	if p.request.Stage != "" {
 		changes = h.settle(ctx, p, interruption(ctx, r), req.Review)
@@ -383,11 +388,12 @@ func (r *RunResult) writeText(w io.Writer) error {
 			return err
 		}
 	}
-	// Refused connections, in words the model can act on: an agent sees
-	// the text, not the violations.
+	// Refused connections and allowed hosts the proxy could not reach, in
+	// words the model can act on: an agent sees the text, not the
+	// violations.
 	for _, v := range r.Violations {
-		if v.Kind == "network" && v.Reason != "" {
-			if _, err := fmt.Fprintf(w, "\n[skillhost refused a connection to %s: %s]", v.Target, v.Reason); err != nil {
+		if line := networkLine(v); line != "" {
+			if _, err := io.WriteString(w, "\n"+line); err != nil {
 				return err
 			}
 		}

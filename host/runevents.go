@@ -136,6 +136,8 @@ type RunReport struct {
 	// Changes are a staged run's changes: applied, refused, conflicts,
 	// kept.
 	Changes *ChangeReport `json:"changes,omitempty"`
+	// Interrupted: a signal ended the run; the output is what came before.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Report is the result's RunReport.

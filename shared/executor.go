@@ -183,6 +183,10 @@ func StageUpper(stage string, i int) string {
 	return filepath.Join(stage, strconv.Itoa(i), "upper")
 }
 
+// StageDiscarded is where a backend keeps what a run wrote outside every
+// write grant and would lose (its private /tmp), by absolute path beneath.
+func StageDiscarded(stage string) string { return filepath.Join(stage, "discarded") }
+
 // StageWork is the scratch directory beside StageUpper(stage, i).
 func StageWork(stage string, i int) string {
 	return filepath.Join(stage, strconv.Itoa(i), "work")
@@ -243,7 +247,9 @@ type Mount struct {
 
 // Violation is an access the backend saw denied.
 type Violation struct {
-	// Kind is "fs" (outside the grant), "fs-write" (read-only there),
+	// Kind is "fs" (outside the grant), "fs-write" (a write denied),
+	// "protected" (a staged change the host refused), "discarded" (a write
+	// outside every grant that went to the run's private /tmp),
 	// "network", "signal", "ptrace", "limit", "file" (a remote backend's
 	// returned file the host refused to write back) or a backend-specific
 	// word.

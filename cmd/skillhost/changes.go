@@ -142,12 +142,12 @@ func (a *app) changesList() error {
 
 // writeChange prints one change, and a diff when it is a text file.
 func writeChange(w io.Writer, c host.Change, staged string) {
-	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, c.Path)
+	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, host.Printable(c.Path))
 	if c.Type == "file" && c.Kind != "deleted" {
 		line += fmt.Sprintf(" (%d bytes)", c.Size)
 	}
 	if c.Type == "symlink" {
-		line += " -> " + c.Target
+		line += " -> " + host.Printable(c.Target)
 	}
 	if c.Reason != "" {
 		line += "\n         " + c.Reason

@@ -21,6 +21,7 @@ func (a *app) mcpCmd() *cobra.Command {
 	var (
 		httpAddr       string
 		workspace      string
+		review         bool
 		allowRemote    bool
 		disclosureOnly bool
 		tools          string
@@ -62,7 +63,7 @@ func (a *app) mcpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
-			opts := host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws}
+			opts := host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws, Review: review}
 			switch tools {
 			case "activated":
 				opts.ToolsOnActivate = true
@@ -101,6 +102,7 @@ func (a *app) mcpCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.BoolVar(&review, "review", false, "ask the client's user (MCP elicitation) before a run's changes are applied; a client that cannot ask gets them kept")
 	f.StringVar(&workspace, "workspace", "read", "grant each call the client's roots (or, without roots, the working directory): none, read or read-write")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+host.MCPTokenEnv+")")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -344,4 +345,62 @@ func childNamed(parent int, prefix string) int {
 		}
 	}
 	return 0
+}
+
+// A script that writes its result to a directory of the host's /tmp
+// outside its grants writes its private /tmp instead: the run says so,
+// keeps the file, and `changes apply RUN PATH` writes it where it was meant
+// to go.
+func TestDiscardedWriteIsKept(t *testing.T) {
+	if !landlockWorks(plugins(t)) {
+		t.Skip("the Landlock plugin cannot confine here")
+	}
+	w := newPlantWorld(t, nil)
+	outDir, err := os.MkdirTemp("", "skillhost-result-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outDir) })
+	result := filepath.Join(outDir, "result.txt")
+	p := planting{script: fmt.Sprintf(`mkdir -p %s && echo "the result" > %s && echo "scratch" > /tmp/scratch-$$ && echo "wrote %s"`, outDir, result, result)}
+	ws, _ := w.setUp(t, p, "discarded")
+	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-discarded"), "run", "--strategy", "landlock", "--json", "planter", "plant")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(result); err == nil {
+		t.Fatal("the run wrote the host's /tmp")
+	}
+	var rep struct {
+		Violations []struct{ Kind, Path string }
+		Changes    struct {
+			Run       string
+			Discarded []struct{ Path string }
+		}
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Changes.Discarded) != 1 || rep.Changes.Discarded[0].Path != result {
+		t.Fatalf("discarded = %+v, want only %s (scratch at the top of /tmp is not reported)\n%s", rep.Changes.Discarded, result, out)
+	}
+	found := false
+	for _, v := range rep.Violations {
+		found = found || v.Kind == "discarded" && v.Path == result
+	}
+	if !found {
+		t.Errorf("no discarded violation for %s: %+v", result, rep.Violations)
+	}
+	// Not without naming it; then where it was meant to go.
+	w.command(ws, w.bin, "changes", "apply", rep.Changes.Run).Run()
+	if _, err := os.Stat(result); err == nil {
+		t.Fatal("applied without being named")
+	}
+	if b, err := w.command(ws, w.bin, "changes", "apply", rep.Changes.Run, result).CombinedOutput(); err != nil {
+		t.Fatalf("changes apply: %v\n%s", err, b)
+	}
+	if got, _ := os.ReadFile(result); string(got) != "the result\n" {
+		t.Errorf("%s = %q", result, got)
+	}
 }

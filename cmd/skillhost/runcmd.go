@@ -11,16 +11,18 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/shared"
 )
 
 func (a *app) runCmd() *cobra.Command {
 	var argString string
 	var strategy, workspace string
-	var streamEvents bool
+	var streamEvents, review bool
 	cmd := &cobra.Command{
 		Use:   "run NAME TOOL [-- ARG...]",
 		Short: "Run one of a skill's script tools and print its result",
@@ -51,10 +53,14 @@ func (a *app) runCmd() *cobra.Command {
 				return err
 			}
 			defer h.Close()
+			if review {
+				req.Review = a.reviewer(h)
+			}
 			return a.runAndShow(h, req, streamEvents)
 		},
 	}
 	cmd.Flags().StringVar(&argString, "args", "", "arguments as one string, split like a POSIX shell")
+	cmd.Flags().BoolVar(&review, "review", false, "show the run's changes (a diff of each text file) and ask before applying them")
 	cmd.Flags().BoolVar(&streamEvents, "events", false, "stream the run's events as JSON lines while it runs (stream.ended is the last line)")
 	cmd.Flags().StringVar(&strategy, "strategy", "", "sandbox plugin to use for this run (overrides sandbox.strategy)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "grant the working directory to this run: none, read or read-write (overrides skills.grants.NAME.workspace)")
@@ -87,8 +93,12 @@ func (a *app) runUsage(cmd *cobra.Command, argv []string) error {
 }
 
 // interruptible returns a context that SIGINT or SIGTERM cancels, and a
-// function that reports which signal did (0 if none).
-func interruptible() (context.Context, func() syscall.Signal) {
+// function that reports which signal did (0 if none). A second signal,
+// while the run is being stopped (a remote run waits for its worker to
+// confirm), calls again, which should cut that short, so the CLI still
+// cleans up (its plugins, their socket directories) before it exits; a
+// third has the signal's default effect.
+func interruptible(again func()) (context.Context, func() syscall.Signal) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -97,10 +107,50 @@ func interruptible() (context.Context, func() syscall.Signal) {
 		if s, ok := (<-sigs).(syscall.Signal); ok {
 			got.Store(int32(s))
 		}
-		signal.Stop(sigs)
 		cancel()
+		<-sigs
+		signal.Stop(sigs)
+		again()
 	}()
 	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }
+}
+
+// stopped says what became of an interrupted run: a remote plugin's
+// answer on stopping it (an error with a StopConfirmed method, such as
+// pluginclient.StopError), else that it was stopped as local runs are.
+func stopped(err error) string {
+	var stop interface{ StopConfirmed() bool }
+	if errors.As(err, &stop) {
+		if e, ok := stop.(error); ok {
+			return e.Error()
+		}
+	}
+	return "the run and its processes were stopped"
+}
+
+// interruptedReport is the report of an interrupted run: its result if it
+// came back, else what the run's start said and the output so far.
+func interruptedReport(req host.RunRequest, res *host.RunResult, started map[string]any, output string, took time.Duration) host.RunReport {
+	if res != nil {
+		rep := res.Report()
+		rep.Interrupted = true
+		return rep
+	}
+	rep := host.RunReport{Skill: req.Skill, Tool: req.Tool, Output: output, ExitCode: -1, DurationMS: took.Milliseconds(),
+		Strategy: req.Strategy, Violations: []shared.Violation{}, NotEnforced: []string{}, Interrupted: true}
+	if s, ok := started["skill"].(string); ok {
+		rep.Skill = s
+	}
+	if t, ok := started["tool"].(string); ok {
+		rep.Tool = t
+	}
+	if s, ok := started["strategy"].(string); ok {
+		rep.Strategy = s
+	}
+	if g, ok := started["grant"].(host.Grant); ok {
+		rep.Grant = g
+	}
+	return rep
 }
 
 // runAndShow runs req and shows its result the way the flags ask: events
@@ -108,7 +158,7 @@ func interruptible() (context.Context, func() syscall.Signal) {
 // or the result's text to a pipe; an interrupted run keeps its output so
 // far and exits 128 plus the signal.
 func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) error {
-	ctx, interrupted := interruptible()
+	ctx, interrupted := interruptible(h.Close)
 	// On a terminal, plain run shows the output as it comes; to a
 	// pipe it keeps the output and prints it once, as an agent
 	// reads it. Either way the output so far survives Ctrl-C.
@@ -116,14 +166,21 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	var screen *host.TerminalWriter
 	var partial bytes.Buffer
 	var publish host.PublishFunc
+	// With --json, an interrupted run's report is made of what the
+	// events said: the run's start and its output so far.
+	var started map[string]any
+	begun := time.Now()
 	switch {
 	case streamEvents:
 		publish = host.JSONLines(a.stdout)
-	case !a.jsonOut:
+	default:
 		if live {
 			screen = host.NewTerminalWriter(a.stdout)
 		}
 		publish = func(e host.Event) error {
+			if e.Event == "run.started" { // events.RunStarted
+				started = e.Data
+			}
 			if e.Event != host.OutputDelta {
 				return nil
 			}
@@ -144,12 +201,35 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 		if screen != nil {
 			screen.Flush()
 		}
-		fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); the run and its processes were stopped\n", sig)
+		if a.jsonOut {
+			if err := a.printJSON(interruptedReport(req, res, started, partial.String(), time.Since(begun))); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); %s\n", sig, stopped(err))
 		return &exitError{code: 128 + int(sig)}
 	}
 	if err != nil {
+		// The output so far (a worker lost mid-run, a plugin that
+		// crashed) shows with the error.
+		if screen != nil {
+			screen.Flush()
+		} else if !streamEvents && !a.jsonOut && partial.Len() > 0 {
+			a.stdout.Write(partial.Bytes())
+			if !bytes.HasSuffix(partial.Bytes(), []byte("\n")) {
+				fmt.Fprintln(a.stdout)
+			}
+		}
 		return failure(err)
 	}
+	return a.showResult(ctx, h, req, res, streamEvents, screen)
+}
+
+// showResult shows a finished run the way the flags ask (the output, when
+// not streamed already, then the verdict and what the run's changes and
+// violations call for) and returns its exit status.
+func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest, res *host.RunResult, streamEvents bool, screen *host.TerminalWriter) error {
+	live := screen != nil
 	switch {
 	case streamEvents:
 		// The events already carried the output and the result.
@@ -172,7 +252,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	}
 	if !streamEvents && !a.jsonOut {
 		for _, v := range res.Violations {
-			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" {
+			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" || v.Kind == "discarded" {
 				continue // the output's last lines already say it
 			}
 			target := ""
@@ -181,6 +261,9 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 			}
 			h.Warn("sandbox denied %s%s: %s", v.Kind, target, v.Detail)
 		}
+	}
+	if advice := h.ImportAdvice(ctx, req, res); advice != "" {
+		h.Warn("%s", advice)
 	}
 	for _, ne := range res.NotEnforced {
 		h.Warn("%s did not enforce: %s", res.Strategy, ne)

@@ -43,6 +43,9 @@ const (
 	// Kept: not applied because the run was interrupted or the user
 	// declined; `skillhost changes apply` applies it later.
 	Kept = "kept"
+	// Discarded: written outside every write grant (to the run's private
+	// /tmp) where the host has the directory; applied only when named.
+	Discarded = "discarded"
 )
 
 // Change is one path a run created, modified or deleted.
@@ -67,6 +70,40 @@ type Change struct {
 	Outcome string `json:"outcome,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	KeptAt  string `json:"kept_at,omitempty"`
+	// Discarded marks a write outside every write grant, kept from the
+	// run's private /tmp (Root is then the file's directory).
+	Discarded bool `json:"discarded,omitempty"`
+}
+
+// ScanDiscarded reads the files a backend kept in dir
+// (shared.StageDiscarded) by their absolute paths beneath it.
+func ScanDiscarded(dir string) ([]Change, error) {
+	var out []Change
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if len(out) >= maxChanges {
+			return ErrTooMany
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		abs := string(filepath.Separator) + rel
+		out = append(out, Change{Path: abs, Root: filepath.Dir(abs), Grant: -1, Kind: Created, Type: TypeFile,
+			Mode: unixMode(info.Mode()), Size: info.Size(), Outcome: Discarded, Discarded: true,
+			Reason: fmt.Sprintf("written to the run's private /tmp, outside every write grant (grant fs_write %s to write there)", filepath.Dir(abs))})
+		return nil
+	})
+	return out, err
 }
 
 // Rel is c's path relative to its grant, slash-separated.
@@ -312,7 +349,11 @@ func Summary(cs []Change) map[string]int {
 func Paths(cs []Change) string {
 	var names []string
 	for _, c := range cs {
-		names = append(names, c.Rel())
+		if c.Discarded {
+			names = append(names, c.Path)
+		} else {
+			names = append(names, c.Rel())
+		}
 	}
 	if len(names) > 5 {
 		names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"syscall"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -30,7 +32,7 @@ func stageTree(t *testing.T) (root, upper string) {
 	return root, upper
 }
 
-func write(t *testing.T, path, data string) {
+func write(t testing.TB, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -263,5 +265,33 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 	if _, err := s.Load("abc123"); err == nil {
 		t.Error("dropped run still loads")
+	}
+}
+
+// A large file staged on the tree's own file system moves in: the same
+// inode, no copy (issue 34: a 100 MiB output is moved, not copied).
+func TestApplyMovesLargeFile(t *testing.T) {
+	root, upper := stageTree(t)
+	big := filepath.Join(upper, "big.bin")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(100 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	before, _ := os.Stat(big)
+	cs, err := Scan(upper, root, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Apply(cs, New(nil, nil), func(c Change) string { return filepath.Join(upper, c.Rel()) }, "big", time.Now(), nil)
+	after, err := os.Stat(filepath.Join(root, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Size() != 100<<20 || after.Sys().(*syscall.Stat_t).Ino != before.Sys().(*syscall.Stat_t).Ino {
+		t.Errorf("big.bin was copied, not moved (size %d)", after.Size())
 	}
 }

@@ -68,6 +68,9 @@ func (s Store) Stage(run string) string { return filepath.Join(s.Dir, run, "stag
 
 // Staged is where c's content lies in run's stage.
 func (s Store) Staged(run string, c Change) string {
+	if c.Discarded {
+		return filepath.Join(shared.StageDiscarded(s.Stage(run)), c.Path)
+	}
 	return filepath.Join(shared.StageUpper(s.Stage(run), c.Grant), filepath.FromSlash(c.Rel()))
 }
 

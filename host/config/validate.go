@@ -50,9 +50,7 @@ func (c *Config) Validate() error {
 	if s.Timeout <= 0 {
 		bad("sandbox.timeout: must be positive")
 	}
-	if s.Writes != WritesStaged && s.Writes != WritesDirect {
-		bad("sandbox.writes: %q is neither %q nor %q", s.Writes, WritesStaged, WritesDirect)
-	}
+	also(validateWrites(s))
 	also(validateNetwork(s.Network, s.Credentials))
 	if s.KillGrace <= 0 {
 		bad("sandbox.kill_grace: must be positive")
@@ -172,3 +170,16 @@ func validateNetwork(n NetworkCeiling, creds []Credential) error {
 }
 
 var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// validateWrites checks sandbox.writes and the protected-path lists.
+func validateWrites(s Sandbox) error {
+	if s.Writes != WritesStaged && s.Writes != WritesDirect {
+		return fmt.Errorf("sandbox.writes: %q is neither %q nor %q", s.Writes, WritesStaged, WritesDirect)
+	}
+	for i, p := range s.Protected {
+		if strings.TrimSpace(p) == "" || strings.Trim(p, "/") == "" {
+			return fmt.Errorf("sandbox.protected[%d]: %q names no path (a name, a relative path, or an absolute one other than /)", i, p)
+		}
+	}
+	return nil
+}

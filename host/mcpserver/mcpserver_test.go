@@ -167,6 +167,8 @@ func (catalogHost) RunTool(context.Context, ToolCall, events.PublishFunc) (*Tool
 	return nil, errors.New("catalogHost runs nothing")
 }
 
+func (catalogHost) ApplyKept(string) (string, error) { return "", errors.New("no kept changes") }
+
 func (catalogHost) Search(context.Context, string, int) ([]match.Match, float64, error) {
 	return nil, 0, nil
 }

@@ -163,6 +163,8 @@ type writingHost struct {
 
 func (w *writingHost) Catalog() *catalog.Catalog { return w.cat }
 
+func (*writingHost) ApplyKept(string) (string, error) { return "", nil }
+
 func (w *writingHost) RunTool(_ context.Context, call ToolCall, _ events.PublishFunc) (*ToolResult, error) {
 	w.mu.Lock()
 	w.calls = append(w.calls, call)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
@@ -41,6 +42,9 @@ type Host interface {
 	// its events to publish when that is not nil; cancelling ctx stops the
 	// script and its process tree. An error means the tool could not run.
 	RunTool(ctx context.Context, call ToolCall, publish events.PublishFunc) (*ToolResult, error)
+	// ApplyKept applies a run's kept changes (after a review said yes)
+	// and says what became of them in a line for the agent.
+	ApplyKept(run string) (string, error)
 	// Search ranks the skills for a query, best first, at most limit of
 	// them (0: a few), every one with some evidence whether or not it
 	// passes threshold, the score automatic activation needs.
@@ -61,6 +65,9 @@ type ToolCall struct {
 	// the server's working directory).
 	Workspace string
 	Roots     []string
+	// Review, when set, is asked before a staged run's changes are
+	// applied, with a summary of them; false keeps them unapplied.
+	Review func(ctx context.Context, run, summary string) bool
 }
 
 // ToolResult is a finished script tool call.
@@ -104,6 +111,10 @@ type Options struct {
 	// protected name (see RootPolicy.Check): a call with such a root is
 	// refused.
 	WorkspaceRoots []string
+	// Review asks the user, through the client's elicitation, before a
+	// run's changes are applied; a client that cannot elicit gets them
+	// kept, not applied (skillhost changes apply).
+	Review bool
 	// Home is the home directory for ~ and for the rules on roots; ""
 	// means os.UserHomeDir.
 	Home string
@@ -128,6 +139,23 @@ type Server struct {
 
 	rootsMu sync.Mutex
 	roots   map[*mcp.ServerSession][]string // each client's roots, until they change
+
+	reviewsMu sync.Mutex
+	reviews   map[reviewKey]*pendingReview // runs awaiting a client's answer (mrtrVersion)
+}
+
+// reviewKey names a run awaiting review in the session that made it: a
+// client cannot answer for another's.
+type reviewKey struct {
+	ss  *mcp.ServerSession
+	run string
+}
+
+// pendingReview is a run whose changes wait for the client's answer, with
+// the result to give once it comes.
+type pendingReview struct {
+	summary string
+	res     *ToolResult
 }
 
 // toolSpec is what an offered script tool stands for; a change in any field
@@ -161,9 +189,39 @@ func New(h Host, opts Options) *Server {
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},
 		},
 	})
+	s.mcp.AddReceivingMiddleware(s.activateFirst)
 	s.addDisclosureTools()
 	s.Sync()
 	return s
+}
+
+// activateFirst answers a call to a script tool not offered yet because
+// its skill has not been activated (ToolsOnActivate) with what to do,
+// rather than the SDK's bare "unknown tool".
+func (s *Server) activateFirst(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		call, ok := req.(*mcp.CallToolRequest)
+		if !ok || method != "tools/call" || call.Params == nil {
+			return next(ctx, method, req)
+		}
+		name := call.Params.Name
+		s.mu.Lock()
+		_, offered := s.tools[name]
+		var owner string
+		for sk, tools := range s.names {
+			for _, n := range tools {
+				if n == name {
+					owner = sk
+				}
+			}
+		}
+		s.mu.Unlock()
+		if offered || owner == "" {
+			return next(ctx, method, req)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"tool %q belongs to skill %q, whose tools are offered once it is activated: call %s with {\"name\": %q} first", name, owner, ActivateTool, owner)}
+	}
 }
 
 // Run serves one client over t (for example &mcp.StdioTransport{}) until

@@ -88,6 +88,24 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 			}
 			run.Roots = clamped
 		}
+		if res := s.reviewAnswered(req); res != nil {
+			return res, nil
+		}
+		var review *pendingReview
+		var reviewRun string
+		if s.opts.Review && req.Session != nil {
+			if ip := req.Session.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+				// No request may go to the client while this one is served:
+				// the changes are kept, and the answer comes with the call
+				// made again (reviewAnswered).
+				run.Review = func(_ context.Context, id, summary string) bool {
+					review, reviewRun = &pendingReview{summary: summary}, id
+					return false
+				}
+			} else {
+				run.Review = func(ctx context.Context, _, summary string) bool { return elicitApproval(ctx, req.Session, summary) }
+			}
+		}
 		var publish events.PublishFunc
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			var sent int
@@ -107,7 +125,17 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 			return nil, ctx.Err()
 		}
 		if err != nil {
-			return errorResult(err.Error()), nil
+			return errorResult(toolArgsError(err.Error())), nil
+		}
+		if review != nil && s.canElicit(req.Session) {
+			review.res = res
+			s.reviewsMu.Lock()
+			if s.reviews == nil {
+				s.reviews = map[reviewKey]*pendingReview{}
+			}
+			s.reviews[reviewKey{req.Session, reviewRun}] = review
+			s.reviewsMu.Unlock()
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{reviewInput: reviewQuestion(review.summary)}, RequestState: reviewRun}, nil
 		}
 		return &mcp.CallToolResult{
 			Content:           []mcp.Content{&mcp.TextContent{Text: res.Text}},
@@ -115,6 +143,15 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 			IsError:           res.Failed,
 		}, nil
 	}
+}
+
+// toolArgsError speaks of the tool's args where the host's error names the
+// CLI's flag (--args): a client passes args in the call, not a flag.
+func toolArgsError(msg string) string {
+	if before, rest, ok := strings.Cut(msg, "--args: "); ok {
+		return before + "args: " + rest + " (args is split like a POSIX shell; pass argv for exact arguments)"
+	}
+	return msg
 }
 
 func errorResult(msg string) *mcp.CallToolResult {
@@ -337,4 +374,75 @@ func (s *Server) activate(name string) {
 	}
 	s.activated[name] = true
 	s.syncTools(s.sortedSkills())
+}
+
+// elicitApproval asks the client's user whether to apply a run's changes,
+// when the client can elicit; otherwise, or on any answer but an accepted
+// yes, they are not applied.
+func elicitApproval(ctx context.Context, ss *mcp.ServerSession, summary string) bool {
+	if !(&Server{}).canElicit(ss) {
+		return false
+	}
+	res, err := ss.Elicit(ctx, reviewQuestion(summary))
+	return err == nil && approved(res)
+}
+
+// reviewInput names the review's question among a call's input requests.
+const reviewInput = "review"
+
+func reviewQuestion(summary string) *mcp.ElicitParams {
+	return &mcp.ElicitParams{
+		Message: summary + "\nApply these changes? (Protected paths are refused either way.)",
+		RequestedSchema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"apply": map[string]any{"type": "boolean", "description": "apply the run's changes"}},
+			"required":   []string{"apply"},
+		},
+	}
+}
+
+func approved(res *mcp.ElicitResult) bool {
+	if res == nil || res.Action != "accept" {
+		return false
+	}
+	apply, _ := res.Content["apply"].(bool)
+	return apply
+}
+
+// canElicit reports whether the client said it can ask its user.
+func (*Server) canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// reviewAnswered finishes a call made again with the answer to its
+// review: the run's changes are applied on a yes, and the run's result is
+// given with a line on what became of them. It is nil for any other call.
+func (s *Server) reviewAnswered(req *mcp.CallToolRequest) *mcp.CallToolResult {
+	answer, ok := req.Params.InputResponses[reviewInput].(*mcp.ElicitResult)
+	if !ok || req.Params.RequestState == "" || req.Session == nil {
+		return nil
+	}
+	key := reviewKey{req.Session, req.Params.RequestState}
+	s.reviewsMu.Lock()
+	p := s.reviews[key]
+	delete(s.reviews, key)
+	s.reviewsMu.Unlock()
+	if p == nil {
+		return errorResult(fmt.Sprintf("no run %q of this session awaits a review", req.Params.RequestState))
+	}
+	note := fmt.Sprintf("\n[skillhost: the review declined the run's changes; kept: skillhost changes apply %s]", req.Params.RequestState)
+	if approved(answer) {
+		applied, err := s.h.ApplyKept(req.Params.RequestState)
+		if err != nil {
+			note = fmt.Sprintf("\n[skillhost could not apply the run's changes: %v]", err)
+		} else {
+			note = "\n" + applied
+		}
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: p.res.Text + note}},
+		StructuredContent: p.res.Structured,
+		IsError:           p.res.Failed,
+	}
 }

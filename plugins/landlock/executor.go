@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -208,7 +209,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	if req.Stage != "" && len(req.Grant.FSWrite) > 0 {
 		if !f.ReadOnlyView {
-			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: staged writes need the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: staged writes need the run's namespaces (%s); %s, or set sandbox.writes: direct to let runs write the grant's trees directly", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
 		}
 		if err := makeStage(req.Stage, req.Grant.FSWrite); err != nil {
 			return shared.Result{}, err
@@ -261,12 +262,17 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	spec.Env = backend.WithEnv(req.Env, "TMPDIR", tmp)
 	spec.Confine, spec.ConfinePayload = confinerName, payload
 
+	var left leftInTmp
+	if pol.View != nil && req.Stage != "" {
+		spec.KeepTmp, spec.TmpLeft = true, left.add
+	}
 	var captured denials.Capture
 	res, err := backend.Run(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
 	res.Violations = Violations(captured.String(), pol, denials.Launcher(req.Argv, req.SkillDir), req.Dir)
+	res.Violations = append(res.Violations, left.stage(req.Stage)...)
 	if proxy != nil {
 		res.Violations = append(res.Violations, proxy.Violations()...)
 	}
@@ -281,7 +287,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
 func (e *Executor) startProxy(g *shared.Egress) (*egress.Proxy, string, error) {
-	p, err := egress.Start(egress.Config{Egress: g})
+	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.Logger()})
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}
@@ -338,6 +344,36 @@ func createWritePaths(paths []string) error {
 		}
 	}
 	return nil
+}
+
+// leftInTmp are the files a run left in its private /tmp.
+type leftInTmp []runner.LeftFile
+
+func (l *leftInTmp) add(f runner.LeftFile) { *l = append(*l, f) }
+
+// stage keeps, in stage's discarded/ tree, each left file whose directory
+// exists on the host: a write the script meant for the host (its result,
+// say) that went to its private /tmp, outside every write grant, and would
+// be lost with it. Each is a violation of kind "discarded"; the host reads
+// the kept copies with the run's changes.
+func (l leftInTmp) stage(stage string) []shared.Violation {
+	var out []shared.Violation
+	for _, f := range l {
+		dir := filepath.Dir(f.Path)
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || dir == ViewTmp {
+			continue
+		}
+		kept := filepath.Join(shared.StageDiscarded(stage), f.Path)
+		if err := os.MkdirAll(filepath.Dir(kept), 0o700); err != nil {
+			continue
+		}
+		if err := os.WriteFile(kept, f.Data, os.FileMode(f.Mode&0o777)|0o600); err != nil {
+			continue
+		}
+		out = append(out, shared.Violation{Kind: "discarded", Target: f.Path, Path: f.Path,
+			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", ViewTmp, dir, dir)})
+	}
+	return out
 }
 
 // makeStage creates the upper and work directories of each write grant in

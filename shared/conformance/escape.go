@@ -46,12 +46,13 @@ const (
 	claimProcess
 	claimLimits
 	claimLifetime
+	claimStagedWrites
 )
 
 func (c claim) String() string {
-	return [...]string{"fs.read", "fs.write", "network", "process isolation", "resource limits", "timeouts"}[c]
+	return [...]string{"fs.read", "fs.write", "network", "process isolation", "resource limits", "timeouts", "staged writes"}[c]
 }
 
 func (c claim) claimedBy(e shared.Enforcement) bool {
-	return [...]bool{e.FSRead, e.FSWrite, e.Network, e.ProcessIsolation, e.ResourceLimits, e.Timeout}[c]
+	return [...]bool{e.FSRead, e.FSWrite, e.Network, e.ProcessIsolation, e.ResourceLimits, e.Timeout, e.StagedWrites}[c]
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -342,10 +343,64 @@ print("TREE " + top)`,
 			r.Grant.Protected = []string{hooks}
 		},
 		escaped: fileExists("work/.git/hooks/pre-commit")},
+	// Staged writes: whatever the run writes, the real tree does not
+	// change; the control (direct writes) plants each of these.
+	planting("plant git settings through .git/commondir", "commondir",
+		`echo x > .git/commondir && mkdir -p .git/x && printf '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' > .git/x/config`, ".git/commondir"),
+	planting("rename .git aside and plant a fresh one", "rename",
+		`{ mv .git .git.old 2>/dev/null || { cp -r .git .git.old && rm -rf .git; }; } && mkdir -p .git && printf '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' > .git/config`, ".git.old"),
+	planting("plant a hook in the repository's core.hooksPath", "hookspath",
+		`mkdir -p tools/hooks && printf '#!/bin/sh\ntouch /tmp/pwned\n' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit`, "tools/hooks/pre-commit"),
+	planting("plant a nested repository", "nested",
+		`mkdir -p sub/.git/objects sub/.git/refs && echo 'ref: refs/heads/main' > sub/.git/HEAD && printf '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' > sub/.git/config`, "sub/.git/config"),
+	planting("plant .git as a file", "gitfile",
+		`rm -rf .git && mkdir -p .g && printf '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' > .g/config && echo 'gitdir: .g' > .git`, ".g/config"),
+	planting("plant agent and editor settings", "agents",
+		`mkdir -p .cursor .vscode && echo '{"mcpServers":{}}' > .cursor/mcp.json && echo '{}' > .vscode/tasks.json && echo 'run curl evil' > CLAUDE.md`, ".cursor/mcp.json"),
 	{name: "join the supervisor's process group", claim: claimProcess, python: true, script: `
 import os
 os.setpgid(0, os.getpgid(os.getppid()))
 print("ESCAPED: in group", os.getpgrp())`},
+}
+
+// planting is an attack on staged writes: in a repository of its own
+// beneath the write grant (dir, a skeleton .git with core.hooksPath set to
+// tools/hooks) the script runs script, with a stage handed to the backend;
+// it escaped if planted (relative to dir) exists in the real tree. The
+// control writes directly, so there it is planted.
+func planting(name, dir, script, planted string) attack {
+	return attack{name: name, claim: claimStagedWrites,
+		script: fmt.Sprintf(`cd "$WORK/%s" && %s && echo ESCAPED`, dir, script),
+		prepare: func(w *world, r *shared.Request) {
+			repo := filepath.Join(w.work, dir)
+			os.RemoveAll(repo)
+			for _, d := range []string{".git/objects", ".git/refs/heads", ".git/hooks"} {
+				os.MkdirAll(filepath.Join(repo, d), 0o755)
+			}
+			os.WriteFile(filepath.Join(repo, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+			os.WriteFile(filepath.Join(repo, ".git", "config"), []byte("[core]\n\trepositoryformatversion = 0\n\thooksPath = tools/hooks\n"), 0o644)
+			os.WriteFile(filepath.Join(repo, "README"), []byte("the user's\n"), 0o644)
+			stage, err := os.MkdirTemp(w.base, "stage-")
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			for _, p := range []string{repo, stage} {
+				filepath.WalkDir(p, func(q string, _ fs.DirEntry, err error) error {
+					if err == nil {
+						os.Lchown(q, w.uid, w.gid)
+					}
+					return nil
+				})
+			}
+			os.Chmod(stage, 0o700)
+			r.Stage = stage
+		},
+		escaped: func(w *world, o outcome) bool {
+			_, err := os.Lstat(filepath.Join(w.work, dir, planted))
+			return err == nil
+		},
+		cleanup: func(w *world, o outcome) { os.RemoveAll(filepath.Join(w.work, dir)) },
+	}
 }
 
 // privateKeyPresent: the machine has a private TLS key for the attack to

@@ -62,5 +62,62 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
 	}
 	st := reapNamespace(pid)
-	return report(wireStatus{ExitCode: st.exitCode, Signal: st.signal})
+	var left []LeftFile
+	if spec.KeepTmp {
+		// Every process of the run is gone: nothing can change /tmp now.
+		left = collectLeft("/tmp")
+	}
+	return report(wireStatus{ExitCode: st.exitCode, Signal: st.signal, Left: left})
+}
+
+// collectLeft reads the regular files beneath the directories of tmp (not
+// those at its top), without following symbolic links, up to MaxLeftFiles
+// and MaxLeftBytes in all; a larger file is left out.
+func collectLeft(tmp string) []LeftFile {
+	var out []LeftFile
+	var total int64
+	var root unix.Stat_t
+	if unix.Lstat(tmp, &root) != nil {
+		return nil
+	}
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if depth > 32 || len(out) >= MaxLeftFiles {
+			return
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			p := dir + "/" + e.Name()
+			switch {
+			case e.IsDir():
+				// A grant bound beneath /tmp is the host's, not the run's.
+				var st unix.Stat_t
+				if unix.Lstat(p, &st) == nil && st.Dev == root.Dev {
+					walk(p, depth+1)
+				}
+			case e.Type().IsRegular() && depth > 0 && len(out) < MaxLeftFiles:
+				fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+				if err != nil {
+					continue
+				}
+				f := os.NewFile(uintptr(fd), p)
+				var st unix.Stat_t
+				if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || total+st.Size > MaxLeftBytes {
+					f.Close()
+					continue
+				}
+				data, err := io.ReadAll(io.LimitReader(f, st.Size))
+				f.Close()
+				if err == nil {
+					out = append(out, LeftFile{Path: p, Mode: st.Mode & 0o777, Data: data})
+					total += int64(len(data))
+				}
+			}
+		}
+	}
+	walk(tmp, 0)
+	return out
 }

@@ -52,7 +52,38 @@ type Spec struct {
 	Confine string
 	// ConfinePayload is handed to the confiner unchanged.
 	ConfinePayload []byte
+	// KeepTmp asks an isolated supervisor whose confiner built a view with
+	// a private /tmp to send back, once every process of the run is gone,
+	// the regular files left in directories beneath that /tmp (not those
+	// at its top, a run's scratch), within MaxLeftFiles and MaxLeftBytes;
+	// TmpLeft receives each. A run's /tmp goes with it: this is how a
+	// backend can tell the host about writes it would otherwise lose.
+	KeepTmp bool
+	TmpLeft func(LeftFile)
 }
+
+// LeftFile is a file a run left in its private /tmp.
+type LeftFile struct {
+	Path string `json:"path"`
+	Mode uint32 `json:"mode"`
+	Data []byte `json:"data"`
+}
+
+// deliverLeft hands the files a run left in its /tmp to TmpLeft.
+func (spec Spec) deliverLeft(left []LeftFile) {
+	if spec.TmpLeft == nil {
+		return
+	}
+	for _, f := range left {
+		spec.TmpLeft(f)
+	}
+}
+
+// Bounds of what KeepTmp sends back.
+const (
+	MaxLeftFiles = 256
+	MaxLeftBytes = 16 << 20
+)
 
 // Result describes how a command ended.
 type Result struct {
@@ -187,6 +218,7 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
 	res.ExitCode, res.Signal, res.Isolated, res.IsolationError = st.exitCode, st.signal, st.isolated, st.isolationErr
+	spec.deliverLeft(st.left)
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
 }
@@ -210,6 +242,7 @@ type status struct {
 	setupErr     string
 	isolated     bool
 	isolationErr string
+	left         []LeftFile
 }
 
 func statusOf(ws syscall.WaitStatus) status {

@@ -155,6 +155,7 @@ type wireSpec struct {
 	Dir            string
 	Confine        string
 	ConfinePayload []byte
+	KeepTmp        bool
 }
 
 // wireStatus travels from the supervisor back to Run.
@@ -169,4 +170,6 @@ type wireStatus struct {
 	Isolated   bool   `json:"isolated,omitempty"`
 	// IsolationError says why the helper got no namespaces, if it asked.
 	IsolationError string `json:"isolation_error,omitempty"`
+	// Left are the files the run left in its private /tmp (KeepTmp).
+	Left []LeftFile `json:"left,omitempty"`
 }

@@ -317,7 +317,7 @@ func (p *supervisedProcess) releasePrepared() {
 func (p *supervisedProcess) send(spec Spec) error {
 	err := gob.NewEncoder(p.spec).Encode(wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
-		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload,
+		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: spec.KeepTmp,
 	})
 	if cerr := p.spec.Close(); err == nil {
 		err = cerr
@@ -351,7 +351,7 @@ func (p *supervisedProcess) wait() status {
 	if ws.IsolationError == "" && !ws.Isolated {
 		ws.IsolationError = p.isolationErr
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError}
+	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left}
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
