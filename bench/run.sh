@@ -111,6 +111,20 @@ echo "== one-shot ($rounds rounds)" >&2
 oneshot=$("$bin/oneshot" -rounds "$rounds" -expect hi -cases "$cases" $refs)
 list=$("$bin/oneshot" -rounds "$rounds" -case "bash=bash $script" -case "skillhost-list=$sh_ --config $cfg list" -ref bash)
 
+echo "== staged writes ($rounds rounds)" >&2
+# The same echo run under Landlock with a workspace write grant and
+# without, each staged (the default) and direct (sandbox.writes: direct).
+wscfg=$work/ws.yaml
+printf 'skills:\n  roots: [%s]\n  grants:\n    echo:\n      workspace: read-write\n' "$skills" >"$wscfg"
+mkdir -p "$work/ws"
+staged=$(cd "$work/ws" && XDG_STATE_HOME=$work/state "$bin/oneshot" -rounds "$rounds" -expect hi \
+	-case "ws-direct=env SKILLHOST_SANDBOX__WRITES=direct $sh_ --config $wscfg run --strategy landlock echo hi" \
+	-case "ws-staged=env SKILLHOST_SANDBOX__WRITES=staged $sh_ --config $wscfg run --strategy landlock echo hi" \
+	-case "nows-direct=env SKILLHOST_SANDBOX__WRITES=direct $sh_ --config $cfg run --strategy landlock echo hi" \
+	-case "nows-staged=env SKILLHOST_SANDBOX__WRITES=staged $sh_ --config $cfg run --strategy landlock echo hi" \
+	-ref ws-direct -ref nows-direct 2>&1) || staged="(failed: $staged)"
+applybench=$(go test -run '^$' -bench 'Apply1000|ScanUnchanged' -benchtime 20x ./host/changeset/ 2>&1 | grep '^Benchmark')
+
 echo "== output throughput" >&2
 mib=100
 bytes=$((mib * 1024 * 1024))
@@ -202,6 +216,21 @@ ver() { "$@" 2>&1 | head -1; }
 	echo "### \`skillhost list\` (3 skills)"
 	echo
 	echo "$list"
+	echo
+	echo "## Staged writes"
+	echo
+	echo "The echo run under Landlock with a workspace write grant (\`ws-\`) and without (\`nows-\`), each staged"
+	echo "(the default: an overlay of the grant, the change set read and applied after the run) and direct"
+	echo "(\`sandbox.writes: direct\`). The issue's bound: staged within +10 % CPU of direct."
+	echo
+	echo "$staged"
+	echo
+	echo "Reading and applying a stage (\`go test -bench 'Apply1000|ScanUnchanged' ./host/changeset/\`): 1,000 changed"
+	echo "files, and a stage the run left empty:"
+	echo
+	echo '```'
+	echo "$applybench"
+	echo '```'
 	echo
 	echo "## Output throughput (${mib} MiB through the CLI)"
 	echo
