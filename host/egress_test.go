@@ -161,7 +161,7 @@ func TestWriteTextUnreachable(t *testing.T) {
 	}
 	want := "curl: (56) CONNECT tunnel failed, response 502\n" +
 		"\n[skillhost refused a connection to 127.0.0.3:80: 127.0.0.3:80 is not in the allowed domains]" +
-		"\n[skillhost could not reach api.test:443: 127.0.0.2: connection refused]"
+		"\n[skillhost could not reach api.test:443: 127.0.0.2: connection refused]\n"
 	if out.String() != want {
 		t.Errorf("text %q\nwant %q", out.String(), want)
 	}

@@ -383,10 +383,12 @@ func (r *RunResult) writeText(w io.Writer) error {
 	if _, err := io.WriteString(w, tail); err != nil {
 		return err
 	}
+	noted := tail != ""
 	for _, n := range r.Changes.notes() {
 		if _, err := io.WriteString(w, "\n"+n); err != nil {
 			return err
 		}
+		noted = true
 	}
 	// Refused connections and allowed hosts the proxy could not reach, in
 	// words the model can act on: an agent sees the text, not the
@@ -396,6 +398,13 @@ func (r *RunResult) writeText(w io.Writer) error {
 			if _, err := io.WriteString(w, "\n"+line); err != nil {
 				return err
 			}
+			noted = true
+		}
+	}
+	if noted {
+		// The last of skillhost's lines ends like a line.
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
 		}
 	}
 	return nil

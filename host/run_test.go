@@ -51,7 +51,7 @@ func TestResultText(t *testing.T) {
 		{shared.Result{}, "out\n"},
 		{shared.Result{ExitCode: 3}, "Error (exit 3):\nout\n"},
 		{shared.Result{ExitCode: -1, Signal: "SIGSEGV"}, "Error (signal SIGSEGV):\nout\n"},
-		{shared.Result{ExitCode: -1, Signal: "SIGTERM", TimedOut: true}, "Error (timed out):\nout\n\n[killed: exceeded 1.5s]"},
+		{shared.Result{ExitCode: -1, Signal: "SIGTERM", TimedOut: true}, "Error (timed out):\nout\n\n[killed: exceeded 1.5s]\n"},
 	}
 	for _, tt := range tests {
 		r := &RunResult{Grant: g, Output: []byte("out\n"), Result: tt.res}

@@ -132,7 +132,7 @@ func (a *app) changesList() error {
 	for _, m := range runs {
 		why := m.Interrupted
 		if why == "" {
-			why = "refused or conflicting"
+			why = outcomes(m.Changes)
 		}
 		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), m.Skill, m.Tool, len(m.Changes), why)
 	}
@@ -225,4 +225,22 @@ func lineDiff(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// outcomes counts kept changes by what became of them: "1 refused, 2
+// discarded".
+func outcomes(cs []host.Change) string {
+	counts := map[string]int{}
+	var order []string
+	for _, c := range cs {
+		if counts[c.Outcome] == 0 {
+			order = append(order, c.Outcome)
+		}
+		counts[c.Outcome]++
+	}
+	var parts []string
+	for _, o := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -179,7 +179,7 @@ func TestMCPTools(t *testing.T) {
 		{"unknown argument", "kit__echo", map[string]any{"arg": "a"}, true, `arguments:`},
 		{"failure", "kit__fail", nil, true, `^Error \(exit 3\):\npartial\n$`},
 		{"crash", "kit__crash", nil, true, `^Error \(signal SIGSEGV\):`},
-		{"timeout", "sleepy__nap", nil, true, `(?s)^Error \(timed out\):\nstarted\n.*\[killed: exceeded 1s\]$`},
+		{"timeout", "sleepy__nap", nil, true, `(?s)^Error \(timed out\):\nstarted\n.*\[killed: exceeded 1s\]\n$`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

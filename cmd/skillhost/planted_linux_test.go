@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -362,7 +363,10 @@ func TestDiscardedWriteIsKept(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(outDir) })
 	result := filepath.Join(outDir, "result.txt")
-	p := planting{script: fmt.Sprintf(`mkdir -p %s && echo "the result" > %s && echo "scratch" > /tmp/scratch-$$ && echo "wrote %s"`, outDir, result, result)}
+	// A tree unpacked beside it, in directories the host does not have.
+	unpacked := filepath.Join(outDir, "unpacked", "word", "document.xml")
+	p := planting{script: fmt.Sprintf(`mkdir -p %s %s && echo "the result" > %s && echo "<w/>" > %s && echo "scratch" > /tmp/scratch-$$ && mkdir -p /tmp/own-$$ && echo x > /tmp/own-$$/x && echo "wrote %s"`,
+		outDir, filepath.Dir(unpacked), result, unpacked, result)}
 	ws, _ := w.setUp(t, p, "discarded")
 	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-discarded"), "run", "--strategy", "landlock", "--json", "planter", "plant")
 	out, err := cmd.Output()
@@ -382,8 +386,13 @@ func TestDiscardedWriteIsKept(t *testing.T) {
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(rep.Changes.Discarded) != 1 || rep.Changes.Discarded[0].Path != result {
-		t.Fatalf("discarded = %+v, want only %s (scratch at the top of /tmp is not reported)\n%s", rep.Changes.Discarded, result, out)
+	var discarded []string
+	for _, d := range rep.Changes.Discarded {
+		discarded = append(discarded, d.Path)
+	}
+	slices.Sort(discarded)
+	if want := []string{result, unpacked}; !slices.Equal(discarded, want) {
+		t.Fatalf("discarded = %v, want %v (scratch of the run's own is not reported)\n%s", discarded, want, out)
 	}
 	found := false
 	for _, v := range rep.Violations {
@@ -397,10 +406,13 @@ func TestDiscardedWriteIsKept(t *testing.T) {
 	if _, err := os.Stat(result); err == nil {
 		t.Fatal("applied without being named")
 	}
-	if b, err := w.command(ws, w.bin, "changes", "apply", rep.Changes.Run, result).CombinedOutput(); err != nil {
+	if b, err := w.command(ws, w.bin, "changes", "apply", rep.Changes.Run, outDir).CombinedOutput(); err != nil {
 		t.Fatalf("changes apply: %v\n%s", err, b)
 	}
 	if got, _ := os.ReadFile(result); string(got) != "the result\n" {
 		t.Errorf("%s = %q", result, got)
+	}
+	if got, _ := os.ReadFile(unpacked); string(got) != "<w/>\n" {
+		t.Errorf("%s = %q", unpacked, got)
 	}
 }

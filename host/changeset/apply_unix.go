@@ -88,6 +88,12 @@ func (a *applier) parent(c *Change) (int, string, error) {
 		return -1, "", fmt.Errorf("%s is not inside %s", c.Path, c.Root)
 	}
 	dir, name := filepath.Split(rel)
+	if c.Discarded {
+		// Its directories were the run's own: made as the file is placed.
+		if err := mkdirsBeneath(root, dir); err != nil {
+			return -1, "", fmt.Errorf("its directory %s: %w", filepath.Join(c.Root, dir), err)
+		}
+	}
 	fd, err := openBeneath(root, dir)
 	if err != nil {
 		return -1, "", fmt.Errorf("its directory %s: %w", filepath.Join(c.Root, dir), err)
@@ -276,4 +282,34 @@ func openBeneath(dir int, rel string) (int, error) {
 		fd = next
 	}
 	return fd, nil
+}
+
+// mkdirsBeneath makes the directories of rel beneath dir that are missing,
+// following no symbolic link.
+func mkdirsBeneath(dir int, rel string) error {
+	fd, err := unix.Openat(dir, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	for _, c := range strings.Split(filepath.Clean(rel), "/") {
+		if c == "" || c == "." {
+			continue
+		}
+		if c == ".." {
+			unix.Close(fd)
+			return fmt.Errorf("%q leads out", rel)
+		}
+		if err := unix.Mkdirat(fd, c, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			unix.Close(fd)
+			return err
+		}
+		next, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return nil
 }

@@ -75,6 +75,17 @@ type Change struct {
 	Discarded bool `json:"discarded,omitempty"`
 }
 
+// existingAncestor is the nearest of dir and its parents that is a
+// directory on the host.
+func existingAncestor(dir string) string {
+	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	return dir
+}
+
 // ScanDiscarded reads the files a backend kept in dir
 // (shared.StageDiscarded) by their absolute paths beneath it.
 func ScanDiscarded(dir string) ([]Change, error) {
@@ -98,9 +109,10 @@ func ScanDiscarded(dir string) ([]Change, error) {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		abs := string(filepath.Separator) + rel
-		out = append(out, Change{Path: abs, Root: filepath.Dir(abs), Grant: -1, Kind: Created, Type: TypeFile,
+		root := existingAncestor(filepath.Dir(abs))
+		out = append(out, Change{Path: abs, Root: root, Grant: -1, Kind: Created, Type: TypeFile,
 			Mode: unixMode(info.Mode()), Size: info.Size(), Outcome: Discarded, Discarded: true,
-			Reason: fmt.Sprintf("written to the run's private /tmp, outside every write grant (grant fs_write %s to write there)", filepath.Dir(abs))})
+			Reason: fmt.Sprintf("written to the run's private /tmp, outside every write grant (grant fs_write %s to write there)", root)})
 		return nil
 	})
 	return out, err

@@ -359,8 +359,8 @@ func (l *leftInTmp) add(f runner.LeftFile) { *l = append(*l, f) }
 func (l leftInTmp) stage(stage string) []shared.Violation {
 	var out []shared.Violation
 	for _, f := range l {
-		dir := filepath.Dir(f.Path)
-		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || dir == ViewTmp {
+		dir := hostAncestor(filepath.Dir(f.Path))
+		if dir == "" {
 			continue
 		}
 		kept := filepath.Join(shared.StageDiscarded(stage), f.Path)
@@ -374,6 +374,18 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", ViewTmp, dir, dir)})
 	}
 	return out
+}
+
+// hostAncestor returns the nearest of dir and its parents that is a
+// directory on the host, stopping at ViewTmp: "" when there is none below
+// it (a run's own scratch directory, gone with it by design).
+func hostAncestor(dir string) string {
+	for ; dir != ViewTmp && shared.Under(dir, ViewTmp); dir = filepath.Dir(dir) {
+		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+	}
+	return ""
 }
 
 // makeStage creates the upper and work directories of each write grant in
