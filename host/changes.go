@@ -124,8 +124,14 @@ func (h *Host) stageWrites(ctx context.Context, p *prepared) ([]string, error) {
 		}
 	}
 	stage, err := store.Create(p.request.RunID)
+	if err != nil && !writes {
+		// Without a write grant the stage only keeps what the run would
+		// lose in its private /tmp: the run goes on without it.
+		h.Warn("no stage for run %s (%v): files it leaves in its private /tmp are not kept", p.request.RunID, err)
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoStage, err)
+		return nil, fmt.Errorf("%w: %v (set XDG_STATE_HOME to a writable directory, or sandbox.writes: direct)", ErrNoStage, err)
 	}
 	p.request.Stage = stage
 	p.started = time.Now()

