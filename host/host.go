@@ -169,13 +169,14 @@ func (h *Host) CatalogWarnings() {
 // not be loaded, how many have warnings, and how many scripts are not
 // tools.
 func summary(skills []*skill.Skill, warnings []string) string {
-	var withWarnings, count, skipped int
+	var withWarnings, count, skipped, code int
 	for _, s := range skills {
 		if len(s.Warnings) > 0 {
 			withWarnings++
 			count += len(s.Warnings)
 		}
 		skipped += s.Skipped
+		code += s.CodeNotTools()
 	}
 	other := len(warnings) - count
 	var parts []string
@@ -188,6 +189,12 @@ func summary(skills []*skill.Skill, warnings []string) string {
 			part += fmt.Sprintf(" (%s not tools)", plural(skipped, "script", "scripts"))
 		}
 		parts = append(parts, part)
+	}
+	if code > skipped {
+		// Code that is rightly not a tool (a library, a guard that
+		// refuses) is no warning, but is never dropped in silence.
+		parts = append(parts, fmt.Sprintf("%s under scripts/ %s (libraries or modules that refuse to run)",
+			plural(code-skipped, "code file", "code files"), pick(code-skipped == 1, "is not a tool", "are not tools")))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -188,6 +188,19 @@ type NotTool struct {
 	Warned bool `json:"warned"`
 }
 
+// CodeNotTools counts the files under scripts/ that are code but not
+// tools: every warned one, Python libraries, and scripts whose __main__
+// guard only refuses (not data files, hidden files or caches).
+func (s *Skill) CodeNotTools() int {
+	n := 0
+	for _, nt := range s.NotTools {
+		if nt.Warned || nt.Reason == reasonLibrary || nt.Reason == reasonRefuses {
+			n++
+		}
+	}
+	return n
+}
+
 // skip records a file under scripts/ that is not a tool; with warn, also
 // as a warning ("scripts/x.py: not executable, skipping"), counted in
 // Skipped.
