@@ -253,6 +253,13 @@ func TestFilesWrittenComeBack(t *testing.T) {
 	if c := execute(context.Background(), e, req); c.err == nil || !strings.Contains(c.err.Error(), "cannot see host path") {
 		t.Errorf("a read-only host path: %v", c.err)
 	}
+	// A workspace to read (mcp --workspace read) is refused naming both
+	// remedies: workers that see the host's files, or no workspace.
+	req = remote(t, skill, "scripts/write.sh", nil, shared.Mount{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: ws})
+	if c := execute(context.Background(), e, req); c.err == nil || !strings.Contains(c.err.Error(), "cannot read the workspace") ||
+		!strings.Contains(c.err.Error(), "--shared-paths") || !strings.Contains(c.err.Error(), "--workspace none") {
+		t.Errorf("a workspace to read: %v", c.err)
+	}
 }
 
 func TestNoWorker(t *testing.T) {

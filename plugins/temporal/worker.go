@@ -345,6 +345,11 @@ func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Req
 		switch {
 		case m.Role == shared.MountSkill:
 			continue
+		case m.Role == shared.MountWorkspace && !m.Writable:
+			// A workspace to read is the host's files, which this worker
+			// does not have (a writable one starts empty and comes back).
+			run.cleanup()
+			return req, run, refuse("worker %s cannot read the workspace %s: it does not see the host's files; start workers with --shared-paths where they do (the same machine or the same network mounts), or run without the workspace (--workspace none, or skills.grants.NAME.workspace: none)", f.name, m.HostPath)
 		case !m.Writable || m.Role == shared.MountPath:
 			// A path mount is the host path itself; the worker has no
 			// such path to offer, read or write.
