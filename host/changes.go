@@ -43,6 +43,28 @@ type ChangeReport struct {
 	Interrupted string `json:"interrupted,omitempty"`
 }
 
+func newChangeReport(run string) *ChangeReport {
+	return &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
+}
+
+// sort adds each of cs to the list of its outcome.
+func (rep *ChangeReport) sort(cs []Change) {
+	for _, c := range cs {
+		switch c.Outcome {
+		case changeset.Applied:
+			rep.Applied = append(rep.Applied, c)
+		case changeset.Refused:
+			rep.Refused = append(rep.Refused, c)
+		case changeset.Conflict:
+			rep.Conflicts = append(rep.Conflicts, c)
+		case changeset.Discarded:
+			rep.Discarded = append(rep.Discarded, c)
+		default:
+			rep.Kept = append(rep.Kept, c)
+		}
+	}
+}
+
 // ChangeStore holds the stages of runs whose changes were not all applied:
 // $XDG_STATE_HOME/skillhost/changes (~/.local/state/skillhost/changes).
 func (h *Host) ChangeStore() changeset.Store {
@@ -147,7 +169,7 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 	}
 	store := h.ChangeStore()
 	run := p.request.RunID
-	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
+	rep := newChangeReport(run)
 	var all []Change
 	for i, w := range p.request.Grant.FSWrite {
 		cs, err := changeset.Scan(shared.StageUpper(p.request.Stage, i), w, i)
@@ -176,18 +198,7 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 			all[i].Outcome, all[i].Reason = changeset.Kept, "not applied: "+interrupted
 		}
 	}
-	for _, c := range all {
-		switch c.Outcome {
-		case changeset.Applied:
-			rep.Applied = append(rep.Applied, c)
-		case changeset.Refused:
-			rep.Refused = append(rep.Refused, c)
-		case changeset.Conflict:
-			rep.Conflicts = append(rep.Conflicts, c)
-		default:
-			rep.Kept = append(rep.Kept, c)
-		}
-	}
+	rep.sort(all)
 	pending := append(changeset.Pending(all), discarded...)
 	if len(pending) == 0 {
 		_ = store.Drop(run)
@@ -329,18 +340,11 @@ func (h *Host) ApplyKept(run string, paths []string) (*ChangeReport, error) {
 		pick[i].Outcome = changeset.Kept
 	}
 	changeset.Apply(pick, h.changePolicy(s), func(c Change) string { return store.Staged(run, c) }, run, m.Started, named)
-	rep := &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
+	rep := newChangeReport(run)
+	rep.sort(pick)
 	done := map[string]Change{}
 	for _, c := range pick {
 		done[c.Path+"\x00"+c.Kind] = c
-		switch c.Outcome {
-		case changeset.Applied:
-			rep.Applied = append(rep.Applied, c)
-		case changeset.Conflict:
-			rep.Conflicts = append(rep.Conflicts, c)
-		default:
-			rep.Refused = append(rep.Refused, c)
-		}
 	}
 	var left []Change
 	for _, c := range m.Changes {

@@ -34,27 +34,7 @@ protected path, an interrupted run, a declined review, a conflict) is kept here,
 		Use: "show RUN", Short: "Show a run's kept changes, with a diff of each text file",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			h, err := a.open()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			m, err := h.KeptRun(args[0])
-			if err != nil {
-				return failure(err)
-			}
-			if a.jsonOut {
-				return a.printJSON(m)
-			}
-			fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, m.Skill, m.Tool, m.Started.Format(time.RFC3339))
-			if m.Interrupted != "" {
-				fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
-			}
-			for _, c := range m.Changes {
-				writeChange(a.stdout, c, h.StagedPath(m.Run, c))
-			}
-			fmt.Fprintf(a.stdout, "apply: skillhost changes apply %s [PATH...]   drop: skillhost changes drop %s\n", m.Run, m.Run)
-			return nil
+			return a.withHost(func(h *host.Host) error { return a.changesShow(h, args[0]) })
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -62,59 +42,84 @@ protected path, an interrupted run, a declined review, a conflict) is kept here,
 		Short: "Apply a run's kept changes (naming a PATH applies it even where a protected name would stop it)",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			h, err := a.open()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			rep, err := h.ApplyKept(args[0], args[1:])
-			if err != nil {
-				return failure(err)
-			}
-			if a.jsonOut {
-				return a.printJSON(rep)
-			}
-			for _, c := range rep.Applied {
-				fmt.Fprintf(a.stdout, "applied  %s %s\n", c.Kind, c.Path)
-			}
-			for _, c := range rep.Conflicts {
-				fmt.Fprintf(a.stdout, "conflict %s: %s\n", c.Path, c.Reason)
-			}
-			for _, c := range rep.Refused {
-				fmt.Fprintf(a.stdout, "refused  %s %s: %s\n", c.Kind, c.Path, c.Reason)
-			}
-			if len(rep.Refused)+len(rep.Conflicts) > 0 {
-				fmt.Fprintf(a.stdout, "still kept: skillhost changes apply %s PATH applies a refused change you have checked\n", rep.Run)
-				return &exitError{code: exitFailed}
-			}
-			return nil
+			return a.withHost(func(h *host.Host) error { return a.changesApply(h, args[0], args[1:]) })
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
 		Use: "drop RUN", Short: "Forget a run's kept changes without applying them",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(_ *cobra.Command, args []string) error {
-			h, err := a.open()
-			if err != nil {
-				return err
-			}
-			defer h.Close()
-			if err := h.DropKept(args[0]); err != nil {
-				return failure(err)
-			}
-			fmt.Fprintf(a.stdout, "dropped the kept changes of run %s\n", args[0])
-			return nil
+			return a.withHost(func(h *host.Host) error {
+				if err := h.DropKept(args[0]); err != nil {
+					return failure(err)
+				}
+				fmt.Fprintf(a.stdout, "dropped the kept changes of run %s\n", args[0])
+				return nil
+			})
 		},
 	})
 	return cmd
 }
 
-func (a *app) changesList() error {
+// withHost opens the host for fn and closes it after.
+func (a *app) withHost(fn func(*host.Host) error) error {
 	h, err := a.open()
 	if err != nil {
 		return err
 	}
 	defer h.Close()
+	return fn(h)
+}
+
+// changesShow prints a run's kept changes, each with a diff of text files.
+func (a *app) changesShow(h *host.Host, run string) error {
+	m, err := h.KeptRun(run)
+	if err != nil {
+		return failure(err)
+	}
+	if a.jsonOut {
+		return a.printJSON(m)
+	}
+	fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, m.Skill, m.Tool, m.Started.Format(time.RFC3339))
+	if m.Interrupted != "" {
+		fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
+	}
+	for _, c := range m.Changes {
+		writeChange(a.stdout, c, h.StagedPath(m.Run, c))
+	}
+	fmt.Fprintf(a.stdout, "apply: skillhost changes apply %s [PATH...]   drop: skillhost changes drop %s\n", m.Run, m.Run)
+	return nil
+}
+
+// changesApply applies a run's kept changes (those at paths, if named)
+// and says what became of each.
+func (a *app) changesApply(h *host.Host, run string, paths []string) error {
+	rep, err := h.ApplyKept(run, paths)
+	if err != nil {
+		return failure(err)
+	}
+	if a.jsonOut {
+		return a.printJSON(rep)
+	}
+	for _, c := range rep.Applied {
+		fmt.Fprintf(a.stdout, "applied  %s %s\n", c.Kind, host.Printable(c.Path))
+	}
+	for _, c := range rep.Conflicts {
+		fmt.Fprintf(a.stdout, "conflict %s: %s\n", host.Printable(c.Path), c.Reason)
+	}
+	for _, c := range rep.Refused {
+		fmt.Fprintf(a.stdout, "refused  %s %s: %s\n", c.Kind, host.Printable(c.Path), c.Reason)
+	}
+	if len(rep.Refused)+len(rep.Conflicts) > 0 {
+		fmt.Fprintf(a.stdout, "still kept: skillhost changes apply %s PATH applies a refused change you have checked\n", rep.Run)
+		return &exitError{code: exitFailed}
+	}
+	return nil
+}
+
+func (a *app) changesList() error { return a.withHost(a.changesListOf) }
+
+func (a *app) changesListOf(h *host.Host) error {
 	runs, err := h.KeptChanges()
 	if err != nil {
 		return failure(err)
