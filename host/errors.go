@@ -70,7 +70,8 @@ func ExitStatus(err error) int {
 	var ut *UnknownToolError
 	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &re) || catalog.IsNotFound(err) ||
 		errors.As(err, &ie) || errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) ||
-		errors.As(err, &ut) || errors.As(err, &pc) || shared.RefusedFor(err) == shared.ReasonInterpreter {
+		errors.As(err, &ut) || errors.As(err, &pc) || shared.RefusedFor(err) == shared.ReasonInterpreter ||
+		errors.Is(err, ErrNoStage) {
 		return ExitUsage
 	}
 	return ExitFailed
@@ -118,6 +119,8 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return KindUnknownSkill, "skillhost list shows the skills"
 	case errors.As(err, &ie), shared.RefusedFor(err) == shared.ReasonInterpreter:
 		return KindInterpreter, "skillhost doctor checks every tool and prints the line to add"
+	case errors.Is(err, ErrNoStage):
+		return KindPlugin, "set sandbox.writes: direct for a strategy that cannot stage writes, or pick one that can (skillhost plugins shows staged_writes)"
 	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs):
 		return KindPlugin, "skillhost plugins lists the plugins found; skillhost doctor explains what is wrong"
 	case errors.As(err, new(*UnknownToolError)):

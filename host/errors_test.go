@@ -34,6 +34,7 @@ func TestExitStatusAndErrorKind(t *testing.T) {
 		{"plugin unsupported", wrap(&sandbox.UnsupportedError{Name: "landlock"}), ExitUsage, KindPlugin},
 		{"plugin checksum", wrap(&sandbox.ChecksumError{Name: "null"}), ExitUsage, KindPlugin},
 		{"plugin settings refused", wrap(&sandbox.ConfigError{Name: "landlock", Problems: []shared.ConfigProblem{{Key: "x", Message: "unknown"}}}), ExitUsage, KindConfig},
+		{"no stage for writes", wrap(shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: strategy echo does not stage writes", ErrNoStage))), ExitUsage, KindPlugin},
 		{"plugin crashed", wrap(errors.New("plugin exited unexpectedly")), ExitFailed, KindFailed},
 	}
 	for _, tt := range tests {
