@@ -23,7 +23,7 @@ type docBlock struct {
 }
 
 // docPages are the README and the reference under docs/, without the
-// generated ones and the matching experiment log.
+// generated ones.
 func docPages(t *testing.T) []string {
 	pages, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
@@ -31,7 +31,7 @@ func docPages(t *testing.T) []string {
 	}
 	pages = slices.DeleteFunc(pages, func(p string) bool {
 		b := filepath.Base(p)
-		return b == "matching-log.md" || b == "benchmarks.md" || b == "matching-defaults.md"
+		return b == "benchmarks.md" || b == "matching-defaults.md"
 	})
 	return append([]string{"../../README.md"}, pages...)
 }

@@ -25,16 +25,15 @@ func skillhostBinary(t testing.TB) (string, string) {
 	return testbin.Path("./cmd/skillhost"), dir
 }
 
-// writeSkill writes a skill with the given scripts (name to body) under
-// root and returns its directory.
+// writeSkill is testskill.Add for this package: the skill name under
+// root, described as "test skill NAME", with more front matter and the
+// given scripts (a name to its contents). It stays a shorthand only
+// because fds_test.go, interrupt_test.go, live_linux_test.go,
+// mcp_test.go and review_mcp_test.go call it; new tests call
+// testskill.Add.
 func writeSkill(t testing.TB, root, name, frontMatter string, scripts map[string]string) string {
 	t.Helper()
-	files := map[string]string{}
-	for file, body := range scripts {
-		files["scripts/"+file] = body
-	}
-	md := "---\nname: " + name + "\ndescription: test skill " + name + "\n" + frontMatter + "---\n# " + name + "\n"
-	return testskill.Write(t, filepath.Join(root, name), md, files)
+	return testskill.Add(t, root, name, testskill.Skill{Name: name, Description: "test skill " + name, FrontMatter: frontMatter, Body: "# " + name + "\n", Scripts: scripts})
 }
 
 // TestRunEventsStream checks that `run --events` streams: the script

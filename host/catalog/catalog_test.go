@@ -14,9 +14,13 @@ import (
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
+// writeSkill is testskill.Add for this package: the skill directory
+// root/dir with frontMatter verbatim (often deliberately broken YAML) and
+// a one-line body. It stays a shorthand only because direct_test.go calls
+// it too; new tests call testskill.Add.
 func writeSkill(t *testing.T, root, dir, frontMatter string) string {
 	t.Helper()
-	return testskill.Write(t, filepath.Join(root, dir), testskill.FrontMatter("Body of "+dir+"\n", frontMatter), nil)
+	return testskill.Add(t, root, dir, testskill.Skill{FrontMatter: frontMatter, Body: "Body of " + dir + "\n"})
 }
 
 func TestFixtureCatalog(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func readLabelsFile(t testing.TB, path string) []Label {
@@ -48,9 +49,9 @@ func TestReadLabels(t *testing.T) {
 
 func TestEvaluate(t *testing.T) {
 	root := t.TempDir()
-	writeSkill(t, root, "pdf-tools", "Extract text from PDF files and merge PDF documents.", "Use pdftotext.")
-	writeSkill(t, root, "csv-summary", "Summarize CSV files: rows, columns and statistics.", "")
-	writeSkill(t, root, "git-history", "Explain a repository's history with git log and blame.", "")
+	testskill.Add(t, root, "pdf-tools", testskill.Skill{Name: "pdf-tools", Description: "Extract text from PDF files and merge PDF documents.", Body: "Use pdftotext.\n"})
+	testskill.Add(t, root, "csv-summary", testskill.Skill{Name: "csv-summary", Description: "Summarize CSV files: rows, columns and statistics."})
+	testskill.Add(t, root, "git-history", testskill.Skill{Name: "git-history", Description: "Explain a repository's history with git log and blame."})
 	e := NewEngine(catalog.New([]string{root}), NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
 	set := []Label{
 		{Message: "merge these two PDF files", Expect: "pdf-tools", Line: 1},

@@ -135,8 +135,8 @@ func ReadEveryday(r io.Reader) (*Everyday, error) {
 var builtinEveryday string
 
 // DefaultEveryday returns the classifier built into the binary, learned
-// from the labelled messages in tools/matchlab/tune (docs/matching.md has
-// the command). It is read once, on first use; an error means the binary
+// from the labelled messages in tools/matchlab/tune (its README has the
+// command). It is read once, on first use; an error means the binary
 // was built from a broken source tree.
 var DefaultEveryday = sync.OnceValues(func() (*Everyday, error) {
 	m, err := ReadEveryday(strings.NewReader(builtinEveryday))

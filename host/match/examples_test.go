@@ -133,7 +133,7 @@ func TestDefaultExamples(t *testing.T) {
 		want[g] = append(want[g], m)
 	}
 	if !slices.EqualFunc(e.groups, want, slices.Equal) {
-		t.Fatalf("the built-in examples are %d groups, the tune files give %d: rebuild host/match/examples.txt (docs/matching.md)", e.Len(), len(want))
+		t.Fatalf("the built-in examples are %d groups, the tune files give %d: rebuild host/match/examples.txt (tools/matchlab/tune/README.md)", e.Len(), len(want))
 	}
 	background := map[string]bool{}
 	for _, m := range DefaultBackground() {

@@ -44,11 +44,12 @@ type FieldOptions struct {
 
 // LexicalOptions tune the lexical matcher. Zero values take the defaults,
 // which were chosen on the labelled sets of the realistic skills in
-// testdata/match-long (the field weights on the tune half, see TestTune;
-// the coverage factor on six sets, see TestTuneCoverage; the semantic
-// factor and the threshold on seven, see TestTuneSemantic; the code factor
-// on twenty-one; the everyday factor on thirty-three; the breadth factor
-// on thirty-seven, see TestTuneBreadth; docs/matching.md has how), and a
+// testdata/match-long (the field weights on the tune half, the coverage
+// factor on six sets, the semantic factor and the threshold on seven, the
+// code factor on twenty-one, the everyday factor on thirty-three, the
+// breadth factor on thirty-seven), the factors' strengths then fitted
+// together on 49 (go run ./tools/matchlab fit repeats the fit);
+// docs/matching.md has how, tools/matchlab/NOTEBOOK.md each decision. A
 // negative value means zero (Semantic, Code, Everyday, Breadth: off).
 type LexicalOptions struct {
 	// K1 is BM25's term-frequency saturation.
@@ -167,8 +168,8 @@ type LexicalOptions struct {
 	// exp(−1.8·p), so a message the classifier is sure of is scaled by
 	// about 0.17 and one it gives 0.1 by 0.84. The classifier's p is a
 	// score more than a calibrated probability: it depends on the order
-	// its training messages came in (docs/matching.md). A negative value
-	// turns the factor off.
+	// its training messages came in (tools/matchlab/NOTEBOOK.md). A
+	// negative value turns the factor off.
 	Everyday, EverydayCentre float64
 	// EverydayModel is the classifier; nil means the one built into the
 	// binary (DefaultEveryday), read on the first Index.
@@ -204,17 +205,17 @@ type LexicalOptions struct {
 
 // DefaultLexicalThreshold is the lexical matcher's default minimum score.
 // It was chosen with the semantic factor on seven labelled sets of the
-// realistic skills and decided on two more (0.2125, see TestTuneSemantic),
-// lowered with the breadth factor (0.2, see TestTuneBreadth) and the lent
-// requests (0.1875, see TestTuneExamples), and chosen again with the
-// factors' fitted strengths on 49 sets and decided on four more (see
-// tools/matchlab fit and docs/matching.md).
+// realistic skills and decided on two more (0.2125), lowered with the
+// breadth factor (0.2) and the lent requests (0.1875), and chosen again
+// with the factors' fitted strengths on 49 sets and decided on four more
+// (go run ./tools/matchlab fit repeats the fit; tools/matchlab/NOTEBOOK.md
+// has each step).
 const DefaultLexicalThreshold = 0.18125
 
 // The factors' default strengths were fitted together, on the 49 scored
 // labelled sets of the realistic skills, by a logistic model over the
 // logs of the factors (tools/matchlab fit), and decided on four more sets
-// (docs/matching.md, "The factors' strengths fitted together"). Each
+// (tools/matchlab/NOTEBOOK.md, "The factors' strengths fitted together"). Each
 // factor had been chosen alone before.
 const (
 	defaultUnanchored     = 0.82

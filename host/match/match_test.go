@@ -60,11 +60,6 @@ func TestAnalyzePairs(t *testing.T) {
 	}
 }
 
-func writeSkill(t *testing.T, root, name, desc, body string) {
-	t.Helper()
-	testskill.Write(t, filepath.Join(root, name), fmt.Sprintf("---\nname: %s\ndescription: %q\n---\n%s\n", name, desc, body), nil)
-}
-
 func names(ms []Match) []string {
 	var out []string
 	for _, m := range ms {
@@ -75,9 +70,9 @@ func names(ms []Match) []string {
 
 func TestEngine(t *testing.T) {
 	root := t.TempDir()
-	writeSkill(t, root, "pdf-tools", "Extract text from PDF files and merge PDF documents.", "Use pdftotext.")
-	writeSkill(t, root, "csv-summary", "Summarize CSV files: rows, columns and statistics.", "")
-	writeSkill(t, root, "git-history", "Explain a repository's history with git log and blame.", "")
+	testskill.Add(t, root, "pdf-tools", testskill.Skill{Name: "pdf-tools", Description: "Extract text from PDF files and merge PDF documents.", Body: "Use pdftotext.\n"})
+	testskill.Add(t, root, "csv-summary", testskill.Skill{Name: "csv-summary", Description: "Summarize CSV files: rows, columns and statistics."})
+	testskill.Add(t, root, "git-history", testskill.Skill{Name: "git-history", Description: "Explain a repository's history with git log and blame."})
 	cat := catalog.New([]string{root})
 	e := NewEngine(cat, NewLexical(LexicalOptions{}), DefaultLexicalThreshold, 0)
 	ctx := context.Background()
@@ -105,7 +100,7 @@ func TestEngine(t *testing.T) {
 	if got, _ := limited.Match(ctx, "pdf csv git"); len(got) != 1 {
 		t.Errorf("limit 1 gave %v", names(got))
 	}
-	writeSkill(t, root, "image-resize", "Resize and crop images and photos.", "")
+	testskill.Add(t, root, "image-resize", testskill.Skill{Name: "image-resize", Description: "Resize and crop images and photos."})
 	if got, _ := e.Match(ctx, "resize my photos"); len(got) != 0 {
 		t.Errorf("matched a skill the catalog has not loaded yet: %v", names(got))
 	}
@@ -253,7 +248,7 @@ func FuzzTokens(f *testing.F) {
 			if tm.text == "" || tm.weight <= 0 || tm.weight > 1 {
 				t.Fatalf("bad term %+v from %q", tm, in)
 			}
-			if tm.whole == "" && tm.weight == 1 && stopWords[tm.text] {
+			if tm.whole == "" && tm.weight == 1 && stopWordSet()[tm.text] {
 				t.Fatalf("stop word %q kept from %q", tm.text, in)
 			}
 		}
@@ -281,7 +276,8 @@ func (s slowScorer) Explain(ctx context.Context, message string) ([]Explanation,
 func TestRankDuringReloads(t *testing.T) {
 	root := t.TempDir()
 	for i := range 5 {
-		writeSkill(t, root, fmt.Sprintf("pdf-tools-%d", i), "Merge and split PDF files.", "Use qpdf to merge PDF files.")
+		name := fmt.Sprintf("pdf-tools-%d", i)
+		testskill.Add(t, root, name, testskill.Skill{Name: name, Description: "Merge and split PDF files.", Body: "Use qpdf to merge PDF files.\n"})
 	}
 	cat := catalog.New([]string{root})
 	// Breadth off: each reload re-measures it, which is not what this

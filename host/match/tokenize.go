@@ -2,13 +2,14 @@ package match
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 )
 
-// stopWords carry no topic: English function words and the filler of
+// stopWordSet returns the stop words, which carry no topic: English function words and the filler of
 // requests to an agent ("could you please help me with", "explain how
 // this works", "improve my ..."): a request verb says what to do, not
 // what about, and in a small catalog the one skill whose description
@@ -16,7 +17,10 @@ import (
 // compared after stemming, so every inflection goes too ("helps",
 // "wanted"); domain words such as "skill" and "tool" are not stop words,
 // since a catalog may well have a skill about skills.
-var stopWords = stemSet(`a about above after again against all am an and any are as at be because been before being
+// It is built on first use, not at start-up: a program that never matches
+// (skillhost run) does not stem the list.
+var stopWordSet = sync.OnceValue(func() map[string]bool {
+	return stemSet(`a about above after again against all am an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has have having he
 her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
 off on once only or other our ours ourselves out over own same she should so some such than that the their theirs
@@ -26,6 +30,7 @@ also anything get got give go going help hey hi hello let lets like make may may
 please pls thank thanks want way well yes yeah ok okay one really something thing use
 explain improve work
 im ive id ill youre were theyre whats thats theres heres lets`)
+})
 
 // irregularPlurals are Latin and Greek plurals of technical English that
 // Porter2 stems apart from their singular ("matrices" is matric, "matrix"
@@ -131,6 +136,7 @@ type scanned struct {
 func scan(text string, m *memo, pairs bool) scanned {
 	var out []term
 	var sc scanned
+	stopWords := stopWordSet()
 	touched := false // a word kept, or the run broken
 	prevWord := ""   // the last whole word kept, for pairs
 	stem := m.stem

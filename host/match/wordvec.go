@@ -300,8 +300,8 @@ var builtinWordVectors []byte
 
 // DefaultWordVectors returns the table built into the binary: 30,000
 // stemmed words in 100 dimensions, from the SKILL.md files of a public
-// registry of skills (docs/matching.md says which, and how to rebuild it
-// with tools/matchlab). It is read once, on first use; an error means the
+// registry of skills (tools/matchlab/NOTEBOOK.md, "The word vectors", says
+// which, and how it was built with tools/matchlab). It is read once, on first use; an error means the
 // binary was built from a broken source tree.
 var DefaultWordVectors = sync.OnceValues(func() (*WordVectors, error) {
 	w, err := parseWordVectors(builtinWordVectors)

@@ -15,7 +15,7 @@ import (
 )
 
 // fitFrom are the options the joint fit of the factors' strengths was run
-// from (docs/matching.md, "The factors' strengths fitted together"): the
+// from (NOTEBOOK.md, "The factors' strengths fitted together"): the
 // defaults before it, the anchor factor off, written out so that the fit
 // can be repeated whatever the defaults become. (The breadths are
 // measured with every factor on, so each of these changes the breadth

@@ -17,7 +17,8 @@
 // read only the labelled messages (FILE, in tune/). fit repeats the joint
 // fit of the factors' strengths on the scored sets and compares it with
 // the defaults; defaults writes the table of the defaults the docs quote.
-// docs/matching.md names the corpus and the exact commands.
+// NOTEBOOK.md ("The word vectors") names the corpus and the command that
+// built the table; tune/README.md has the commands of the other three.
 package main
 
 import (

@@ -161,7 +161,7 @@ func writeEveryday(path string, files []string) error {
 // writeBackground writes the breadth factor's background messages: the
 // labelled messages written for a skill that match.InBackground picks,
 // about a quarter of them. A quarter measures a skill's breadth as well as the
-// whole did (docs/matching.md) at a quarter of the time it adds to
+// whole did (NOTEBOOK.md, "The breadth factor") at a quarter of the time it adds to
 // indexing; the hash picks it without looking at what it gives.
 func writeBackground(path string, files []string) error {
 	labels, err := readLabelsFor("background", files)

@@ -11,16 +11,11 @@ import (
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
-func writeSkill(t *testing.T, dir, folder, text string) {
-	t.Helper()
-	testskill.Write(t, filepath.Join(dir, folder), text, nil)
-}
-
 func TestTuneReadsLabels(t *testing.T) {
 	dir := t.TempDir()
-	writeSkill(t, dir, "a--containers", "---\nname: containers\ndescription: docker container image\n---\ndockerfile compose volume\n")
-	writeSkill(t, dir, "b--payments", "---\nname: payments\ndescription: invoice refund payment\n---\ncharge billing card\n")
-	writeSkill(t, dir, "c--payments", "---\nname: payments\ndescription: a copy under the same name\n---\ninvoice\n")
+	testskill.Add(t, dir, "a--containers", testskill.Skill{Name: "containers", Description: "docker container image", Body: "dockerfile compose volume\n"})
+	testskill.Add(t, dir, "b--payments", testskill.Skill{Name: "payments", Description: "invoice refund payment", Body: "charge billing card\n"})
+	testskill.Add(t, dir, "c--payments", testskill.Skill{Name: "payments", Description: "a copy under the same name", Body: "invoice\n"})
 	// A corpus of two topics, with enough words for a table.
 	topics := [2][]string{
 		strings.Fields("docker container image dockerfile compose volume registry layer kubernetes pod cluster node build push pull tag mount network port host"),
@@ -157,6 +152,6 @@ func checkReproducible(t *testing.T, write func(path string, files []string) err
 		t.Fatal(err)
 	}
 	if string(got) != string(want) {
-		t.Errorf("matchlab %s on tune/batch*.jsonl does not give %s; rebuild it with the command in docs/matching.md", flag, strings.TrimPrefix(committed, "../../"))
+		t.Errorf("matchlab %s on tune/batch*.jsonl does not give %s; rebuild it with the command in tools/matchlab/tune/README.md", flag, strings.TrimPrefix(committed, "../../"))
 	}
 }

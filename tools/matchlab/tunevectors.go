@@ -19,8 +19,8 @@ type example struct {
 
 // tuneOptions are the settings of tuneVectors. A field of zero or less
 // takes the default given beside it (so a setting cannot be turned off by
-// zero); the defaults are the settings candidates C and C2 of
-// docs/matching.md were tuned with. The built-in table is not tuned.
+// zero); the defaults are the settings candidates C and C2 of NOTEBOOK.md
+// were tuned with. The built-in table is not tuned.
 type tuneOptions struct {
 	Epochs      int     // passes over the examples (4)
 	Batch       int     // examples per step (64)
