@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,25 @@ func worker(t *testing.T, queue string, cred *syscall.Credential, args ...string
 // env is added to the worker's environment.
 func workerAt(t *testing.T, address, namespace, queue string, cred *syscall.Credential, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	cmd, _ := startWorker(t, address, namespace, queue, cred, env, args...)
+	return cmd
+}
+
+// logLines are the lines a worker wrote to its stderr so far.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+// startWorker is workerAt that also returns the worker's stderr lines.
+func startWorker(t *testing.T, address, namespace, queue string, cred *syscall.Credential, env []string, args ...string) (*exec.Cmd, *logLines) {
+	t.Helper()
 	dir := filepath.Dir(testbin.Path(temporalPkg))
 	// Not t.TempDir: its parent is the test's own, closed to other users.
 	cache, err := os.MkdirTemp("", "skillhost-fleet-cache-")
@@ -88,17 +108,19 @@ func workerAt(t *testing.T, address, namespace, queue string, cred *syscall.Cred
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	ready := make(chan string, 1)
+	ready := make(chan string, 2)
+	log := &logLines{}
 	go func() {
 		sc := bufio.NewScanner(stderr)
-		var seen []string
 		for sc.Scan() {
-			seen = append(seen, sc.Text())
+			log.mu.Lock()
+			log.lines = append(log.lines, sc.Text())
+			log.mu.Unlock()
 			if strings.Contains(sc.Text(), "serving task queue") {
 				ready <- ""
 			}
 		}
-		ready <- strings.Join(seen, "\n")
+		ready <- strings.Join(log.all(), "\n")
 	}()
 	select {
 	case out := <-ready:
@@ -108,7 +130,14 @@ func workerAt(t *testing.T, address, namespace, queue string, cred *syscall.Cred
 	case <-time.After(60 * time.Second):
 		t.Fatal("the worker did not start within 60 s")
 	}
-	return cmd
+	return cmd, log
+}
+
+// tmpCeiling are the flags of a worker that sees the host's files and
+// lets runs read and write the temporary directory, where the tests'
+// trees are.
+func tmpCeiling() []string {
+	return []string{"--shared-paths", "--fs-read", os.TempDir(), "--fs-write", os.TempDir()}
 }
 
 // host is the host side, in process, configured for queue.
@@ -278,7 +307,7 @@ func TestNoWorker(t *testing.T) {
 // A worker killed mid-run: a clear error within the heartbeat timeout,
 // and the script is not run a second time by another worker.
 func TestWorkerDiesAtMostOnce(t *testing.T) {
-	dying := worker(t, "q-die", nil, "--shared-paths")
+	dying := worker(t, "q-die", nil, tmpCeiling()...)
 	e := host(t, "q-die", map[string]any{"heartbeat_timeout": 3})
 	dir := t.TempDir()
 	os.Chmod(dir, 0o777)
@@ -289,7 +318,7 @@ func TestWorkerDiesAtMostOnce(t *testing.T) {
 	done := make(chan collected, 1)
 	go func() { done <- execute(context.Background(), e, req) }()
 	waitFor(t, "the script to start", func() bool { data, _ := os.ReadFile(marks); return len(data) > 0 })
-	worker(t, "q-die", nil, "--shared-paths") // a second worker, which must not take the job over
+	worker(t, "q-die", nil, tmpCeiling()...) // a second worker, which must not take the job over
 	dying.Process.Kill()
 	killed := time.Now()
 	var c collected
@@ -311,7 +340,7 @@ func TestWorkerDiesAtMostOnce(t *testing.T) {
 // Cancelling the call reaches the worker and kills the run's tree there:
 // a background child that keeps writing stops.
 func TestCancelKillsTheTree(t *testing.T) {
-	worker(t, "q-cancel", nil, "--shared-paths")
+	worker(t, "q-cancel", nil, tmpCeiling()...)
 	e := host(t, "q-cancel", nil)
 	dir := t.TempDir()
 	os.Chmod(dir, 0o777)
@@ -371,7 +400,7 @@ func TestTimeoutIsTheGrants(t *testing.T) {
 // The conformance suite holds the plugin binary, with a Landlock worker,
 // to the contract like any local backend.
 func TestConformance(t *testing.T) {
-	worker(t, "q-conformance", nil, "--shared-paths")
+	worker(t, "q-conformance", nil, append(tmpCeiling(), "--network", "true")...)
 	conn := conformance.Launch(t, testbin.Path(temporalPkg))
 	configure(t, conn, "q-conformance")
 	conformance.Conformance(t, conn, conformance.Options{Settings: settingsFor("q-conformance")})
@@ -397,7 +426,7 @@ func TestEscapeSuite(t *testing.T) {
 		if cred != nil {
 			queue = "q-escape-" + strconv.Itoa(int(cred.Uid))
 		}
-		worker(t, queue, cred, "--shared-paths")
+		worker(t, queue, cred, append(tmpCeiling(), "--network", "true")...)
 		var attr *syscall.SysProcAttr
 		if cred != nil {
 			attr = &syscall.SysProcAttr{Credential: cred}
@@ -470,7 +499,7 @@ func TestSealedPayloads(t *testing.T) {
 	key := filepath.Join(t.TempDir(), "codec.key")
 	os.WriteFile(key, []byte(strings.Repeat("5a", 32)), 0o644)
 	os.Chmod(filepath.Dir(key), 0o755)
-	worker(t, "q-sealed", nil, "--codec-key-file", key)
+	worker(t, "q-sealed", nil, "--codec-key-file", key, "--network", "api.example.com")
 	skill := skillDir(t, map[string]string{"scripts/hello.sh": "echo ran with \"${#MARKER}\" bytes of marker\n"})
 	const marker, secret = "TOPSECRET-marker-8d1f", "sk-secret-in-history-51c2"
 	req := remote(t, skill, "scripts/hello.sh", nil)
@@ -495,7 +524,7 @@ func TestSealedPayloads(t *testing.T) {
 	unsealed := req
 	unsealed.Grant.Egress = nil
 	var plainID string
-	worker(t, "q-sealed-plain", nil)
+	worker(t, "q-sealed-plain", nil, "--network", "true")
 	plainHost := host(t, "q-sealed-plain", nil)
 	plainHost.Started = func(wf string) { plainID = wf }
 	if c := execute(context.Background(), plainHost, unsealed); c.err != nil {
@@ -772,5 +801,174 @@ func TestCLIFleetHookNotApplied(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A worker's ceiling (issue 39): a job that asks for more than the
+// worker's --fs-read, --fs-write, --network or --max-timeout is refused
+// before anything runs, with a reason naming the ceiling and the flag
+// that would allow it; one within it runs.
+func TestWorkerCeiling(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(base, 0o755)
+	ro, rw, secret := filepath.Join(base, "ro"), filepath.Join(base, "rw"), filepath.Join(base, "secret")
+	for _, d := range []string{ro, rw, secret} {
+		os.Mkdir(d, 0o777)
+		os.Chmod(d, 0o777)
+	}
+	os.WriteFile(filepath.Join(ro, "data.txt"), []byte("shared data\n"), 0o644)
+	os.WriteFile(filepath.Join(secret, "key"), []byte("SECRET\n"), 0o644)
+	skill := filepath.Join(ro, "skill")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: fleet\ndescription: runs on the fleet\n---\n"), 0o644)
+	marker := filepath.Join(rw, "ran")
+	os.WriteFile(filepath.Join(skill, "scripts", "go.sh"), []byte("echo ran >> "+marker+"\ncat \"$1\"\n"), 0o755)
+
+	worker(t, "q-ceiling", nil, "--shared-paths", "--fs-read", ro, "--fs-write", rw, "--network", "api.example.com,*.internal.example",
+		"--max-timeout", "30s")
+	e := host(t, "q-ceiling", nil)
+	within := func(read string) shared.Request {
+		req := remote(t, skill, "scripts/go.sh", []string{read})
+		req.Grant.FSRead, req.Grant.FSWrite, req.Grant.Timeout = []string{ro}, []string{rw}, 20*time.Second
+		return req
+	}
+	ran := func() int { data, _ := os.ReadFile(marker); return strings.Count(string(data), "ran") }
+
+	// Controls: within the ceiling, a shared host path read and written,
+	// and hosts by name the ceiling allows.
+	c := execute(context.Background(), e, within(filepath.Join(ro, "data.txt")))
+	if c.err != nil || c.res.ExitCode != 0 || c.out != "shared data\n" || ran() != 1 {
+		t.Fatalf("within the ceiling: %v %+v %q, ran %d", c.err, c.res, c.out, ran())
+	}
+	req := within(filepath.Join(ro, "data.txt"))
+	req.Grant.Network = true
+	req.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com:443", "git.internal.example"}}
+	if c := execute(context.Background(), e, req); c.err != nil || c.res.ExitCode != 0 || ran() != 2 {
+		t.Fatalf("hosts within the ceiling: %v %+v %q", c.err, c.res, c.out)
+	}
+
+	over := []struct {
+		name   string
+		change func(r *shared.Request)
+		want   []string
+	}{
+		{"a shared host path to read", func(r *shared.Request) {
+			r.Grant.FSRead = append(r.Grant.FSRead, secret)
+			r.Command.Args = []string{filepath.Join(secret, "key")}
+		}, []string{"refuses to let the run read " + secret, "--fs-read and --fs-write", "--fs-read " + secret}},
+		{"a shared host path to write", func(r *shared.Request) { r.Grant.FSWrite = append(r.Grant.FSWrite, ro) },
+			[]string{"refuses to let the run write " + ro, "its ceiling (--fs-write) allows only " + rw, "--fs-write " + ro}},
+		{"a host outside", func(r *shared.Request) {
+			r.Grant.Network = true
+			r.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com", "evil.example.net"}}
+		}, []string{"refuses network access to evil.example.net", "allows only api.example.com,*.internal.example", "--network evil.example.net"}},
+		{"the whole network", func(r *shared.Request) { r.Grant.Network = true }, []string{"refuses the whole network", "--network true"}},
+		{"a longer timeout", func(r *shared.Request) { r.Grant.Timeout = time.Minute }, []string{"a timeout of 1m0s", "--max-timeout 30s"}},
+	}
+	for _, tc := range over {
+		req := within(filepath.Join(ro, "data.txt"))
+		tc.change(&req)
+		c := execute(context.Background(), e, req)
+		if c.err == nil {
+			t.Errorf("%s: ran: %+v %q", tc.name, c.res, c.out)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(c.err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.name, c.err, w)
+			}
+		}
+		if strings.Contains(c.out, "SECRET") {
+			t.Errorf("%s: the secret was read: %q", tc.name, c.out)
+		}
+	}
+	if n := ran(); n != 2 {
+		t.Errorf("the script ran %d times; only the two controls should have run", n)
+	}
+
+	// The default worker: no host path, no network. Its scratch mounts
+	// are its own, so a writable workspace runs (control); any network is
+	// refused.
+	worker(t, "q-ceiling-default", nil)
+	d := host(t, "q-ceiling-default", nil)
+	scratch := skillDir(t, map[string]string{"scripts/w.sh": "echo made > out.txt; echo done\n"})
+	ws := t.TempDir()
+	req = remote(t, scratch, "scripts/w.sh", nil, shared.Mount{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: ws, Writable: true})
+	req.Dir, req.Grant.FSWrite = ws, []string{ws}
+	if c := execute(context.Background(), d, req); c.err != nil || c.out != "done\n" || len(c.res.Files) != 1 {
+		t.Fatalf("a scratch mount on the default worker: %v %+v %q", c.err, c.res, c.out)
+	}
+	req.Grant.Network = true
+	req.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com"}}
+	if c := execute(context.Background(), d, req); c.err == nil || !strings.Contains(c.err.Error(), "its ceiling (--network) allows no network") ||
+		!strings.Contains(c.err.Error(), "--network api.example.com") {
+		t.Errorf("network on the default worker: %v %q", c.err, c.out)
+	}
+	// A worker that sees the host's files but was given no --fs-read.
+	worker(t, "q-ceiling-nopaths", nil, "--shared-paths")
+	n := host(t, "q-ceiling-nopaths", nil)
+	if c := execute(context.Background(), n, within(filepath.Join(ro, "data.txt"))); c.err == nil || !strings.Contains(c.err.Error(), "allows no host path there") ||
+		!strings.Contains(c.err.Error(), "--fs-write "+rw) {
+		t.Errorf("shared paths without a ceiling: %v %q", c.err, c.out)
+	}
+	if n := ran(); n != 2 {
+		t.Errorf("the script ran %d times", n)
+	}
+}
+
+// With --log-json a worker writes a JSON line as a run starts (run id,
+// skill digest) and ends (outcome, exit code, duration), and as it
+// connects and drains; never the run's arguments, environment or output.
+func TestWorkerLogs(t *testing.T) {
+	cmd, log := startWorker(t, cluster.address, cluster.namespace, "q-logs", nil, nil, "--log-json")
+	e := host(t, "q-logs", nil)
+	const arg, env, output = "ARG-e81c4d", "ENV-3b7a90", "OUT-5f02ee"
+	skill := skillDir(t, map[string]string{"scripts/say.sh": "echo " + output + " \"$1\" \"$MARKER\"\nexit 3\n"})
+	req := remote(t, skill, "scripts/say.sh", []string{arg})
+	req.Env = append(req.Env, "MARKER="+env)
+	c := execute(context.Background(), e, req)
+	if c.err != nil || c.res.ExitCode != 3 || c.out != output+" "+arg+" "+env+"\n" {
+		t.Fatalf("%v %+v %q", c.err, c.res, c.out)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitFor(t, "the worker to drain", func() bool {
+		return slices.ContainsFunc(log.all(), func(l string) bool { return strings.Contains(l, `"drained"`) })
+	})
+	var started, ended map[string]any
+	var messages []string
+	for _, line := range log.all() {
+		t.Log(line)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Errorf("not a JSON line: %q", line)
+			continue
+		}
+		msg, _ := m["@message"].(string)
+		messages = append(messages, msg)
+		switch {
+		case msg == "run started" && m["run_id"] == req.RunID:
+			started = m
+		case msg == "run ended" && m["run_id"] == req.RunID:
+			ended = m
+		}
+		for _, secret := range []string{arg, env, output} {
+			if strings.Contains(line, secret) {
+				t.Errorf("the log holds %s: %s", secret, line)
+			}
+		}
+	}
+	if started == nil || started["skill"] != req.Skill.Digest {
+		t.Errorf("run started: %v", started)
+	}
+	if ended == nil || ended["outcome"] != "failed" || ended["exit_code"] != float64(3) || ended["duration"] == nil {
+		t.Errorf("run ended: %v", ended)
+	}
+	for _, want := range []string{"connected", "serving task queue", "draining", "drained"} {
+		if !slices.Contains(messages, want) {
+			t.Errorf("no %q line in %q", want, messages)
+		}
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -50,6 +52,12 @@ type WorkerOptions struct {
 	// StopTimeout is how long Stop waits for the runs in progress
 	// (default 10 minutes); past it they are cancelled.
 	StopTimeout time.Duration
+	// Ceiling is the most a job may have on this worker (the zero value:
+	// no host path, no network); a job over it is refused.
+	Ceiling Ceiling
+	// Logger gets a line per run, per change of the connection to the
+	// cluster, and per drain (default: none).
+	Logger hclog.Logger
 }
 
 // Fleet is a running fleet worker.
@@ -62,8 +70,13 @@ type Fleet struct {
 	cache  *skillCache
 	name   string
 
-	mu  sync.Mutex
-	ran map[string]bool // the run ids of the requests this worker ran
+	log     hclog.Logger
+	running atomic.Int64  // runs in progress
+	done    chan struct{} // closed by Stop: the cluster watch ends
+
+	mu      sync.Mutex
+	ran     map[string]bool // the run ids of the requests this worker ran
+	stopped bool
 }
 
 // StartWorker connects to the cluster, starts the local plugin and
@@ -99,6 +112,9 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 	if o.CacheSize <= 0 {
 		o.CacheSize = 2 << 30
 	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
 	cache, err := newSkillCache(filepath.Join(o.CacheDir, "skills"), o.CacheSize)
 	if err != nil {
 		return nil, err
@@ -124,7 +140,8 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		local.Close()
 		return nil, err
 	}
-	f := &Fleet{opts: o, client: c, local: local, info: info, cache: cache, name: o.Identity, ran: map[string]bool{}}
+	f := &Fleet{opts: o, client: c, local: local, info: info, cache: cache, name: o.Identity, ran: map[string]bool{},
+		log: o.Logger, done: make(chan struct{})}
 	f.worker = worker.New(c, o.taskQueue(), worker.Options{
 		MaxConcurrentActivityExecutionSize: o.Concurrency,
 		// Output and cancellation travel on heartbeats: sent often, they
@@ -140,8 +157,48 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		f.Stop()
 		return nil, fmt.Errorf("start the worker on task queue %s: %w", o.taskQueue(), err)
 	}
+	f.log.Info("connected", "address", o.Address, "namespace", o.namespace(), "task_queue", o.taskQueue())
+	go f.watchConnection()
 	return f, nil
 }
+
+// watchConnection logs when the cluster stops answering and when it
+// answers again, as long as the worker serves.
+func (f *Fleet) watchConnection() {
+	serving, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() { <-f.done; stop() }()
+	tick := time.NewTicker(connectionEvery)
+	defer tick.Stop()
+	var lostAt time.Time
+	for {
+		select {
+		case <-serving.Done():
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(serving, connectionEvery)
+		_, err := f.client.CheckHealth(ctx, &client.CheckHealthRequest{})
+		cancel()
+		if serving.Err() != nil {
+			return
+		}
+		switch {
+		case err != nil && lostAt.IsZero():
+			lostAt = time.Now()
+			f.log.Warn("lost the cluster", "address", f.opts.Address, "error", err.Error(), "running", f.Running())
+		case err == nil && !lostAt.IsZero():
+			f.log.Info("reconnected", "address", f.opts.Address, "after", time.Since(lostAt).Round(time.Millisecond).String())
+			lostAt = time.Time{}
+		}
+	}
+}
+
+// connectionEvery paces the worker's checks of its connection.
+const connectionEvery = 2 * time.Second
+
+// Running is how many runs are in progress.
+func (f *Fleet) Running() int { return int(f.running.Load()) }
 
 // sweep removes what a worker that died left in its cache directory: the
 // scratch of runs and half-fetched skills. (Workers sharing a cache
@@ -188,6 +245,12 @@ func (f *Fleet) plugin() (*pluginclient.Conn, error) {
 // Stop stops taking jobs, waits for running ones (up to StopTimeout), and
 // stops the local plugin.
 func (f *Fleet) Stop() {
+	f.mu.Lock()
+	if !f.stopped && f.done != nil {
+		close(f.done)
+	}
+	f.stopped = true
+	f.mu.Unlock()
 	if f.worker != nil {
 		f.worker.Stop()
 	}
@@ -230,10 +293,53 @@ func refuseFor(reason string, err error) error {
 // refusedType starts an application error's type that is a refusal.
 const refusedType = "skillhost.refused:"
 
-// exec is the activity: one job, run under the local plugin.
+// exec is the activity: one job, run under the local plugin, logged as
+// it starts and ends (never its arguments, environment or output).
 func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
+	f.running.Add(1)
+	defer f.running.Add(-1)
+	start := time.Now()
+	log := f.log.With("run_id", job.Request.RunID)
+	log.Info("run started", "skill", job.Request.Skill.Digest, "job", job.ID)
+	var ran bool
+	out, err := f.run(ctx, job, &ran)
+	took := time.Since(start).Round(time.Millisecond).String()
+	var ae *temporal.ApplicationError
+	switch {
+	case err == nil && out.Result.TimedOut:
+		log.Info("run ended", "outcome", "timed_out", "exit_code", out.Result.ExitCode, "duration", took)
+	case err == nil && out.Result.Signal != "":
+		log.Info("run ended", "outcome", "killed", "exit_code", out.Result.ExitCode, "signal", out.Result.Signal, "duration", took)
+	case err == nil:
+		outcome := "ok"
+		if out.Result.ExitCode != 0 {
+			outcome = "failed"
+		}
+		log.Info("run ended", "outcome", outcome, "exit_code", out.Result.ExitCode, "duration", took)
+	case ctx.Err() != nil:
+		log.Info("run ended", "outcome", "cancelled", "duration", took)
+	case errors.Is(err, errClusterLost):
+		log.Warn("run ended", "outcome", "cluster_lost", "duration", took)
+	case !ran && errors.As(err, &ae):
+		// The worker's own words, from before the script was started:
+		// they name the grant, never the command's arguments.
+		log.Warn("run ended", "outcome", "refused", "reason", ae.Message(), "duration", took)
+	default:
+		// What the local plugin said may quote the command: only its
+		// reason code is logged.
+		log.Warn("run ended", "outcome", "error", "reason", shared.RefusedFor(err), "duration", took)
+	}
+	return out, err
+}
+
+// run is exec's work; ran says whether the local plugin was asked to run
+// the script.
+func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 	if missing := lacks(f.info.Enforces, job.Require); missing != "" {
 		return Outcome{}, refuse("worker %s runs the %s strategy, which does not enforce %s; the host's temporal settings claim it", f.name, f.opts.Strategy, missing)
+	}
+	if why := f.opts.Ceiling.check(f.name, job.Request, f.opts.SharedPaths); why != "" {
+		return Outcome{}, refuse("%s", why)
 	}
 	hb := newBeat(ctx)
 	defer hb.stop()
@@ -257,6 +363,7 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 		limit = 10 * time.Second
 	}
 	go watchCluster(rctx, f.client, f.opts.Address, limit, lost)
+	*ran = true
 	res, err := local.Execute(rctx, req, func(b []byte) error {
 		out.write(b)
 		return nil
