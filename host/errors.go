@@ -9,6 +9,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // Exit statuses of the skillhost command; ExitStatus chooses between the
@@ -49,10 +50,12 @@ func (e *UnknownToolError) Error() string { return e.msg }
 // fixes by changing the request or the configuration (a *UsageError, a
 // configuration *config.Error, an unknown skill, an interpreter outside
 // the sandbox (a plugin's refusal with shared.ReasonInterpreter), an
-// unknown tool, a strategy whose plugin is missing, cannot work on this
-// platform or is not the pinned binary, a *RootError); ExitFailed for
-// anything else (a plugin crashed, a script could not start). Errors are
-// recognised through wrapping.
+// unknown tool, a *RootError, and every "this plugin may not run here": a
+// strategy whose plugin is missing, cannot work on this platform, is not
+// the pinned binary, or does not speak this host's contract version (a
+// *sandbox.IncompatibleError, a *pluginclient.VersionError)); ExitFailed
+// for anything else (a plugin crashed, a script could not start). Errors
+// are recognised through wrapping.
 func ExitStatus(err error) int {
 	if err == nil {
 		return ExitOK
@@ -66,12 +69,14 @@ func ExitStatus(err error) int {
 		us *sandbox.UnsupportedError
 		cs *sandbox.ChecksumError
 		pc *sandbox.ConfigError
+		ic *sandbox.IncompatibleError
+		ve *pluginclient.VersionError
 	)
 	var ut *UnknownToolError
 	if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &re) || catalog.IsNotFound(err) ||
 		errors.As(err, &ie) || errors.As(err, &nf) || errors.As(err, &us) || errors.As(err, &cs) ||
 		errors.As(err, &ut) || errors.As(err, &pc) || shared.RefusedFor(err) == shared.ReasonInterpreter ||
-		errors.Is(err, ErrNoStage) {
+		errors.Is(err, ErrNoStage) || errors.As(err, &ic) || errors.As(err, &ve) {
 		return ExitUsage
 	}
 	return ExitFailed
@@ -121,7 +126,8 @@ func ErrorKind(err error, status int) (kind, hint string) {
 		return KindInterpreter, "skillhost doctor checks every tool and prints the line to add"
 	case errors.Is(err, ErrNoStage):
 		return KindPlugin, "set sandbox.writes: direct for a strategy that cannot stage writes, or pick one that can (skillhost plugins shows staged_writes)"
-	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs):
+	case errors.As(err, &nf), errors.As(err, &us), errors.As(err, &cs),
+		errors.As(err, new(*sandbox.IncompatibleError)), errors.As(err, new(*pluginclient.VersionError)):
 		return KindPlugin, "skillhost plugins lists the plugins found; skillhost doctor explains what is wrong"
 	case errors.As(err, new(*UnknownToolError)):
 		return KindUnknownTool, "skillhost show NAME lists the skill's tools"

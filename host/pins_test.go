@@ -3,6 +3,7 @@ package host
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,5 +95,68 @@ func TestPinDefaultConfig(t *testing.T) {
 	}
 	if _, err := os.Stat(cfg); err != nil {
 		t.Errorf("no configuration written: %v", err)
+	}
+}
+
+// Pin with names pins only those plugins and reports the pin each had
+// before; a name that is no plugin is a usage error and writes nothing.
+func TestPinNamed(t *testing.T) {
+	noUserConfig(t)
+	dir := t.TempDir()
+	plugins := filepath.Join(dir, "plugins")
+	old := strings.Repeat("0", 64)
+	writeFiles(t, dir, map[string]string{
+		"plugins/skillhost-sandbox-one": "#!/bin/sh\nexit 1\n",
+		"plugins/skillhost-sandbox-two": "#!/bin/sh\nexit 2\n",
+		"config.yaml":                   "plugins:\n  dirs: [" + plugins + "]\n  sha256:\n    one: " + old + "\n",
+	})
+	for _, n := range []string{"one", "two"} {
+		if err := os.Chmod(filepath.Join(plugins, "skillhost-sandbox-"+n), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := filepath.Join(dir, "config.yaml")
+	open := func() *Host {
+		h, err := Open(Options{ConfigPath: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { h.Close() })
+		return h
+	}
+	sum := func(s string) string { b := sha256.Sum256([]byte(s)); return hex.EncodeToString(b[:]) }
+	one, two := sum("#!/bin/sh\nexit 1\n"), sum("#!/bin/sh\nexit 2\n")
+
+	before, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = open().Pin("one", "nope")
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `no sandbox plugin "nope" to pin`) || !strings.Contains(err.Error(), "found: one, two") {
+		t.Fatalf("Pin of an unknown name: %v, want a *UsageError naming it and the plugins found", err)
+	}
+	if after, _ := os.ReadFile(cfg); string(after) != string(before) {
+		t.Errorf("a failed Pin wrote the configuration:\n%s", after)
+	}
+
+	pins, err := open().Pin("one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pins.Sums) != 1 || pins.Sums["one"] != one || pins.Previous["one"] != old || !pins.Changed("one") {
+		t.Errorf("Pin(one) = %+v, want one %s -> %s only", pins, old, one)
+	}
+	h := open()
+	if got := h.Config.Plugins.SHA256; got["one"] != one || got["two"] != "" {
+		t.Errorf("pins read back as %v, want only one", got)
+	}
+
+	pins, err = h.Pin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pins.Sums["one"] != one || pins.Sums["two"] != two || pins.Changed("one") || !pins.Changed("two") || pins.Previous["two"] != "" {
+		t.Errorf("Pin() = %+v, want one unchanged and two newly pinned", pins)
 	}
 }

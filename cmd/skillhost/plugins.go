@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -48,15 +49,22 @@ func (a *app) pluginsCmd() *cobra.Command {
 		},
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "pin",
-		Short: "Record the SHA-256 of every discovered plugin in the configuration (plugins.sha256)",
-		Args:  args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		Use:   "pin [NAME...]",
+		Short: "Record the SHA-256 of the named plugins, or of every discovered plugin, in the configuration (plugins.sha256)",
+		Long: "Record the current SHA-256 of the named sandbox plugins (all discovered plugins when none is named) under\n" +
+			"plugins.sha256 in the configuration file, keeping its comments and the other plugins' pins. Each pin that\n" +
+			"changes is shown as old -> new; a plugin that was not pinned shows its sum alone.",
+		Args: args(cobra.ArbitraryArgs),
+		RunE: func(_ *cobra.Command, names []string) error {
 			h, err := a.open()
 			if err != nil {
 				return err
 			}
-			pins, err := h.Pin()
+			defer h.Close()
+			pins, err := h.Pin(names...)
+			if ue := (*host.UsageError)(nil); errors.As(err, &ue) {
+				return usage(err) // a name that is not a plugin
+			}
 			if err != nil {
 				return failed(err)
 			}
@@ -64,13 +72,25 @@ func (a *app) pluginsCmd() *cobra.Command {
 				return a.printJSON(pins)
 			}
 			for _, n := range slices.Sorted(maps.Keys(pins.Sums)) {
-				fmt.Fprintf(a.stdout, "pinned %s %s\n", n, pins.Sums[n])
+				fmt.Fprintln(a.stdout, pinLine(n, pins.Previous[n], pins.Sums[n]))
 			}
 			fmt.Fprintf(a.stdout, "wrote plugins.sha256 to %s\n", pins.Config)
 			return nil
 		},
 	})
 	return cmd
+}
+
+// pinLine says what pinning name did: its sum when it had no pin, old ->
+// new when the pin changed, and that it is unchanged otherwise.
+func pinLine(name, old, sum string) string {
+	switch old {
+	case "":
+		return fmt.Sprintf("pinned %s %s", name, sum)
+	case sum:
+		return fmt.Sprintf("pinned %s %s (unchanged)", name, sum)
+	}
+	return fmt.Sprintf("pinned %s %s -> %s", name, old, sum)
 }
 
 func printPlugin(w io.Writer, r host.PluginReport) {
@@ -101,7 +121,8 @@ func enforced(e shared.Enforcement) string {
 		on   bool
 		name string
 	}{{e.FSRead, "fs-read"}, {e.FSWrite, "fs-write"}, {e.Network, "network"}, {e.Timeout, "timeout"},
-		{e.ResourceLimits, "resource-limits"}, {e.ProcessIsolation, "process-isolation"}} {
+		{e.ResourceLimits, "resource-limits"}, {e.ProcessIsolation, "process-isolation"}, {e.Egress, "egress"},
+		{e.StagedWrites, "staged-writes"}} {
 		if f.on {
 			parts = append(parts, f.name)
 		}

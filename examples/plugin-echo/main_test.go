@@ -3,53 +3,47 @@ package main
 import (
 	"fmt"
 	"os"
-	"syscall"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
-	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared/conformance"
-	"github.com/skillhost/skillhost/shared/pluginclient"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
-const (
-	echoPkg = "./examples/plugin-echo"
-	nullPkg = "./cmd/skillhost-sandbox-null"
-)
+// plugin is the example built from this directory, as any backend's test
+// would build its own binary: with the go command, into a directory
+// anyone can read, since the escape suite also runs it as nobody.
+var plugin string
 
 func TestMain(m *testing.M) {
 	runner.Init()
-	if _, err := testbin.Build(echoPkg, nullPkg); err != nil {
+	dir, err := os.MkdirTemp("", "plugin-echo-")
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := m.Run()
-	testbin.Cleanup()
-	os.Exit(code)
-}
-
-func launch(pkg string) func(*testing.T, *syscall.Credential) conformance.Backend {
-	return func(t *testing.T, cred *syscall.Credential) conformance.Backend {
-		var attr *syscall.SysProcAttr
-		if cred != nil {
-			attr = &syscall.SysProcAttr{Credential: cred}
-		}
-		conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: testbin.Path(pkg), AutoMTLS: true, SysProcAttr: attr,
-			Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}})
-		if err != nil {
-			t.Fatalf("launch %s: %v", pkg, err)
-		}
-		t.Cleanup(conn.Close)
-		return conn
+	plugin = filepath.Join(dir, "skillhost-sandbox-echo")
+	if out, err := exec.Command("go", "build", "-o", plugin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // The example passes the same suites a third-party backend must.
 func TestConformance(t *testing.T) {
-	conformance.Conformance(t, launch(echoPkg)(t, nil), conformance.Options{})
+	conformance.Conformance(t, conformance.Launch(t, plugin), conformance.Options{})
 }
 
-// It claims only timeouts, so only the attacks on process lifetime apply.
+// It claims only timeouts, so only the attacks on process lifetime apply;
+// each runs against the null plugin, the control the kit builds.
 func TestEscapes(t *testing.T) {
-	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch(echoPkg), Control: launch(nullPkg)})
+	conformance.Escapes(t, conformance.EscapeConfig{Launch: conformance.Launcher(plugin), Control: conformance.Control})
 }

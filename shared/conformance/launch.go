@@ -4,8 +4,11 @@
 // streaming order; Escapes runs real attacks, each with an unconfined
 // control, against every protection the backend claims in Info.Enforces,
 // and Teardown the attacks on a run's lifetime. Launch starts a real plugin
-// binary for a test and InProcess serves an implementation through the real
-// gRPC adapters inside the test process.
+// binary for a test (LaunchAs as another user, Launcher for the escape
+// suite), InProcess serves an implementation through the real gRPC
+// adapters inside the test process, and Control is the unconfined control
+// backend the escape suite compares against: the null plugin, built by the
+// kit.
 //
 // A backend's own test typically reads:
 //
@@ -13,9 +16,14 @@
 //		conn := conformance.Launch(t, pluginBinary)
 //		conformance.Conformance(t, conn, conformance.Options{})
 //	}
+//
+//	func TestEscapes(t *testing.T) {
+//		conformance.Escapes(t, conformance.EscapeConfig{Launch: conformance.Launcher(pluginBinary), Control: conformance.Control})
+//	}
 package conformance
 
 import (
+	"syscall"
 	"testing"
 
 	"github.com/hashicorp/go-plugin"
@@ -25,11 +33,20 @@ import (
 	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
-// Launch starts the plugin binary at path with AutoMTLS and stops it when
-// the test ends.
+// Launch starts the plugin binary at path with AutoMTLS, as the test's own
+// user, and stops it when the test ends. LaunchAs starts it as another.
 func Launch(t testing.TB, path string) *pluginclient.Conn {
 	t.Helper()
-	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: path, AutoMTLS: true, Env: []string{"PATH=/usr/bin:/bin"}})
+	return launch(t, path, nil)
+}
+
+// launch starts the plugin at path with attr applied to its process (nil:
+// none). Its environment is a fixed PATH and, so that a plugin built with
+// -race exits promptly, GORACE=atexit_sleep_ms=0.
+func launch(t testing.TB, path string, attr *syscall.SysProcAttr) *pluginclient.Conn {
+	t.Helper()
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{Path: path, AutoMTLS: true, SysProcAttr: attr,
+		Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"}})
 	if err != nil {
 		t.Fatalf("launch %s: %v", path, err)
 	}
