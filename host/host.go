@@ -81,11 +81,19 @@ type Host struct {
 	matchOnce sync.Once
 	engine    *match.Engine
 	engineErr error
+
+	// timing is the breakdown SKILLHOST_TRACE=timing asks of a one-shot
+	// run (see timing.go); nil otherwise.
+	timing *timing
 }
 
 // Open loads the configuration and prepares the catalog (which reads
 // nothing until first use).
 func Open(opts Options) (*Host, error) {
+	var tm *timing
+	if opts.OneShot && traceTiming(os.Getenv(TraceEnv)) {
+		tm = newTiming()
+	}
 	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
 		return nil, err
@@ -124,12 +132,14 @@ func Open(opts Options) (*Host, error) {
 	h := &Host{Config: cfg, Catalog: catalog.New(roots, catOpts...), env: env, warnings: w, warned: map[string]bool{}, logLevel: level, oneShot: opts.OneShot, defaultRoots: defaultRoots, verbose: opts.Verbose}
 	h.configPath = opts.ConfigPath
 	h.pluginDirs = opts.PluginDirs
+	h.timing = tm
 	if opts.OneShot {
 		sandbox.OneShot()
 	}
 	for _, d := range append(cfg.Warnings, cfg.Deprecations...) {
 		h.Warn("%s", d)
 	}
+	tm.mark("configuration load (and the rest of Open)")
 	return h, nil
 }
 
@@ -243,6 +253,7 @@ func (h *Host) Sandbox() *sandbox.Manager {
 			Env:         pluginEnv(os.Environ()),
 			Configs:     pluginConfigs(pc.Config),
 			HostVersion: Version,
+			Trace:       h.timing.traceFunc(),
 		})
 	})
 	return h.sandbox
@@ -279,7 +290,12 @@ func pluginEnv(host []string) []string {
 
 // Close stops the plugin processes the host started.
 func (h *Host) Close() {
+	h.timing.mark("output (the result written out)")
 	if h.sandbox != nil {
 		h.sandbox.Close()
+	}
+	if h.timing != nil {
+		h.timing.children()
+		h.timing.write(h.warnings)
 	}
 }

@@ -147,6 +147,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.timing.mark("catalog lookup")
 	args := req.Args
 	if req.ArgString != nil {
 		if args, err = shellwords.Split(*req.ArgString); err != nil {
@@ -157,6 +158,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	for _, w := range warnings {
 		h.Warn("%s", w)
 	}
+	h.timing.mark("grant")
 	dir := h.env.Cwd
 	if len(req.WorkspaceDirs) > 0 {
 		dir = req.WorkspaceDirs[0]
@@ -203,6 +205,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	}
 	notEnforced = append(notEnforced, direct...)
 	ev.started(p)
+	h.timing.mark("request (command line, environment, egress, stage)")
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
 	r, err := p.exec.Execute(ctx, p.request, func(b []byte) error {
 		if n := out.write(b); n > 0 {
@@ -210,6 +213,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		}
 		return nil
 	})
+	h.timing.mark("execute (plugin side, as seen from the host)")
 	if err != nil {
 		// What the run changed before its plugin failed is kept, never
 		// applied.
@@ -235,6 +239,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	} else {
 		r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	}
+	h.timing.mark("settle (staged writes applied, or created paths set aside)")
 	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r, Changes: changes}
 	if req.ChunkedOutput {
 		res.chunks = out.chunks

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
@@ -24,7 +25,8 @@ var systemDirs = []string{"/etc", "/usr", "/var"}
 // inside, at any depth: the first component of each of
 // grant.ProtectedNames (.git of .git/hooks), whose contents something runs
 // later outside any sandbox.
-var protectedRootNames = func() []string {
+// They are worked out on first use, not at every program's start-up.
+var protectedRootNames = sync.OnceValue(func() []string {
 	var out []string
 	for _, n := range grant.ProtectedNames {
 		first, _, _ := strings.Cut(n, "/")
@@ -33,7 +35,7 @@ var protectedRootNames = func() []string {
 		}
 	}
 	return out
-}()
+})
 
 func containsFold(list []string, s string) bool {
 	for _, x := range list {
@@ -157,7 +159,7 @@ func (p RootPolicy) Check(root string) (string, error) {
 		}
 	}
 	for _, c := range strings.Split(strings.TrimPrefix(r, "/"), "/") {
-		if containsFold(protectedRootNames, c) {
+		if containsFold(protectedRootNames(), c) {
 			return refuse(fmt.Sprintf("it is or lies in a directory named %s, which skillhost protects (its contents run later outside any sandbox)", c), never)
 		}
 	}

@@ -42,6 +42,16 @@ type Options struct {
 	AnswerMargin time.Duration
 	// HostVersion is what the in-process strategy reports as its version.
 	HostVersion string
+	// Trace, when set, is told as each step of a plugin's start ends
+	// (SKILLHOST_TRACE=timing; see pluginclient.LaunchConfig.Trace).
+	Trace func(step string)
+}
+
+// trace reports a step of a plugin's start to Options.Trace, if set.
+func (m *Manager) trace(step string) {
+	if m.opts.Trace != nil {
+		m.opts.Trace(step)
+	}
 }
 
 // Manager keeps one long-lived process per plugin, shared by all calls,
@@ -264,6 +274,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 	if err := verify(cand, m.opts.Pins); err != nil {
 		return nil, shared.Probe{}, err
 	}
+	m.trace("plugin lookup (discovery, pin check)")
 	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 		Path:         cand.Path,
 		Env:          m.opts.Env,
@@ -271,6 +282,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		OneShot:      m.opts.OneShot,
 		StartTimeout: m.opts.StartTimeout,
 		Logger:       m.opts.Logger.Named(name),
+		Trace:        m.opts.Trace,
 	})
 	if err != nil {
 		inst.fail()
@@ -307,6 +319,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
 	}
 	inst.conn, inst.info, inst.probe = conn, info, probe
+	m.trace("plugin Info, SetConfig, Probe")
 	return conn, probe, nil
 }
 

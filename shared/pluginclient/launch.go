@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,10 @@ type LaunchConfig struct {
 	// SysProcAttr is applied to the plugin process (for example to run it
 	// as another user); nil means none.
 	SysProcAttr *syscall.SysProcAttr
+	// Trace, when set, is called as each step of the start ends, with
+	// the step's name (SKILLHOST_TRACE=timing); it may be called from
+	// another goroutine. Nil costs nothing.
+	Trace func(step string)
 }
 
 // Conn is a running plugin process and its Executor.
@@ -106,6 +111,10 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		}
 		defer tlsR.Close()
 		tlsConfig = client
+		if cfg.Trace != nil {
+			cfg.Trace("plugin TLS identities (Ed25519 keys)")
+			tlsConfig = tracedTLS(client, cfg.Trace)
+		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
 		cmd.Env = append(cmd.Env, shared.EnvTLSFD+"=4")
 	}
@@ -126,7 +135,11 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 				return nil, fmt.Errorf("socket directory: %w", err)
 			}
 			cmd.Env = append(cmd.Env, spec.Env...)
-			return newPluginRunner(cmd)
+			r, err := newPluginRunner(cmd)
+			if err != nil || cfg.Trace == nil {
+				return r, err
+			}
+			return &tracedRunner{pluginRunner: r, trace: cfg.Trace}, nil
 		},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		TLSConfig:        tlsConfig,
@@ -157,7 +170,56 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	}
 	c.Executor = ex
 	c.ContractVersion = client.NegotiatedVersion()
+	if cfg.Trace != nil {
+		cfg.Trace("plugin gRPC client (connection, stdio stream, dispense)")
+	}
 	return c, nil
+}
+
+// tracedRunner reports when the plugin process has been started and when
+// its handshake line arrives (LaunchConfig.Trace).
+type tracedRunner struct {
+	*pluginRunner
+	trace func(string)
+	once  sync.Once
+}
+
+func (r *tracedRunner) Start(ctx context.Context) error {
+	err := r.pluginRunner.Start(ctx)
+	r.trace("plugin exec (socket directory, fork and exec)")
+	return err
+}
+
+func (r *tracedRunner) Stdout() io.ReadCloser {
+	return &tracedReader{ReadCloser: r.pluginRunner.Stdout(), first: func() {
+		r.once.Do(func() { r.trace("plugin handshake (its start to its address line)") })
+	}}
+}
+
+// tracedReader calls first when its first read returns.
+type tracedReader struct {
+	io.ReadCloser
+	first func()
+}
+
+func (t *tracedReader) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	t.first()
+	return n, err
+}
+
+// tracedTLS is c reporting the end of each TLS handshake it makes.
+func tracedTLS(c *tls.Config, trace func(string)) *tls.Config {
+	c = c.Clone()
+	verify := c.VerifyConnection
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		trace("plugin TLS handshake")
+		if verify != nil {
+			return verify(cs)
+		}
+		return nil
+	}
+	return c
 }
 
 // sendTLS makes the identities of one plugin connection and returns the
