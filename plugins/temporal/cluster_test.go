@@ -889,24 +889,6 @@ func TestWorkerCeiling(t *testing.T) {
 		t.Errorf("the script ran %d times; only the two controls should have run", n)
 	}
 
-	// The default worker: no host path, no network. Its scratch mounts
-	// are its own, so a writable workspace runs (control); any network is
-	// refused.
-	worker(t, "q-ceiling-default", nil)
-	d := host(t, "q-ceiling-default", nil)
-	scratch := skillDir(t, map[string]string{"scripts/w.sh": "echo made > out.txt; echo done\n"})
-	ws := t.TempDir()
-	req = remote(t, scratch, "scripts/w.sh", nil, shared.Mount{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: ws, Writable: true})
-	req.Dir, req.Grant.FSWrite = ws, []string{ws}
-	if c := execute(context.Background(), d, req); c.err != nil || c.out != "done\n" || len(c.res.Files) != 1 {
-		t.Fatalf("a scratch mount on the default worker: %v %+v %q", c.err, c.res, c.out)
-	}
-	req.Grant.Network = true
-	req.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com"}}
-	if c := execute(context.Background(), d, req); c.err == nil || !strings.Contains(c.err.Error(), "its ceiling (--network) allows no network") ||
-		!strings.Contains(c.err.Error(), "--network api.example.com") {
-		t.Errorf("network on the default worker: %v %q", c.err, c.out)
-	}
 	// A worker that sees the host's files but was given no --fs-read.
 	worker(t, "q-ceiling-nopaths", nil, "--shared-paths")
 	n := host(t, "q-ceiling-nopaths", nil)
@@ -916,6 +898,27 @@ func TestWorkerCeiling(t *testing.T) {
 	}
 	if n := ran(); n != 2 {
 		t.Errorf("the script ran %d times", n)
+	}
+}
+
+// The default worker's ceiling: no host path, no network. Its scratch
+// mounts are its own, so a writable workspace runs (control); any network
+// is refused.
+func TestWorkerDefaultCeiling(t *testing.T) {
+	worker(t, "q-ceiling-default", nil)
+	d := host(t, "q-ceiling-default", nil)
+	scratch := skillDir(t, map[string]string{"scripts/w.sh": "echo made > out.txt; echo done\n"})
+	ws := t.TempDir()
+	req := remote(t, scratch, "scripts/w.sh", nil, shared.Mount{Role: shared.MountWorkspace, Logical: "/workspace", HostPath: ws, Writable: true})
+	req.Dir, req.Grant.FSWrite = ws, []string{ws}
+	if c := execute(context.Background(), d, req); c.err != nil || c.out != "done\n" || len(c.res.Files) != 1 {
+		t.Fatalf("a scratch mount on the default worker: %v %+v %q", c.err, c.res, c.out)
+	}
+	req.Grant.Network = true
+	req.Grant.Egress = &shared.Egress{Allow: []string{"api.example.com"}}
+	if c := execute(context.Background(), d, req); c.err == nil || !strings.Contains(c.err.Error(), "its ceiling (--network) allows no network") ||
+		!strings.Contains(c.err.Error(), "--network api.example.com") {
+		t.Errorf("network on the default worker: %v %q", c.err, c.out)
 	}
 }
 
