@@ -90,7 +90,13 @@ type plantWorld struct {
 
 func newPlantWorld(t *testing.T, cred *syscall.Credential) *plantWorld {
 	t.Helper()
-	base, err := os.MkdirTemp("", "skillhost-planted-")
+	// Not under /tmp: the view's private /tmp has a Landlock rule of its
+	// own, which would hide a write grant whose rule does not hold.
+	parent := ""
+	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() {
+		parent = "/var/tmp"
+	}
+	base, err := os.MkdirTemp(parent, "skillhost-planted-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ func confine(payload []byte) error {
 		if err := buildView(p.View, hs); err != nil {
 			return fmt.Errorf("filesystem view: %w", err)
 		}
+		if err := hs.reopenStaged(p.View); err != nil {
+			return fmt.Errorf("filesystem view: %w", err)
+		}
 	}
 	if !p.Network {
 		// A network namespace of its own, with nothing in it: no socket of

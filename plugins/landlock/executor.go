@@ -392,13 +392,19 @@ func hostAncestor(dir string) string {
 // stage, as the plugin's user (the overlay's upper layer must be its).
 func makeStage(stage string, write []string) error {
 	for i, w := range write {
-		if fi, err := os.Stat(w); err == nil && !fi.IsDir() {
+		fi, err := os.Stat(w)
+		if err == nil && !fi.IsDir() {
 			return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("fs_write %s is a file: staged writes are for directories (grant its directory, or set sandbox.writes: direct to let runs write files in place)", w))
 		}
 		for _, d := range []string{shared.StageUpper(stage, i), shared.StageWork(stage, i)} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
 				return fmt.Errorf("stage of %s: %w", w, err)
 			}
+		}
+		if err == nil {
+			// The overlay's root takes the upper layer's mode: the run
+			// sees the directory as it is (the stage above stays 0700).
+			_ = os.Chmod(shared.StageUpper(stage, i), fi.Mode().Perm())
 		}
 	}
 	return nil

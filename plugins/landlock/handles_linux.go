@@ -97,3 +97,24 @@ func (hs handles) fd(path string) (fd int, owned bool, err error) {
 	fd, err = unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	return fd, err == nil, err
 }
+
+// reopenStaged points the handle of each staged write grant at the overlay
+// the view shows there, not at the host's directory beneath it: Landlock
+// rules hold on the inode they are given, and the run reaches the grant
+// only through the overlay. Called inside the view, after the pivot.
+func (hs handles) reopenStaged(v *View) error {
+	for _, b := range v.Binds {
+		if b.Upper == "" {
+			continue
+		}
+		fd, err := openNoSymlinks(b.Path)
+		if err != nil {
+			return fmt.Errorf("staged %s in the view: %w", b.Path, err)
+		}
+		if old, ok := hs[b.Path]; ok && old > 0 {
+			unix.Close(old)
+		}
+		hs[b.Path] = fd
+	}
+	return nil
+}
