@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,7 @@ func Conformance(t *testing.T, ex shared.Executor, opts Options) {
 	t.Run("WorkingDirectoryAndStdin", c.workdirAndStdin)
 	t.Run("Cancel", c.cancel)
 	t.Run("Concurrent", c.concurrent)
+	t.Run("StagedWrites", c.stagedWrites)
 }
 
 type checker struct {
@@ -408,5 +410,61 @@ func (c *checker) concurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// stagedWrites holds a backend that claims Enforcement.StagedWrites to it:
+// with Request.Stage set, a run that creates, changes and deletes files in
+// its write grant leaves the grant as it was, and its changes are in the
+// stage in the layout of an overlayfs upper layer (a deleted path a 0/0
+// character device, on Linux).
+func (c *checker) stagedWrites(t *testing.T) {
+	info, err := c.ex.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Enforces.StagedWrites {
+		t.Skip("the backend does not claim staged writes")
+	}
+	req := c.request(t, `echo new > made.txt && echo changed >> kept.txt && rm gone.txt && echo done`)
+	// Outside /tmp where the machine has /var/tmp: a backend's own rule
+	// for its private /tmp must not be what lets the writes through.
+	if fi, err := os.Stat("/var/tmp"); err == nil && fi.IsDir() {
+		dir, err := os.MkdirTemp("/var/tmp", "skillhost-conformance-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		req.Dir, req.SkillDir = dir, dir
+		req.Grant.FSRead, req.Grant.FSWrite = []string{dir}, []string{dir}
+	}
+	for name, data := range map[string]string{"kept.txt": "before\n", "gone.txt": "x\n"} {
+		if err := os.WriteFile(filepath.Join(req.Dir, name), []byte(data), 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(req.Dir, 0o777)
+	req.Stage = t.TempDir()
+	os.Chmod(req.Stage, 0o777) // the backend's user makes its layers there
+	r := c.mustRun(t, req)
+	if r.res.ExitCode != 0 || !strings.Contains(r.out, "done") {
+		t.Fatalf("the run failed: %+v %q", r.res, r.out)
+	}
+	for name, want := range map[string]string{"kept.txt": "before\n", "gone.txt": "x\n", "made.txt": ""} {
+		got, err := os.ReadFile(filepath.Join(req.Dir, name))
+		if want == "" && err == nil || want != "" && string(got) != want {
+			t.Errorf("the real tree changed: %s is %q (%v)", name, got, err)
+		}
+	}
+	upper := shared.StageUpper(req.Stage, 0)
+	for name, want := range map[string]string{"made.txt": "new\n", "kept.txt": "before\nchanged\n"} {
+		if got, err := os.ReadFile(filepath.Join(upper, name)); err != nil || string(got) != want {
+			t.Errorf("stage: %s is %q (%v), want %q", name, got, err, want)
+		}
+	}
+	if runtime.GOOS == "linux" {
+		if fi, err := os.Lstat(filepath.Join(upper, "gone.txt")); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Errorf("stage: the deletion of gone.txt is no whiteout (%v, %v)", fi, err)
+		}
 	}
 }
