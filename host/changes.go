@@ -106,6 +106,28 @@ func (h *Host) WritesMeaning() string {
 		"          and keeps what it did not apply for skillhost changes"
 }
 
+// KeptError is a run that did not finish (interrupted, or its plugin
+// failed) after changing files: Err says why it ended, and its changes
+// are kept, not applied, under Run.
+type KeptError struct {
+	Err   error
+	Run   string
+	Paths int
+	Why   string
+}
+
+func (e *KeptError) Error() string {
+	return fmt.Sprintf("%v; %s", e.Err, e.Kept())
+}
+
+func (e *KeptError) Unwrap() error { return e.Err }
+
+// Kept says what was kept and how to apply it, in one line.
+func (e *KeptError) Kept() string {
+	return fmt.Sprintf("%s changed by the run %s not applied (%s): skillhost changes apply %s",
+		plural(e.Paths, "path", "paths"), pick(e.Paths == 1, "was", "were"), e.Why, e.Run)
+}
+
 // ErrNoStage is returned, wrapped, when a run with a write grant would
 // write the host's files directly and the configuration says it may not.
 var ErrNoStage = errors.New("cannot stage the run's writes")
@@ -241,7 +263,7 @@ func (rep *ChangeReport) notes() []string {
 	}
 	var out []string
 	if n := len(rep.Kept); n > 0 {
-		out = append(out, fmt.Sprintf("[skillhost: %s changed by the run were not applied (%s): %s]", plural(n, "path", "paths"), rep.Interrupted, rep.Command))
+		out = append(out, fmt.Sprintf("[skillhost: %s changed by the run %s not applied (%s): %s]", plural(n, "path", "paths"), pick(n == 1, "was", "were"), rep.Interrupted, rep.Command))
 	}
 	if n := len(rep.Refused); n > 0 {
 		var why []string

@@ -215,10 +215,14 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	})
 	h.timing.mark("execute (plugin side, as seen from the host)")
 	if err != nil {
-		// What the run changed before its plugin failed is kept, never
-		// applied.
-		if rep := h.settle(ctx, p, "its sandbox plugin failed", nil); rep != nil && len(rep.Kept) > 0 {
-			err = fmt.Errorf("%w; %s changed by the run were not applied: %s", err, plural(len(rep.Kept), "path", "paths"), rep.Command)
+		// What the run changed before it was stopped or its plugin
+		// failed is kept, never applied.
+		why := "its sandbox plugin failed"
+		if ctx.Err() != nil {
+			why = "the run was interrupted"
+		}
+		if rep := h.settle(ctx, p, why, nil); rep != nil && len(rep.Kept) > 0 {
+			err = &KeptError{Err: err, Run: rep.Run, Paths: len(rep.Kept), Why: why}
 		}
 		err = runFailed(p, err)
 		ev.failed(ctx, err)

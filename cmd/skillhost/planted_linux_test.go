@@ -311,7 +311,7 @@ func TestKilledPluginLeavesWorkspace(t *testing.T) {
 	if after := treeSum(t, ws); after != before {
 		t.Errorf("the workspace changed")
 	}
-	if !strings.Contains(out.String(), "were not applied: skillhost changes apply") {
+	if !strings.Contains(out.String(), "were not applied (its sandbox plugin failed): skillhost changes apply") {
 		t.Errorf("the kept changes are not reported:\n%s", out.String())
 	}
 	// They are kept, and apply once asked.
@@ -420,5 +420,50 @@ func TestDiscardedWriteIsKept(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(unpacked); string(got) != "<w/>\n" {
 		t.Errorf("%s = %q", unpacked, got)
+	}
+}
+
+// Ctrl-C in the middle of a run's writes: nothing is applied, the CLI says
+// the changes were kept and how to apply them, and the run is listed as
+// interrupted (not as a plugin failure).
+func TestInterruptedRunKeepsChanges(t *testing.T) {
+	if !landlockWorks(plugins(t)) {
+		t.Skip("the Landlock plugin cannot confine here")
+	}
+	w := newPlantWorld(t, nil)
+	p := planting{script: `echo "more" >> README; echo new > made.txt; echo go > ready; sleep 120`}
+	ws, _ := w.setUp(t, p, "interrupted")
+	before := treeSum(t, ws)
+	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-interrupted"), "run", "--strategy", "landlock", "planter", "plant")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	var ready []string
+	for len(ready) == 0 && time.Now().Before(deadline) {
+		ready, _ = filepath.Glob(filepath.Join(w.base, "state", "skillhost", "changes", "*", "stage", "0", "upper", "ready"))
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(ready) == 0 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the run never wrote its last file\n%s", out.String())
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "were not applied (the run was interrupted): skillhost changes apply") {
+		t.Errorf("the kept changes are not reported:\n%s", out.String())
+	}
+	if after := treeSum(t, ws); after != before {
+		t.Errorf("the workspace changed")
+	}
+	list, _ := w.command(ws, w.bin, "changes", "list").CombinedOutput()
+	if !strings.Contains(string(list), "(the run was interrupted)") {
+		t.Errorf("changes list:\n%s", list)
 	}
 }

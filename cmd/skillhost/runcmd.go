@@ -207,6 +207,13 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 			}
 		}
 		fmt.Fprintf(a.stderr, "\nskillhost: interrupted (%s); %s\n", sig, stopped(err))
+		if kept := (*host.KeptError)(nil); errors.As(err, &kept) {
+			fmt.Fprintf(a.stderr, "skillhost: %s\n", kept.Kept())
+		} else if res != nil {
+			for _, n := range res.ChangeNotes() {
+				fmt.Fprintln(a.stderr, n)
+			}
+		}
 		return &exitError{code: 128 + int(sig)}
 	}
 	if err != nil {
