@@ -120,6 +120,9 @@ func TestJudge(t *testing.T) {
 		{file("/r/.github/copilot-instructions.md"), "copilot"},
 		{file("/r/.github/workflows/ci.yml"), ""},
 		{file("/r/home/.bashrc"), ".bashrc"},
+		{file("/r/home/.gitconfig"), ".gitconfig"},
+		{file("/r/home/.config/git/config"), ".config/git"},
+		{file("/r/home/.config/other/x"), ""},
 		{file("/r/a/secrets"), "sandbox.protected"},
 		{file("/abs/tree/x"), "sandbox.protected"},
 		{file("/r/exempt/.git/config"), ""}, // exempted tree

@@ -21,6 +21,8 @@ type Protected struct {
 // takes from them (docs/sandbox.md).
 var Defaults = []Protected{
 	{".git", "git runs hooks and commands named in a repository's configuration, and follows .git files and commondir to others"},
+	{".gitconfig", "git's global configuration: commands it names (core.fsmonitor, aliases, hooks) run in every repository"},
+	{".config/git", "git's global configuration: commands it names run in every repository"},
 	{".hg", "Mercurial runs hooks named in a repository's configuration"},
 	{".husky", "a git hook manager's hooks run at the next commit"},
 	{".githooks", "a common core.hooksPath: hooks run at the next commit"},
