@@ -73,6 +73,13 @@ func examine(ctx context.Context, h *host.Host) examination {
 	// the host only names the platform.
 	d := examination{platform: runtime.GOOS + "/" + runtime.GOARCH}
 	d.reports, d.pluginWarnings = h.Plugins(ctx)
+	for _, r := range d.reports {
+		// A fleet with no worker on its queue (the temporal plugin's
+		// probe says "workers: none: ...").
+		if r.Probe != nil && strings.HasPrefix(r.Probe.Details["workers"], "none:") {
+			d.pluginWarnings = append(d.pluginWarnings, fmt.Sprintf("%s: %s", r.Name, strings.TrimPrefix(r.Probe.Details["workers"], "none: ")))
+		}
+	}
 	d.skills = h.Catalog.All()
 	d.skillWarnings = h.Catalog.Warnings()
 	d.broken = h.Catalog.Broken()

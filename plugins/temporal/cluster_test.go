@@ -975,3 +975,38 @@ func TestWorkerLogs(t *testing.T) {
 		}
 	}
 }
+
+// The host-side probe lists the workers polling the task queue, with
+// their versions, and says so when there is none (issue 39, point 3):
+// doctor shows it, and warns.
+func TestProbeListsWorkers(t *testing.T) {
+	e := host(t, "q-probe", nil)
+	p, err := e.Probe(context.Background())
+	if err != nil || p.Status != shared.Healthy || !strings.HasPrefix(p.Details["workers"], temporal.NoWorkers+":") {
+		t.Fatalf("before any worker: %+v %v", p, err)
+	}
+	worker(t, "q-probe", nil)
+	waitFor(t, "the worker to show among the task queue's pollers", func() bool {
+		p, err = e.Probe(context.Background())
+		return err == nil && strings.HasPrefix(p.Details["workers"], "1: ")
+	})
+	if !strings.Contains(p.Details["workers"], "(skillhost-worker "+temporal.Version+")") {
+		t.Errorf("the worker's version is not listed: %q", p.Details["workers"])
+	}
+}
+
+// doctor with the temporal strategy warns when no worker polls its queue.
+func TestDoctorWarnsNoWorker(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yaml")
+	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-doctor-empty\n",
+		cluster.address, cluster.namespace)), 0o644)
+	cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "doctor")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "warning: temporal: no worker polls task queue q-doctor-empty") {
+		t.Errorf("doctor does not warn of the empty queue:\n%s", out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -149,7 +150,32 @@ func (e *Executor) Probe(ctx context.Context) (shared.Probe, error) {
 		return shared.Probe{Status: shared.Unhealthy, Reason: fmt.Sprintf("cluster %s: %v", s.Address, err)}, nil
 	}
 	return shared.Probe{Status: shared.Healthy, Reason: "runs go to task queue " + s.taskQueue() + " on " + s.Address,
-		Details: map[string]string{"address": s.Address, "namespace": s.namespace(), "task_queue": s.taskQueue()}}, nil
+		Details: map[string]string{"address": s.Address, "namespace": s.namespace(), "task_queue": s.taskQueue(),
+			"workers": pollers(ctx, c.client, s.taskQueue())}}, nil
+}
+
+// NoWorkers starts the "workers" detail of a probe that found no worker
+// polling the task queue.
+const NoWorkers = "none"
+
+// pollers names the workers polling queue for runs, with their versions
+// (each worker's identity carries it): "2: a (skillhost-worker 0.1.0), b
+// (...)", or NoWorkers and what that means. Temporal lists the workers
+// that polled in the last minutes.
+func pollers(ctx context.Context, c client.Client, queue string) string {
+	desc, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	var ids []string
+	for _, p := range desc.GetPollers() {
+		ids = append(ids, p.GetIdentity())
+	}
+	if len(ids) == 0 {
+		return NoWorkers + ": no worker polls task queue " + queue + ", so runs wait queue_timeout and fail; start one with skillhost-sandbox-temporal worker (docs/fleet.md)"
+	}
+	sort.Strings(ids)
+	return fmt.Sprintf("%d: %s", len(ids), strings.Join(ids, ", "))
 }
 
 // hostConn is the backend's client of the cluster and its own worker,

@@ -149,8 +149,10 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		MaxHeartbeatThrottleInterval:     200 * time.Millisecond,
 		DefaultHeartbeatThrottleInterval: 200 * time.Millisecond,
 		DisableWorkflowWorker:            true,
-		Identity:                         o.Identity,
-		WorkerStopTimeout:                o.StopTimeout,
+		// The version rides in the poller's identity: doctor on a host
+		// lists the workers of its task queue with theirs.
+		Identity:          fmt.Sprintf("%s (skillhost-worker %s)", o.Identity, Version),
+		WorkerStopTimeout: o.StopTimeout,
 	})
 	f.worker.RegisterActivityWithOptions(f.exec, activity.RegisterOptions{Name: ExecActivity})
 	if err := f.worker.Start(); err != nil {
