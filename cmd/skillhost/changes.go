@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -85,7 +84,7 @@ func (a *app) changesShow(h *host.Host, run string) error {
 		fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
 	}
 	for _, c := range m.Changes {
-		writeChange(a.stdout, c, h.StagedPath(m.Run, c))
+		writeChange(a.stdout, h, m.Run, c)
 	}
 	fmt.Fprintf(a.stdout, "apply: skillhost changes apply %s [PATH...]   drop: skillhost changes drop %s\n", m.Run, m.Run)
 	return nil
@@ -145,8 +144,9 @@ func (a *app) changesListOf(h *host.Host) error {
 	return nil
 }
 
-// writeChange prints one change, and a diff when it is a text file.
-func writeChange(w io.Writer, c host.Change, staged string) {
+// writeChange prints one change of a run, and a diff when it is a text
+// file.
+func writeChange(w io.Writer, h *host.Host, run string, c host.Change) {
 	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, host.Printable(c.Path))
 	if c.Type == "file" && c.Kind != "deleted" {
 		line += fmt.Sprintf(" (%d bytes)", c.Size)
@@ -155,81 +155,12 @@ func writeChange(w io.Writer, c host.Change, staged string) {
 		line += " -> " + host.Printable(c.Target)
 	}
 	if c.Reason != "" {
-		line += "\n         " + c.Reason
+		line += "\n         " + host.Printable(c.Reason)
 	}
 	fmt.Fprintln(w, line)
-	if c.Type == "file" && c.Kind != "deleted" {
-		writeDiff(w, c.Path, staged, c.Kind == "created")
-	}
-}
-
-// maxDiffed bounds the files shown as a diff.
-const maxDiffed = 256 << 10
-
-// writeDiff shows the lines of staged that differ from path, for text
-// files: a plain line diff (removed lines -, added +), enough to review.
-func writeDiff(w io.Writer, path, staged string, created bool) {
-	after, err := readText(staged)
-	if err != nil {
-		return
-	}
-	var before []string
-	if !created {
-		if before, err = readText(path); err != nil {
-			return
-		}
-	}
-	for _, l := range lineDiff(before, after) {
+	for _, l := range h.ChangeDiff(run, c) {
 		fmt.Fprintln(w, "         "+l)
 	}
-}
-
-func readText(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxDiffed+1))
-	if err != nil || len(data) > maxDiffed || strings.ContainsRune(string(data), 0) {
-		return nil, fmt.Errorf("not shown")
-	}
-	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"), nil
-}
-
-// lineDiff is a longest-common-subsequence diff of two short texts.
-func lineDiff(a, b []string) []string {
-	if len(a)*len(b) > 4_000_000 {
-		return []string{fmt.Sprintf("(%d lines before, %d after: too long to compare here)", len(a), len(b))}
-	}
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			out = append(out, "+"+host.Printable(b[j]))
-			j++
-		default:
-			out = append(out, "-"+host.Printable(a[i]))
-			i++
-		}
-	}
-	return out
 }
 
 // outcomes counts kept changes by what became of them: "1 refused, 2

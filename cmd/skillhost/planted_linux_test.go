@@ -279,24 +279,7 @@ func TestKilledPluginLeavesWorkspace(t *testing.T) {
 	p := planting{script: `for i in 1 2 3; do echo "part $i" >> README; echo new > "new-$i.txt"; done; echo go > ready; sleep 120`}
 	ws, _ := w.setUp(t, p, "killed")
 	before := treeSum(t, ws)
-	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-killed"), "run", "--strategy", "landlock", "planter", "plant")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Ready when the run's last write reached its stage.
-	deadline := time.Now().Add(2 * time.Minute)
-	var ready []string
-	for len(ready) == 0 && time.Now().Before(deadline) {
-		ready, _ = filepath.Glob(filepath.Join(w.base, "state", "skillhost", "changes", "*", "stage", "0", "upper", "ready"))
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(ready) == 0 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the run never wrote its last file\n%s", out.String())
-	}
+	cmd, out, ready := w.startUntilStaged(t, ws, "killed")
 	plugin := childNamed(cmd.Process.Pid, "skillhost-sandb")
 	if plugin == 0 {
 		cmd.Process.Kill()
@@ -315,7 +298,7 @@ func TestKilledPluginLeavesWorkspace(t *testing.T) {
 		t.Errorf("the kept changes are not reported:\n%s", out.String())
 	}
 	// They are kept, and apply once asked.
-	run := filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(ready[0])))))
+	run := filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(ready)))))
 	list, _ := w.command(ws, w.bin, "changes", "list").CombinedOutput()
 	if !strings.Contains(string(list), run) {
 		t.Errorf("changes list does not show run %s:\n%s", run, list)
@@ -434,23 +417,7 @@ func TestInterruptedRunKeepsChanges(t *testing.T) {
 	p := planting{script: `echo "more" >> README; echo new > made.txt; echo go > ready; sleep 120`}
 	ws, _ := w.setUp(t, p, "interrupted")
 	before := treeSum(t, ws)
-	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-interrupted"), "run", "--strategy", "landlock", "planter", "plant")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	var ready []string
-	for len(ready) == 0 && time.Now().Before(deadline) {
-		ready, _ = filepath.Glob(filepath.Join(w.base, "state", "skillhost", "changes", "*", "stage", "0", "upper", "ready"))
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(ready) == 0 {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("the run never wrote its last file\n%s", out.String())
-	}
+	cmd, out, _ := w.startUntilStaged(t, ws, "interrupted")
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
@@ -466,4 +433,26 @@ func TestInterruptedRunKeepsChanges(t *testing.T) {
 	if !strings.Contains(string(list), "(the run was interrupted)") {
 		t.Errorf("changes list:\n%s", list)
 	}
+}
+
+// startUntilStaged starts the planter of run under Landlock in ws and
+// returns once the run's last write, a file "ready", reached its stage
+// (the readiness signal), with the stage's path to it.
+func (w *plantWorld) startUntilStaged(t *testing.T, ws, run string) (*exec.Cmd, *bytes.Buffer, string) {
+	t.Helper()
+	cmd := w.command(ws, w.bin, "--config", filepath.Join(w.base, "config.yaml"), "--skills", filepath.Join(w.base, "skills-"+run), "run", "--strategy", "landlock", "planter", "plant")
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ready, _ := filepath.Glob(filepath.Join(w.base, "state", "skillhost", "changes", "*", "stage", "0", "upper", "ready")); len(ready) > 0 {
+			return cmd, out, ready[0]
+		}
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	t.Fatalf("the run never wrote its last file\n%s", out.String())
+	return nil, nil, ""
 }

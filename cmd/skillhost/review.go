@@ -22,7 +22,7 @@ func (a *app) reviewer(h *host.Host) func(context.Context, string, []host.Change
 		w := host.NewTerminalWriter(a.stderr)
 		fmt.Fprintf(w, "\nThe run changed %d paths:\n", len(cs))
 		for _, c := range cs {
-			writeChange(w, c, h.StagedPath(run, c))
+			writeChange(w, h, run, c)
 		}
 		fmt.Fprint(w, "Apply them? Protected paths are refused either way. [y/N] ")
 		w.Flush()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Apply applies to the host each change of cs that p allows and that is
@@ -34,7 +36,7 @@ func Apply(cs []Change, p Policy, stage func(Change) string, run string, started
 		}
 		isNamed := false
 		for _, n := range named {
-			if c.Path == n || under(c.Path, []string{n}) {
+			if shared.Under(c.Path, n) {
 				isNamed = true
 			}
 		}

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/host/internal/safeio"
 )
 
 // Kinds of change.
@@ -325,12 +327,14 @@ func same(a, b string, ai, bi fs.FileInfo) bool {
 }
 
 func sameBytes(a, b string) bool {
-	fa, err := os.Open(a)
+	// a is the run's and b the host's: neither is followed through a
+	// final link nor waited on if it is not a regular file.
+	fa, err := safeio.OpenRegularNoFollow(a)
 	if err != nil {
 		return false
 	}
 	defer fa.Close()
-	fb, err := os.Open(b)
+	fb, err := safeio.OpenRegularNoFollow(b)
 	if err != nil {
 		return false
 	}

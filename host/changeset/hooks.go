@@ -2,10 +2,13 @@ package changeset
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/skillhost/skillhost/host/internal/safeio"
 )
 
 // GitHooks returns a Policy.Hooks that reads core.hooksPath from the
@@ -66,7 +69,7 @@ func gitDirOf(dir string) string {
 	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
 		return ""
 	}
-	data, err := os.ReadFile(dot)
+	data, err := readSmall(dot)
 	if err != nil {
 		return ""
 	}
@@ -85,7 +88,7 @@ func gitDirOf(dir string) string {
 // directory's config, then the worktree's own.
 func configFiles(gitDir string) []string {
 	files := []string{}
-	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+	if data, err := readSmall(filepath.Join(gitDir, "commondir")); err == nil {
 		common := strings.TrimSpace(string(data))
 		if !filepath.IsAbs(common) {
 			common = filepath.Join(gitDir, common)
@@ -99,7 +102,7 @@ func configFiles(gitDir string) []string {
 // hooksPathIn reads core.hooksPath from the git configuration file path:
 // the last value wins, as in git.
 func hooksPathIn(path string) string {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegularNoFollow(path)
 	if err != nil {
 		return ""
 	}
@@ -134,4 +137,16 @@ func hooksPathIn(path string) string {
 		value = v
 	}
 	return value
+}
+
+// readSmall reads up to 4 KiB of a regular file, not through a final link
+// and without waiting on a FIFO: these files are the repository's, and a
+// run with direct writes may have left anything there.
+func readSmall(path string) ([]byte, error) {
+	f, err := safeio.OpenRegularNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 4096))
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Protected is one entry of the policy: a Name matches a path component at
@@ -106,7 +108,7 @@ func (p Policy) Judge(c Change, named bool) string {
 	if why := never(c); why != "" {
 		return why
 	}
-	if named || under(c.Path, p.Exempt) {
+	if named || shared.UnderAny(c.Path, p.Exempt) {
 		return ""
 	}
 	rel := c.Rel()
@@ -117,7 +119,7 @@ func (p Policy) Judge(c Change, named bool) string {
 		}
 	}
 	for _, t := range p.Trees {
-		if under(c.Path, []string{t.Name}) {
+		if shared.Under(c.Path, t.Name) {
 			return fmt.Sprintf("protected path %s: %s", t.Name, t.Why)
 		}
 	}
@@ -126,7 +128,7 @@ func (p Policy) Judge(c Change, named bool) string {
 		// of its grant (and the grant's own repository above it).
 		for dir := filepath.Dir(c.Path); ; dir = filepath.Dir(dir) {
 			for _, h := range p.Hooks(dir) {
-				if under(c.Path, []string{h}) {
+				if shared.Under(c.Path, h) {
 					return fmt.Sprintf("protected path %s: the repository's core.hooksPath; git runs hooks from it", h)
 				}
 			}
@@ -152,7 +154,7 @@ func never(c Change) string {
 		if !filepath.IsAbs(target) {
 			target = filepath.Join(filepath.Dir(c.Path), target)
 		}
-		if !under(filepath.Clean(target), []string{c.Root}) {
+		if !shared.Under(filepath.Clean(target), c.Root) {
 			return fmt.Sprintf("a symbolic link to %s, outside the write grant %s: never applied", c.Target, c.Root)
 		}
 	}
@@ -173,16 +175,6 @@ func matchName(parts []string, name string) bool {
 			}
 		}
 		if ok {
-			return true
-		}
-	}
-	return false
-}
-
-// under reports whether path is one of dirs or lies beneath one.
-func under(path string, dirs []string) bool {
-	for _, d := range dirs {
-		if path == d || strings.HasPrefix(path, strings.TrimSuffix(d, "/")+"/") {
 			return true
 		}
 	}

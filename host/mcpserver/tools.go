@@ -127,7 +127,7 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 		if err != nil {
 			return errorResult(toolArgsError(err.Error())), nil
 		}
-		if review != nil && s.canElicit(req.Session) {
+		if review != nil && canElicit(req.Session) {
 			review.res = res
 			s.reviewsMu.Lock()
 			if s.reviews == nil {
@@ -380,7 +380,7 @@ func (s *Server) activate(name string) {
 // when the client can elicit; otherwise, or on any answer but an accepted
 // yes, they are not applied.
 func elicitApproval(ctx context.Context, ss *mcp.ServerSession, summary string) bool {
-	if !(&Server{}).canElicit(ss) {
+	if !canElicit(ss) {
 		return false
 	}
 	res, err := ss.Elicit(ctx, reviewQuestion(summary))
@@ -410,7 +410,7 @@ func approved(res *mcp.ElicitResult) bool {
 }
 
 // canElicit reports whether the client said it can ask its user.
-func (*Server) canElicit(ss *mcp.ServerSession) bool {
+func canElicit(ss *mcp.ServerSession) bool {
 	p := ss.InitializeParams()
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }

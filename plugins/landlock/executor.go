@@ -264,7 +264,9 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 
 	var left leftInTmp
 	if pol.View != nil && req.Stage != "" {
-		spec.KeepTmp, spec.TmpLeft = true, left.add
+		// Only beneath what the host's /tmp has: a file the run left in
+		// a directory of its own making is its scratch, not a lost write.
+		spec.KeepTmp, spec.TmpLeft = hostTmpDirs(), left.add
 	}
 	var captured denials.Capture
 	res, err := backend.Run(ctx, spec, captured.Tee(emit))
@@ -370,8 +372,22 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 		if err := os.WriteFile(kept, f.Data, os.FileMode(f.Mode&0o777)|0o600); err != nil {
 			continue
 		}
-		out = append(out, shared.Violation{Kind: "discarded", Target: f.Path, Path: f.Path,
+		out = append(out, shared.Violation{Kind: "discarded", Target: f.Path,
 			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", ViewTmp, dir, dir)})
+	}
+	return out
+}
+
+// hostTmpDirs names the directories at the top of the host's /tmp (the
+// view's /tmp is private; a run's write beneath one of these was meant for
+// the host).
+func hostTmpDirs() []string {
+	entries, _ := os.ReadDir(ViewTmp)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -63,17 +64,17 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 	}
 	st := reapNamespace(pid)
 	var left []LeftFile
-	if spec.KeepTmp {
+	if len(spec.KeepTmp) > 0 {
 		// Every process of the run is gone: nothing can change /tmp now.
-		left = collectLeft("/tmp")
+		left = collectLeft("/tmp", spec.KeepTmp)
 	}
 	return report(wireStatus{ExitCode: st.exitCode, Signal: st.signal, Left: left})
 }
 
-// collectLeft reads the regular files beneath the directories of tmp (not
-// those at its top), without following symbolic links, up to MaxLeftFiles
-// and MaxLeftBytes in all; a larger file is left out.
-func collectLeft(tmp string) []LeftFile {
+// collectLeft reads the regular files beneath the directories of tmp
+// named in dirs (not those at its top), without following symbolic links,
+// up to MaxLeftFiles and MaxLeftBytes in all; a larger file is left out.
+func collectLeft(tmp string, dirs []string) []LeftFile {
 	var out []LeftFile
 	var total int64
 	var root unix.Stat_t
@@ -118,6 +119,15 @@ func collectLeft(tmp string) []LeftFile {
 			}
 		}
 	}
-	walk(tmp, 0)
+	for _, d := range dirs {
+		if d == "" || strings.Contains(d, "/") || d == "." || d == ".." {
+			continue
+		}
+		var st unix.Stat_t
+		// A grant bound beneath /tmp is the host's, not the run's.
+		if unix.Lstat(tmp+"/"+d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Dev == root.Dev {
+			walk(tmp+"/"+d, 1)
+		}
+	}
 	return out
 }

@@ -54,11 +54,12 @@ type Spec struct {
 	ConfinePayload []byte
 	// KeepTmp asks an isolated supervisor whose confiner built a view with
 	// a private /tmp to send back, once every process of the run is gone,
-	// the regular files left in directories beneath that /tmp (not those
-	// at its top, a run's scratch), within MaxLeftFiles and MaxLeftBytes;
-	// TmpLeft receives each. A run's /tmp goes with it: this is how a
-	// backend can tell the host about writes it would otherwise lose.
-	KeepTmp bool
+	// the regular files left beneath the directories of that /tmp named
+	// here (names of /tmp's top level, such as the host's own), within
+	// MaxLeftFiles and MaxLeftBytes; TmpLeft receives each. A run's /tmp
+	// goes with it: this is how a backend can tell the host about writes
+	// it would otherwise lose, without copying a run's own scratch.
+	KeepTmp []string
 	TmpLeft func(LeftFile)
 }
 

@@ -155,7 +155,7 @@ type wireSpec struct {
 	Dir            string
 	Confine        string
 	ConfinePayload []byte
-	KeepTmp        bool
+	KeepTmp        []string
 }
 
 // wireStatus travels from the supervisor back to Run.
