@@ -264,8 +264,6 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 
 	var left leftInTmp
 	if pol.View != nil && req.Stage != "" {
-		// Only beneath what the host's /tmp has: a file the run left in
-		// a directory of its own making is its scratch, not a lost write.
 		spec.KeepTmp, spec.TmpLeft = hostTmpDirs(), left.add
 	}
 	var captured denials.Capture
@@ -378,9 +376,10 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 	return out
 }
 
-// hostTmpDirs names the directories at the top of the host's /tmp (the
-// view's /tmp is private; a run's write beneath one of these was meant for
-// the host).
+// hostTmpDirs names the directories at the top of the host's /tmp: the
+// view's /tmp is private, and a run's write beneath one of these was meant
+// for the host, while a file in a directory of the run's own making is its
+// scratch, not a lost write.
 func hostTmpDirs() []string {
 	entries, _ := os.ReadDir(ViewTmp)
 	var out []string
