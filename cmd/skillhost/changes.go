@@ -79,7 +79,7 @@ func (a *app) changesShow(h *host.Host, run string) error {
 	if a.jsonOut {
 		return a.printJSON(m)
 	}
-	fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, m.Skill, m.Tool, m.Started.Format(time.RFC3339))
+	fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, host.Printable(m.Skill), host.Printable(m.Tool), m.Started.Format(time.RFC3339))
 	if m.Interrupted != "" {
 		fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
 	}
@@ -138,7 +138,7 @@ func (a *app) changesListOf(h *host.Host) error {
 		if why == "" {
 			why = outcomes(m.Changes)
 		}
-		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), m.Skill, m.Tool, len(m.Changes), why)
+		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), host.Printable(m.Skill), host.Printable(m.Tool), len(m.Changes), host.Printable(why))
 	}
 	fmt.Fprintln(a.stdout, "skillhost changes show RUN shows one")
 	return nil

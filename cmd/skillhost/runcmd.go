@@ -211,7 +211,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 			fmt.Fprintf(a.stderr, "skillhost: %s\n", kept.Kept())
 		} else if res != nil {
 			for _, n := range res.ChangeNotes() {
-				fmt.Fprintln(a.stderr, n)
+				fmt.Fprintln(a.stderr, host.Printable(n)) // paths the run chose
 			}
 		}
 		return &exitError{code: 128 + int(sig)}
@@ -250,7 +250,7 @@ func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest,
 			fmt.Fprintf(a.stderr, "\n%s\n", v)
 		}
 		for _, n := range res.ChangeNotes() {
-			fmt.Fprintln(a.stderr, n)
+			fmt.Fprintln(a.stderr, host.Printable(n)) // paths the run chose
 		}
 	default:
 		if err := res.WriteText(a.stdout); err != nil {
