@@ -349,32 +349,14 @@ type lexIndex struct {
 // NewLexical returns a lexical matcher.
 func NewLexical(opts LexicalOptions) *Lexical { return &Lexical{opts: opts.withDefaults()} }
 
-// BodyText is d's body as the matcher scores it: without its headings,
-// which it scores as the outline.
-func BodyText(d Doc) string { return fields(d)[fieldBody] }
-
 // fields splits a document into the scored fields.
 func fields(d Doc) [numFields]string {
-	var outline, body strings.Builder
-	inFence := false
-	for _, line := range strings.Split(d.Body, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			inFence = !inFence
-		}
-		if !inFence && strings.HasPrefix(trimmed, "#") {
-			outline.WriteString(strings.TrimLeft(trimmed, "# "))
-			outline.WriteByte('\n')
-			continue
-		}
-		body.WriteString(line)
-		body.WriteByte('\n')
-	}
+	headings, body := matchtext.SplitMarkdown(d.Body)
+	outline := headings
 	for _, t := range d.Tools {
-		outline.WriteString(t)
-		outline.WriteByte('\n')
+		outline += t + "\n"
 	}
-	return [numFields]string{d.Name, d.Description, outline.String(), body.String()}
+	return [numFields]string{d.Name, d.Description, outline, body}
 }
 
 // Index implements Matcher.

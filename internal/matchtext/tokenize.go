@@ -371,3 +371,26 @@ func (a *Analyzer) WholeWords(text string) []string {
 // message (see Everyday): its distinct stemmed words, stop words
 // included.
 func (a *Analyzer) EverydayWords(message string) []string { return EverydayWords(message, a.m) }
+
+// SplitMarkdown splits a skill's Markdown body into its headings (each
+// without its #s, one a line), which the matcher scores with the outline,
+// and the rest, which it scores as the body. A line in a fenced code block
+// is body, whatever it starts with.
+func SplitMarkdown(body string) (headings, rest string) {
+	var outline, text strings.Builder
+	inFence := false
+	for _, line := range strings.Split(body, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(trimmed, "#") {
+			outline.WriteString(strings.TrimLeft(trimmed, "# "))
+			outline.WriteByte('\n')
+			continue
+		}
+		text.WriteString(line)
+		text.WriteByte('\n')
+	}
+	return outline.String(), text.String()
+}

@@ -19,3 +19,15 @@ func FuzzTokens(f *testing.F) {
 		}
 	})
 }
+
+// Headings go to the outline without their #s; a line in a fenced code
+// block (a shell comment, say) stays in the body.
+func TestSplitMarkdown(t *testing.T) {
+	headings, rest := SplitMarkdown("# Merging\nUse qpdf.\n```sh\n# not a heading\n```\n  ## Splitting  \nqpdf --split-pages")
+	if want := "Merging\nSplitting\n"; headings != want {
+		t.Errorf("headings %q, want %q", headings, want)
+	}
+	if want := "Use qpdf.\n```sh\n# not a heading\n```\nqpdf --split-pages\n"; rest != want {
+		t.Errorf("rest %q, want %q", rest, want)
+	}
+}

@@ -61,6 +61,13 @@ func positiveOr[T int | float64](p *T, v T) {
 	}
 }
 
+// bodyText is d's body as the matcher scores it: without its headings,
+// which it scores with the outline.
+func bodyText(d match.Doc) string {
+	_, body := matchtext.SplitMarkdown(d.Body)
+	return body
+}
+
 // Tune returns a table whose rows are w's rows passed through one learned
 // linear map (100 × 100 for the built-in table) and made unit length
 // again, so that a message's centroid lands near the skill it is for and
@@ -84,7 +91,7 @@ func tuneVectors(w *matchtext.WordVectors, skills []match.Doc, examples []exampl
 	t := newTuner(w, o)
 	sk := make([]tuneSkill, len(skills))
 	for i, d := range skills {
-		sk[i] = tuneSkill{t.words(w.Rows(d.Name, d.Description)), t.words(w.Rows(match.BodyText(d)))}
+		sk[i] = tuneSkill{t.words(w.Rows(d.Name, d.Description)), t.words(w.Rows(bodyText(d)))}
 	}
 	var ex []tuneItem
 	for i, e := range examples {

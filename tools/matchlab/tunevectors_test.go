@@ -170,7 +170,7 @@ func TestTuneGradient(t *testing.T) {
 	docs := append(slices.Clone(tuneSkills), match.Doc{Name: "x", Body: "invoice docker layer"}, match.Doc{Name: "xyzzy", Description: "plugh"})
 	var sk []tuneSkill
 	for _, d := range docs {
-		sk = append(sk, tuneSkill{tn.words(w.Rows(d.Name, d.Description)), tn.words(w.Rows(match.BodyText(d)))})
+		sk = append(sk, tuneSkill{tn.words(w.Rows(d.Name, d.Description)), tn.words(w.Rows(bodyText(d)))})
 	}
 	var batch []tuneItem
 	for _, e := range []example{{"docker image setup", 0}, {"refund the charge", 1}, {"compose invoice", 2}, {"config error output", -1}, {"guide example", -1}} {
@@ -259,7 +259,7 @@ func sameWords(a, b *matchtext.WordVectors) bool {
 // one that has a word in the table, if only one has).
 func semanticSimilarity(w *matchtext.WordVectors, message string, d match.Doc, bodyShare float64) float64 {
 	var sum, n float64
-	for k, part := range []string{d.Name + "\n" + d.Description, match.BodyText(d)} {
+	for k, part := range []string{d.Name + "\n" + d.Description, bodyText(d)} {
 		weight := 1 - bodyShare
 		if k == 1 {
 			weight = bodyShare
