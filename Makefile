@@ -54,9 +54,9 @@ cross:
 ## package's testdata/fuzz/ and also run as plain tests
 FUZZTIME ?= 20s
 FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
-	./host/grant:FuzzGrant ./host/config:FuzzConfig ./host/match:FuzzTokens ./host/match:FuzzReadLabels \
+	./host/grant:FuzzGrant ./host/config:FuzzConfig ./internal/matchtext:FuzzTokens ./host/match:FuzzReadLabels \
 	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName ./host/match:FuzzReadWordVectors \
-	./host/match:FuzzEverydayProbability
+	./internal/matchtext:FuzzEverydayProbability
 ## A run that fails with only "context deadline exceeded" and writes no
 ## failing input is Go 1.26's fuzz-coordinator race at the end of -fuzztime
 ## (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits: it

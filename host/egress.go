@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -106,7 +105,7 @@ func (h *Host) withheldNetwork(s *skill.Skill) string {
 	}
 	who, hosts := "", []string(nil)
 	op := h.operatorGrant(s).Operator()
-	declared, _ := grant.FromFrontMatter(s.Declared)
+	declared := s.Declared
 	switch {
 	case op.Hosts != nil:
 		who, hosts = fmt.Sprintf("skills.grants.%s grants skill %q network access to", s.Name, s.Name), op.Hosts

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -100,7 +101,8 @@ func declaring(t *testing.T, name, value string) *skill.Skill {
 	if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
 		t.Fatal(err)
 	}
-	return &skill.Skill{Name: name, Declared: map[string]*yaml.Node{"network": doc.Content[0]}}
+	d, _ := grant.FromFrontMatter(map[string]*yaml.Node{"network": doc.Content[0]})
+	return &skill.Skill{Name: name, Declared: d}
 }
 
 // A skill given hosts while the operator's ceiling allows no network is

@@ -12,19 +12,43 @@ import (
 	"github.com/skillhost/skillhost/shared"
 )
 
-// Grant computes the effective grant of s (what it declares plus what the
-// operator grants it, clamped) and reports what it dropped.
-func (h *Host) Grant(s *skill.Skill) (grant.Grant, []string) {
-	g, _, w := h.GrantWith(s, "")
-	return g, w
+// Grant computes the effective grant of s for a run, with where each part
+// came from and what was dropped (each warning naming the skill): what s
+// declares plus what the operator grants it, clamped to the ceiling; no
+// writing into the skills; the protected paths inside the write grant; and
+// no core trust for a skill that lies where runs can write. workspace is the
+// run's workspace mode ("" keeps the configured one; grant.WorkspaceNone
+// withdraws it); dirs, if any, are the workspace instead of the working
+// directory (see RunRequest.WorkspaceDirs).
+func (h *Host) Grant(s *skill.Skill, workspace string, dirs ...string) grant.Computed {
+	c := h.clampedGrant(s, workspace, dirs)
+	skillRoots := h.skillRoots(s)
+	exceptions := grant.ResolveAll(h.Config.Sandbox.Unprotected, h.env)
+	// Writing into a skill's files is refused outright: one skill could
+	// rewrite another, or a trusted one.
+	c.Grant.FSWrite = slices.DeleteFunc(c.Grant.FSWrite, func(w string) bool {
+		for _, r := range skillRoots {
+			if shared.Under(w, r) && !shared.UnderAny(w, exceptions) {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("skill %q: fs_write %s lies in the skills at %s; refused (list it in sandbox.unprotected to allow it)", s.Name, w, r))
+				return true
+			}
+		}
+		return false
+	})
+	prot := grant.Protect(c.Grant, skillRoots, exceptions, func(p string) bool {
+		_, err := os.Lstat(p)
+		return err == nil
+	})
+	c.Grant.Protected, c.Unborn = prot.Existing, prot.Missing
+	h.checkTrustPlace(s, &c)
+	return c
 }
 
-// computeGrant is GrantWith before the place of a trusted skill is checked.
-func (h *Host) computeGrant(s *skill.Skill, workspace string, dirs ...string) (grant.Grant, grant.Origins, []string) {
-	declared, warnings := grant.FromFrontMatter(s.Declared)
-	for i, w := range warnings {
-		warnings[i] = fmt.Sprintf("skill %q: %s", s.Name, w)
-	}
+// clampedGrant is what s declares (as parsed when it was loaded) and what
+// the operator grants it, clamped to the ceiling for the working directory
+// or each of dirs, before the skills and their places are considered.
+func (h *Host) clampedGrant(s *skill.Skill, workspace string, dirs []string) grant.Computed {
+	declared := s.Declared
 	op := h.operatorGrant(s).Operator()
 	if workspace != "" {
 		op.Workspace = workspace
@@ -36,24 +60,28 @@ func (h *Host) computeGrant(s *skill.Skill, workspace string, dirs ...string) (g
 	if len(dirs) > 0 {
 		env.Cwd = dirs[0] // the workspace, and what relative paths mean
 	}
-	g, origins, more := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
+	c := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
 	for _, extra := range dirs[min(1, len(dirs)):] {
 		// Each further workspace directory is granted as the first is.
 		env.Cwd = extra
-		eg, eo, emore := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
-		g.FSRead, g.FSWrite = mergePaths(g.FSRead, eg.FSRead), mergePaths(g.FSWrite, eg.FSWrite)
-		for p, from := range eo.FSRead {
-			origins.FSRead[p] = mergePaths(origins.FSRead[p], from)
+		e := grant.ComputeWith(s.Name, declared, op, h.Config.Ceiling(), env)
+		c.Grant.FSRead, c.Grant.FSWrite = mergePaths(c.Grant.FSRead, e.Grant.FSRead), mergePaths(c.Grant.FSWrite, e.Grant.FSWrite)
+		for p, from := range e.Origins.FSRead {
+			c.Origins.FSRead[p] = mergePaths(c.Origins.FSRead[p], from)
 		}
-		for p, from := range eo.FSWrite {
-			origins.FSWrite[p] = mergePaths(origins.FSWrite[p], from)
+		for p, from := range e.Origins.FSWrite {
+			c.Origins.FSWrite[p] = mergePaths(c.Origins.FSWrite[p], from)
 		}
-		more = append(more, emore...)
+		c.Warnings = append(c.Warnings, e.Warnings...)
 	}
-	for _, w := range more {
-		warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+	var warnings []string
+	for _, list := range [][]string{s.DeclaredWarnings, c.Warnings} {
+		for _, w := range list {
+			warnings = append(warnings, fmt.Sprintf("skill %q: %s", s.Name, w))
+		}
 	}
-	return g, origins, warnings
+	c.Warnings = warnings
+	return c
 }
 
 // mergePaths appends to a the entries of b it lacks.
@@ -64,41 +92,6 @@ func mergePaths(a, b []string) []string {
 		}
 	}
 	return a
-}
-
-// GrantWith is Grant with a workspace mode for this run ("" keeps the
-// configured one; grant.WorkspaceNone withdraws it), and the origin of
-// every part of the grant.
-func (h *Host) GrantWith(s *skill.Skill, workspace string) (grant.Grant, grant.Origins, []string) {
-	g, origins, warnings, _ := h.grantProtected(s, workspace, nil)
-	return g, origins, warnings
-}
-
-// grantProtected is GrantWith with the protected paths that do not exist
-// yet, which the host checks after a run; dirs, if any, are the workspace
-// instead of the working directory (see RunRequest.WorkspaceDirs).
-func (h *Host) grantProtected(s *skill.Skill, workspace string, dirs []string) (grant.Grant, grant.Origins, []string, []string) {
-	g, origins, warnings := h.computeGrant(s, workspace, dirs...)
-	skillRoots := h.skillRoots(s)
-	exceptions := grant.ResolveAll(h.Config.Sandbox.Unprotected, h.env)
-	// Writing into a skill's files is refused outright: one skill could
-	// rewrite another, or a trusted one.
-	g.FSWrite = slices.DeleteFunc(g.FSWrite, func(w string) bool {
-		for _, r := range skillRoots {
-			if shared.Under(w, r) && !shared.UnderAny(w, exceptions) {
-				warnings = append(warnings, fmt.Sprintf("skill %q: fs_write %s lies in the skills at %s; refused (list it in sandbox.unprotected to allow it)", s.Name, w, r))
-				return true
-			}
-		}
-		return false
-	})
-	prot := grant.Protect(g, skillRoots, exceptions, func(p string) bool {
-		_, err := os.Lstat(p)
-		return err == nil
-	})
-	g.Protected = prot.Existing
-	g, origins, warnings = h.checkTrustPlace(s, g, origins, warnings)
-	return g, origins, warnings, prot.Missing
 }
 
 // skillRoots are the resolved directories that hold skills: the catalog's
@@ -115,8 +108,8 @@ func (h *Host) skillRoots(s *skill.Skill) []string {
 
 // checkTrustPlace withdraws an honoured trust: core from a skill whose
 // directory lies where runs could have written it.
-func (h *Host) checkTrustPlace(s *skill.Skill, g grant.Grant, origins grant.Origins, warnings []string) (grant.Grant, grant.Origins, []string) {
-	if g.Core() {
+func (h *Host) checkTrustPlace(s *skill.Skill, c *grant.Computed) {
+	if c.Grant.Core() {
 		dir, _ := filepath.EvalSymlinks(s.Dir)
 		// Even a listed directory loses its trust where a run could have
 		// written it, or where whoever controls the working directory
@@ -126,11 +119,10 @@ func (h *Host) checkTrustPlace(s *skill.Skill, g grant.Grant, origins grant.Orig
 			trees = append(trees, writable{cwd, "the working directory, whoever controls it"})
 		}
 		if tree, why := writableIn(trees, dir); tree != "" {
-			g.Trust = grant.TrustExternal
-			warnings = append(warnings, fmt.Sprintf("skill %q: trust: core is ignored: its directory lies in %s, which runs can write (%s); it runs as external", s.Name, tree, why))
+			c.Grant.Trust = grant.TrustExternal
+			c.Warnings = append(c.Warnings, fmt.Sprintf("skill %q: trust: core is ignored: its directory lies in %s, which runs can write (%s); it runs as external", s.Name, tree, why))
 		}
 	}
-	return g, origins, warnings
 }
 
 // operatorGrant finds skills.grants for s by its exact name. No looser

@@ -223,12 +223,6 @@ func pick(cond bool, a, b string) string {
 	return b
 }
 
-// Declared returns what s asks for, normalised.
-func (h *Host) Declared(s *skill.Skill) grant.Declared {
-	d, _ := grant.FromFrontMatter(s.Declared)
-	return d
-}
-
 // Sandbox returns the plugin manager, creating it on first use.
 func (h *Host) Sandbox() *sandbox.Manager {
 	h.sandboxOnce.Do(func() {

@@ -65,6 +65,13 @@ func programIndex(argv []string) int {
 	return 0
 }
 
+// scriptCommand is how a tool call starts: its command line, its
+// environment, and the interpreter's installation trees it is granted to
+// read and execute.
+type scriptCommand struct {
+	argv, env, trees []string
+}
+
 // command builds the argv, environment and extra read+execute trees of a
 // tool call. The interpreter is looked up on the scripts' PATH. With
 // sandbox.interpreters: auto, when the run is confined, a known interpreter
@@ -83,7 +90,7 @@ func programIndex(argv []string) int {
 // granted; doctor reports such a run with the line that would fix it.
 // Resolving never runs anything (see resolveInstallation): nothing a run
 // could have written ever executes outside a sandbox.
-func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) ([]string, []string, []string, error) {
+func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.Grant, args, env []string, dir string, confined bool) (scriptCommand, error) {
 	argv := t.Command(args)
 	i := programIndex(t.Interpreter)
 	name := argv[i]
@@ -93,7 +100,7 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 	}
 	prog, err := lookPath(name, env)
 	if err != nil {
-		return nil, nil, nil, &InterpreterError{fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)}
+		return scriptCommand{}, &InterpreterError{fmt.Errorf("tool %s/%s: interpreter %w", s.Name, t.Name, err)}
 	}
 	if i == 0 || pick != "" {
 		argv[i] = prog // env would look a picked interpreter up by name again
@@ -113,7 +120,7 @@ func (h *Host) command(s *skill.Skill, skillDir string, t *skill.Tool, g grant.G
 		env = setEnv(env, "PYTHONPATH", joinList(skillDir, getEnv(env, "PYTHONPATH")))
 		env = setEnv(env, "PYTHONDONTWRITEBYTECODE", "1") // the skill directory is read-only inside the sandbox
 	}
-	return argv, env, trees, nil
+	return scriptCommand{argv, env, trees}, nil
 }
 
 // pickedInterpreter is the interpreter the operator picked for s

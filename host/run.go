@@ -154,8 +154,9 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 			return nil, &UsageError{fmt.Errorf("--args: %w", err)}
 		}
 	}
-	g, _, warnings, unborn := h.grantProtected(s, req.Workspace, req.WorkspaceDirs)
-	for _, w := range warnings {
+	computed := h.Grant(s, req.Workspace, req.WorkspaceDirs...)
+	g := computed.Grant
+	for _, w := range computed.Warnings {
 		h.Warn("%s", w)
 	}
 	h.timing.mark("grant")
@@ -168,13 +169,13 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 	}
 	exec, choice := h.executor(g, req.Strategy)
 	skillDir := h.resolved(s.Dir) // once: the checks and the request see the same directory
-	argv, env, trees, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, choice.Confines)
+	cmd, err := h.command(s, skillDir, t, g, args, scriptEnv(os.Environ(), h.Config.Sandbox.Env), dir, choice.Confines)
 	if err != nil {
 		return nil, err
 	}
-	request := h.request(skillDir, g, argv, dir, env)
-	request.ExecPaths = append(request.ExecPaths, trees...)
-	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: choice.Name, confines: choice.Confines, unborn: unborn}, nil
+	request := h.request(skillDir, g, cmd.argv, dir, cmd.env)
+	request.ExecPaths = append(request.ExecPaths, cmd.trees...)
+	return &prepared{skill: s, tool: t, grant: g, request: request, exec: exec, strategy: choice.Name, confines: choice.Confines, unborn: computed.Unborn}, nil
 }
 
 // Run executes a tool and waits for it. publish, if not nil, receives the

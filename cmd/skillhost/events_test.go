@@ -25,17 +25,6 @@ func skillhostBinary(t testing.TB) (string, string) {
 	return testbin.Path("./cmd/skillhost"), dir
 }
 
-// writeSkill is testskill.Add for this package: the skill name under
-// root, described as "test skill NAME", with more front matter and the
-// given scripts (a name to its contents). It stays a shorthand only
-// because fds_test.go, interrupt_test.go, live_linux_test.go,
-// mcp_test.go and review_mcp_test.go call it; new tests call
-// testskill.Add.
-func writeSkill(t testing.TB, root, name, frontMatter string, scripts map[string]string) string {
-	t.Helper()
-	return testskill.Add(t, root, name, testskill.Skill{Name: name, Description: "test skill " + name, FrontMatter: frontMatter, Body: "# " + name + "\n", Scripts: scripts})
-}
-
 // TestRunEventsStream checks that `run --events` streams: the script
 // prints, sleeps, then waits for a gate file that the test creates only
 // after it has read the first output delta. A host that buffered output
@@ -43,13 +32,13 @@ func writeSkill(t testing.TB, root, name, frontMatter string, scripts map[string
 func TestRunEventsStream(t *testing.T) {
 	bin, pluginDir := skillhostBinary(t)
 	skills := t.TempDir()
-	writeSkill(t, skills, "ticker", "", map[string]string{"tick.sh": `#!/bin/sh
+	testskill.Add(t, skills, "ticker", testskill.Skill{Name: "ticker", Description: "test skill ticker", Body: "# ticker\n", Scripts: map[string]string{"tick.sh": `#!/bin/sh
 echo first
 sleep 1
 i=0
 while [ ! -e gate ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 if [ -e gate ]; then echo second after gate; else echo second without gate; fi
-`})
+`}})
 	for _, strategy := range []string{"none", "null"} {
 		t.Run(strategy, func(t *testing.T) {
 			work := t.TempDir()
@@ -123,8 +112,8 @@ func TestRunEventsEnds(t *testing.T) {
 	skills := t.TempDir()
 	// Only the slow tool gets a short timeout: on a loaded machine even a
 	// trivial script can take a second.
-	writeSkill(t, skills, "ends", "", map[string]string{"fail.sh": "#!/bin/sh\necho partial\nexit 3\n"})
-	writeSkill(t, skills, "slow", "timeout: 1\n", map[string]string{"slow.sh": "#!/bin/sh\necho started\nexec sleep 30\n"})
+	testskill.Add(t, skills, "ends", testskill.Skill{Name: "ends", Description: "test skill ends", Body: "# ends\n", Scripts: map[string]string{"fail.sh": "#!/bin/sh\necho partial\nexit 3\n"}})
+	testskill.Add(t, skills, "slow", testskill.Skill{Name: "slow", Description: "test skill slow", FrontMatter: "timeout: 1\n", Body: "# slow\n", Scripts: map[string]string{"slow.sh": "#!/bin/sh\necho started\nexec sleep 30\n"}})
 	tests := []struct {
 		args     []string
 		exit     int
@@ -162,7 +151,7 @@ func TestRunEventsEnds(t *testing.T) {
 func TestRunEventsInterrupted(t *testing.T) {
 	bin, _ := skillhostBinary(t)
 	skills := t.TempDir()
-	writeSkill(t, skills, "waiter", "", map[string]string{"wait.sh": "#!/bin/sh\necho waiting\nexec sleep 60\n"})
+	testskill.Add(t, skills, "waiter", testskill.Skill{Name: "waiter", Description: "test skill waiter", Body: "# waiter\n", Scripts: map[string]string{"wait.sh": "#!/bin/sh\necho waiting\nexec sleep 60\n"}})
 	cmd := exec.Command(bin, "--skills", skills, "run", "waiter", "wait", "--events")
 	cmd.Env = append(os.Environ(), "SKILLHOST_SANDBOX__ENABLED=false")
 	stdout, err := cmd.StdoutPipe()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // A descriptor the caller of skillhost left open (here fd 3, a secret file
@@ -22,7 +23,7 @@ func TestScriptGetsOnlyStdio(t *testing.T) {
 	}
 	root := t.TempDir()
 	script := "#!/bin/sh\nif cat <&3; then echo LEAKED; else echo closed; fi\n"
-	dir := writeSkill(t, root, "fds", "", map[string]string{"peek.sh": script})
+	dir := testskill.Add(t, root, "fds", testskill.Skill{Name: "fds", Description: "test skill fds", Body: "# fds\n", Scripts: map[string]string{"peek.sh": script}})
 	secret, err := os.CreateTemp(t.TempDir(), "secret")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // Ctrl-C during a plain run keeps the output so far, says the run was
@@ -24,7 +26,7 @@ func TestRunInterruptedKeepsOutput(t *testing.T) {
 	bin, plugins := skillhostBinary(t)
 	root := t.TempDir()
 	pidFile := root + "/pid"
-	writeSkill(t, root, "slow", "", map[string]string{"wait.sh": "#!/bin/sh\necho $$ > " + pidFile + "\necho started\nexec sleep 300\n"})
+	testskill.Add(t, root, "slow", testskill.Skill{Name: "slow", Description: "test skill slow", Body: "# slow\n", Scripts: map[string]string{"wait.sh": "#!/bin/sh\necho $$ > " + pidFile + "\necho started\nexec sleep 300\n"}})
 	for _, strategy := range []string{"none", "null"} {
 		cmd := exec.Command(bin, "--skills", root, "run", "slow", "wait", "--strategy", strategy)
 		cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+plugins)
@@ -84,7 +86,7 @@ func TestRunJSONInterrupted(t *testing.T) {
 	}
 	defer os.RemoveAll(tmp)
 	pidFile := root + "/pid"
-	writeSkill(t, root, "slow", "", map[string]string{"wait.sh": "#!/bin/sh\necho started\necho $$ > " + pidFile + "\nexec sleep 300\n"})
+	testskill.Add(t, root, "slow", testskill.Skill{Name: "slow", Description: "test skill slow", Body: "# slow\n", Scripts: map[string]string{"wait.sh": "#!/bin/sh\necho started\necho $$ > " + pidFile + "\nexec sleep 300\n"}})
 	cmd := exec.Command(bin, "--json", "--skills", root, "run", "slow", "wait", "--strategy", "null")
 	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+plugins, "TMPDIR="+tmp)
 	var stdout, stderr strings.Builder

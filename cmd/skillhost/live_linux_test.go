@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/internal/testpty"
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // On a terminal, plain run shows output as it comes (issue 29, point 7):
@@ -20,8 +21,8 @@ func TestRunStreamsToATerminal(t *testing.T) {
 	bin, plugins := skillhostBinary(t)
 	root := t.TempDir()
 	gate := filepath.Join(t.TempDir(), "gate")
-	writeSkill(t, root, "ticker", "", map[string]string{"tick.sh": "#!/bin/sh\nprintf 'first \\033]0;title\\007\\n'\n" +
-		"i=0; while [ ! -e " + gate + " ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done\necho second\n"})
+	testskill.Add(t, root, "ticker", testskill.Skill{Name: "ticker", Description: "test skill ticker", Body: "# ticker\n", Scripts: map[string]string{"tick.sh": "#!/bin/sh\nprintf 'first \\033]0;title\\007\\n'\n" +
+		"i=0; while [ ! -e " + gate + " ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done\necho second\n"}})
 	master, slave := testpty.Open(t)
 	cmd := exec.Command(bin, "--skills", root, "run", "ticker", "tick", "--strategy", "none")
 	cmd.Env = append(os.Environ(), "SKILLHOST_PLUGINS__DIRS="+plugins)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillhost/skillhost/internal/testskill"
 	"github.com/skillhost/skillhost/shared/procstat"
 )
 
@@ -101,14 +102,14 @@ func mcpSkills(t testing.TB) (string, string) {
 	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("TOP SECRET"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	kit := writeSkill(t, root, "kit", "timeout: 60\n", map[string]string{
+	kit := testskill.Add(t, root, "kit", testskill.Skill{Name: "kit", Description: "test skill kit", FrontMatter: "timeout: 60\n", Body: "# kit\n", Scripts: map[string]string{
 		"echo.sh":   "#!/bin/sh\n# Print each argument in brackets\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done; echo\n",
 		"fail.sh":   "#!/bin/sh\necho partial\nexit 3\n",
 		"crash.sh":  "#!/bin/sh\nkill -SEGV $$\n",
 		"work.sh":   "#!/bin/sh\nsleep 1\necho \"done $1\"\n",
 		"stream.sh": "#!/bin/sh\necho first\ni=0\nwhile [ ! -e \"$1\" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\nif [ -e \"$1\" ]; then echo second after gate; else echo second without gate; fi\n",
 		"tree.sh":   "#!/bin/sh\nsleep 300 &\necho $! > \"$1/child.pid\"\necho $$ > \"$1/parent.pid\"\necho ready\nwait\n",
-	})
+	}})
 	// Rewrite SKILL.md with a description the matcher can find.
 	md := "---\nname: kit\ndescription: Echo arguments in brackets and fail on purpose, a kit of test tools.\n---\n# Kit\nUse echo to echo arguments.\n"
 	must(t, os.WriteFile(filepath.Join(kit, "SKILL.md"), []byte(md), 0o644))
@@ -122,7 +123,7 @@ func mcpSkills(t testing.TB) (string, string) {
 	must(t, os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(kit, "references", "secret-link.md")))
 	must(t, os.Symlink(outside, filepath.Join(kit, "assets", "outside-dir")))
 	must(t, os.Symlink("guide.md", filepath.Join(kit, "references", "inside-link.md")))
-	writeSkill(t, root, "sleepy", "timeout: 1\n", map[string]string{"nap.sh": "#!/bin/sh\necho started\nexec sleep 30\n"})
+	testskill.Add(t, root, "sleepy", testskill.Skill{Name: "sleepy", Description: "test skill sleepy", FrontMatter: "timeout: 1\n", Body: "# sleepy\n", Scripts: map[string]string{"nap.sh": "#!/bin/sh\necho started\nexec sleep 30\n"}})
 	return root, outside
 }
 
@@ -434,7 +435,7 @@ func TestMCPListChanged(t *testing.T) {
 	skills, _ := mcpSkills(t)
 	c := startMCP(t, skills)
 	ctx := context.Background()
-	writeSkill(t, skills, "fresh", "", map[string]string{"hello.sh": "#!/bin/sh\necho fresh hello\n"})
+	testskill.Add(t, skills, "fresh", testskill.Skill{Name: "fresh", Description: "test skill fresh", Body: "# fresh\n", Scripts: map[string]string{"hello.sh": "#!/bin/sh\necho fresh hello\n"}})
 	waitTools := func(what string, ok func([]string) bool) {
 		t.Helper()
 		deadline := time.After(60 * time.Second)
@@ -612,7 +613,7 @@ func startMCPHTTP(t *testing.T, env ...string) (url, token string) {
 func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	bin, pluginDir := skillhostBinary(t)
 	skills := t.TempDir()
-	writeSkill(t, skills, "where", "", map[string]string{"look.sh": "#!/bin/sh\npwd\ncat notes.txt\n"})
+	testskill.Add(t, skills, "where", testskill.Skill{Name: "where", Description: "test skill where", Body: "# where\n", Scripts: map[string]string{"look.sh": "#!/bin/sh\npwd\ncat notes.txt\n"}})
 	rootA, rootB, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
 	for dir, text := range map[string]string{rootA: "from A", rootB: "from B"} {
 		if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(text+"\n"), 0o644); err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // mcp --review asks through elicitation before a run's changes are
@@ -23,7 +25,7 @@ func TestMCPReviewElicits(t *testing.T) {
 	}
 	bin, _ := skillhostBinary(t)
 	skills := t.TempDir()
-	writeSkill(t, skills, "writer", "", map[string]string{"write.sh": "#!/bin/sh\necho made > made.txt\necho done\n"})
+	testskill.Add(t, skills, "writer", testskill.Skill{Name: "writer", Description: "test skill writer", Body: "# writer\n", Scripts: map[string]string{"write.sh": "#!/bin/sh\necho made > made.txt\necho done\n"}})
 	for _, tc := range []struct {
 		name    string
 		answer  *mcp.ElicitResult // nil: the client cannot elicit

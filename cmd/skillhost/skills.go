@@ -133,11 +133,11 @@ func (a *app) skillGrant(name string) (*host.Host, *host.Skill, host.Grant, erro
 	if err != nil {
 		return nil, nil, host.Grant{}, err
 	}
-	g, warnings := h.Grant(s)
-	for _, w := range warnings {
+	c := h.Grant(s, "")
+	for _, w := range c.Warnings {
 		h.Warn("%s", w)
 	}
-	return h, s, g, nil
+	return h, s, c.Grant, nil
 }
 
 type declaredJSON struct {
@@ -159,7 +159,7 @@ func (a *app) showCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d := h.Declared(s)
+			d := s.Declared
 			if a.jsonOut {
 				return a.printJSON(map[string]any{
 					"name": s.Name, "description": s.Description, "path": s.Dir, "file": s.File,
@@ -287,8 +287,9 @@ func (a *app) grantCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g, origins, warnings := h.GrantWith(s, ws)
-			for _, w := range warnings {
+			c := h.Grant(s, ws)
+			g, origins := c.Grant, c.Origins
+			for _, w := range c.Warnings {
 				h.Warn("%s", w)
 			}
 			if a.jsonOut {

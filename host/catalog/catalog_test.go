@@ -14,15 +14,6 @@ import (
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
-// writeSkill is testskill.Add for this package: the skill directory
-// root/dir with frontMatter verbatim (often deliberately broken YAML) and
-// a one-line body. It stays a shorthand only because direct_test.go calls
-// it too; new tests call testskill.Add.
-func writeSkill(t *testing.T, root, dir, frontMatter string) string {
-	t.Helper()
-	return testskill.Add(t, root, dir, testskill.Skill{FrontMatter: frontMatter, Body: "Body of " + dir + "\n"})
-}
-
 func TestFixtureCatalog(t *testing.T) {
 	c := New([]string{"../../testdata/skills"})
 	s, err := c.Find("test_skill")
@@ -52,15 +43,15 @@ func TestFixtureCatalog(t *testing.T) {
 
 func TestForgivingScan(t *testing.T) {
 	root := t.TempDir()
-	writeSkill(t, root, "good", "name: good\ndescription: fine")
-	writeSkill(t, root, "bad-yaml", "name: [\ndescription: x")
-	writeSkill(t, root, "dup-key", "name: d\ndescription: a\ndescription: b")
-	writeSkill(t, root, "date", "name: date\ndescription: 2024-01-01")
-	writeSkill(t, root, "number", "name: 42\ndescription: true")
-	writeSkill(t, root, "list-name", "name: [a]\ndescription: x")
-	writeSkill(t, root, ".hidden", "name: hidden\ndescription: in a dot directory")
-	writeSkill(t, root, ".git", "name: git\ndescription: never scanned")
-	writeSkill(t, root, "node_modules", "name: nm\ndescription: never scanned")
+	testskill.Add(t, root, "good", testskill.Skill{FrontMatter: "name: good\ndescription: fine"})
+	testskill.Add(t, root, "bad-yaml", testskill.Skill{FrontMatter: "name: [\ndescription: x"})
+	testskill.Add(t, root, "dup-key", testskill.Skill{FrontMatter: "name: d\ndescription: a\ndescription: b"})
+	testskill.Add(t, root, "date", testskill.Skill{FrontMatter: "name: date\ndescription: 2024-01-01"})
+	testskill.Add(t, root, "number", testskill.Skill{FrontMatter: "name: 42\ndescription: true"})
+	testskill.Add(t, root, "list-name", testskill.Skill{FrontMatter: "name: [a]\ndescription: x"})
+	testskill.Add(t, root, ".hidden", testskill.Skill{FrontMatter: "name: hidden\ndescription: in a dot directory"})
+	testskill.Add(t, root, ".git", testskill.Skill{FrontMatter: "name: git\ndescription: never scanned"})
+	testskill.Add(t, root, "node_modules", testskill.Skill{FrontMatter: "name: nm\ndescription: never scanned"})
 	os.MkdirAll(filepath.Join(root, "not-a-skill"), 0o755)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("x"), 0o644)
 
@@ -84,8 +75,8 @@ func TestUnreadableBundle(t *testing.T) {
 		t.Skip("root reads any file")
 	}
 	root := t.TempDir()
-	writeSkill(t, root, "good", "name: good\ndescription: fine")
-	p := writeSkill(t, root, "locked", "name: locked\ndescription: x")
+	testskill.Add(t, root, "good", testskill.Skill{FrontMatter: "name: good\ndescription: fine"})
+	p := testskill.Add(t, root, "locked", testskill.Skill{FrontMatter: "name: locked\ndescription: x"})
 	os.Chmod(filepath.Join(p, "SKILL.md"), 0)
 	c := New([]string{root})
 	if got := c.Names(); !reflect.DeepEqual(got, []string{"good"}) {
@@ -98,10 +89,10 @@ func TestUnreadableBundle(t *testing.T) {
 
 func TestDuplicateNamesFirstRootWins(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	writeSkill(t, a, "one", "name: same\ndescription: from a")
-	writeSkill(t, b, "two", "name: same\ndescription: from b")
-	writeSkill(t, b, "zz", "name: other\ndescription: only in b")
-	writeSkill(t, b, "aa", "name: other\ndescription: first in b by directory order")
+	testskill.Add(t, a, "one", testskill.Skill{FrontMatter: "name: same\ndescription: from a"})
+	testskill.Add(t, b, "two", testskill.Skill{FrontMatter: "name: same\ndescription: from b"})
+	testskill.Add(t, b, "zz", testskill.Skill{FrontMatter: "name: other\ndescription: only in b"})
+	testskill.Add(t, b, "aa", testskill.Skill{FrontMatter: "name: other\ndescription: first in b by directory order"})
 	for i := 0; i < 3; i++ { // deterministic
 		c := New([]string{a, b})
 		s, _ := c.Find("same")
@@ -117,12 +108,12 @@ func TestDuplicateNamesFirstRootWins(t *testing.T) {
 
 func TestFindVariants(t *testing.T) {
 	root := t.TempDir()
-	writeSkill(t, root, "pdf-tools", "name: pdf-tools\ndescription: x")
-	writeSkill(t, root, "data_clean", "name: data_clean\ndescription: x")
-	writeSkill(t, root, "Title", "name: Dynamics 365 Automation\ndescription: x")
-	writeSkill(t, root, "amb1", "name: a-b\ndescription: x")
-	writeSkill(t, root, "amb2", "name: a_b\ndescription: x")
-	writeSkill(t, root, "folder-name", "name: front-matter-name\ndescription: x")
+	testskill.Add(t, root, "pdf-tools", testskill.Skill{FrontMatter: "name: pdf-tools\ndescription: x"})
+	testskill.Add(t, root, "data_clean", testskill.Skill{FrontMatter: "name: data_clean\ndescription: x"})
+	testskill.Add(t, root, "Title", testskill.Skill{FrontMatter: "name: Dynamics 365 Automation\ndescription: x"})
+	testskill.Add(t, root, "amb1", testskill.Skill{FrontMatter: "name: a-b\ndescription: x"})
+	testskill.Add(t, root, "amb2", testskill.Skill{FrontMatter: "name: a_b\ndescription: x"})
+	testskill.Add(t, root, "folder-name", testskill.Skill{FrontMatter: "name: front-matter-name\ndescription: x"})
 	c := New([]string{root})
 	tests := map[string]string{
 		"pdf-tools": "pdf-tools", "pdf_tools": "pdf-tools", "PDF Tools": "pdf-tools",
@@ -159,7 +150,7 @@ func TestMissingRoot(t *testing.T) {
 
 func TestRootIsASkill(t *testing.T) {
 	root := t.TempDir()
-	p := writeSkill(t, root, "solo", "name: solo\ndescription: x")
+	p := testskill.Add(t, root, "solo", testskill.Skill{FrontMatter: "name: solo\ndescription: x"})
 	if got := New([]string{p}).Names(); !reflect.DeepEqual(got, []string{"solo"}) {
 		t.Fatalf("names = %q", got)
 	}
@@ -168,12 +159,12 @@ func TestRootIsASkill(t *testing.T) {
 func TestLazyAndReload(t *testing.T) {
 	root := t.TempDir()
 	c := New([]string{root})
-	writeSkill(t, root, "late", "name: late\ndescription: written after New")
+	testskill.Add(t, root, "late", testskill.Skill{FrontMatter: "name: late\ndescription: written after New"})
 	if _, err := c.Find("late"); err != nil {
 		t.Fatalf("lazy load missed a skill written before first use: %v", err)
 	}
 	g := c.Generation()
-	writeSkill(t, root, "later", "name: later\ndescription: written after load")
+	testskill.Add(t, root, "later", testskill.Skill{FrontMatter: "name: later\ndescription: written after load"})
 	if _, err := c.Find("later"); err == nil {
 		t.Fatal("loaded catalogs do not rescan by themselves")
 	}
@@ -186,7 +177,7 @@ func TestLazyAndReload(t *testing.T) {
 func TestConcurrentUse(t *testing.T) {
 	root := t.TempDir()
 	for i := 0; i < 20; i++ {
-		writeSkill(t, root, fmt.Sprintf("s%02d", i), fmt.Sprintf("name: s%02d\ndescription: skill %d", i, i))
+		testskill.Add(t, root, fmt.Sprintf("s%02d", i), testskill.Skill{FrontMatter: fmt.Sprintf("name: s%02d\ndescription: skill %d", i, i)})
 	}
 	c := New([]string{root})
 	var wg sync.WaitGroup
@@ -229,8 +220,8 @@ func TestSuggest(t *testing.T) {
 // skill directory counts, files and symlinks to files do not.
 func TestRootEntriesByType(t *testing.T) {
 	root, elsewhere := t.TempDir(), t.TempDir()
-	writeSkill(t, root, "plain", "name: plain\ndescription: a directory")
-	target := writeSkill(t, elsewhere, "linked", "name: linked\ndescription: through a symlink")
+	testskill.Add(t, root, "plain", testskill.Skill{FrontMatter: "name: plain\ndescription: a directory"})
+	target := testskill.Add(t, elsewhere, "linked", testskill.Skill{FrontMatter: "name: linked\ndescription: through a symlink"})
 	if err := os.Symlink(target, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
@@ -250,8 +241,8 @@ func TestRootEntriesByType(t *testing.T) {
 // in its skills/ folder (issue 35).
 func TestRepositoryRoot(t *testing.T) {
 	repo := t.TempDir()
-	writeSkill(t, filepath.Join(repo, "skills"), "pdf", "name: pdf\ndescription: reads PDFs\n")
-	writeSkill(t, filepath.Join(repo, "skills"), "xlsx", "name: xlsx\ndescription: edits spreadsheets\n")
+	testskill.Add(t, filepath.Join(repo, "skills"), "pdf", testskill.Skill{FrontMatter: "name: pdf\ndescription: reads PDFs\n"})
+	testskill.Add(t, filepath.Join(repo, "skills"), "xlsx", testskill.Skill{FrontMatter: "name: xlsx\ndescription: edits spreadsheets\n"})
 	if err := os.MkdirAll(filepath.Join(repo, "docs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +270,7 @@ func TestNoSkillsNamesWhereItLooked(t *testing.T) {
 		t.Errorf("Find = %v, want %s", err, want)
 	}
 	// With skills loaded, an unknown name says nothing of where.
-	writeSkill(t, empty, "pdf-tools", "name: pdf-tools\ndescription: reads PDFs\n")
+	testskill.Add(t, empty, "pdf-tools", testskill.Skill{FrontMatter: "name: pdf-tools\ndescription: reads PDFs\n"})
 	c = New([]string{empty})
 	if _, err := c.Find("pdf"); err == nil || strings.Contains(err.Error(), "looked") {
 		t.Errorf("Find with skills loaded = %v", err)

@@ -3,6 +3,8 @@ package catalog
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // TestDirectFindAgreesWithFullLoad checks that Find before a load (which may
@@ -19,63 +21,63 @@ func TestDirectFindAgreesWithFullLoad(t *testing.T) {
 	}{
 		"plain": {name: "a", direct: true, roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "a", "name: a\ndescription: x")
-			writeSkill(t, r, "b", "name: b\ndescription: x")
+			testskill.Add(t, r, "a", testskill.Skill{FrontMatter: "name: a\ndescription: x"})
+			testskill.Add(t, r, "b", testskill.Skill{FrontMatter: "name: b\ndescription: x"})
 			return []string{r}
 		}},
 		"claimed by an earlier directory in the same root": {name: "deploy", direct: true, roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "aaa", "name: deploy\ndescription: impostor")
-			writeSkill(t, r, "deploy", "name: deploy\ndescription: real")
+			testskill.Add(t, r, "aaa", testskill.Skill{FrontMatter: "name: deploy\ndescription: impostor"})
+			testskill.Add(t, r, "deploy", testskill.Skill{FrontMatter: "name: deploy\ndescription: real"})
 			return []string{r}
 		}},
 		"claimed by a mismatched directory in an earlier root": {name: "deploy", direct: true, roots: func(t *testing.T) []string {
 			r1, r2 := t.TempDir(), t.TempDir()
-			writeSkill(t, r1, "other", "name: deploy\ndescription: impostor")
-			writeSkill(t, r2, "deploy", "name: deploy\ndescription: real")
+			testskill.Add(t, r1, "other", testskill.Skill{FrontMatter: "name: deploy\ndescription: impostor"})
+			testskill.Add(t, r2, "deploy", testskill.Skill{FrontMatter: "name: deploy\ndescription: real"})
 			return []string{r1, r2}
 		}},
 		"first root wins": {name: "deploy", direct: true, roots: func(t *testing.T) []string {
 			r1, r2 := t.TempDir(), t.TempDir()
-			writeSkill(t, r1, "deploy", "name: deploy\ndescription: first")
-			writeSkill(t, r2, "deploy", "name: deploy\ndescription: second")
+			testskill.Add(t, r1, "deploy", testskill.Skill{FrontMatter: "name: deploy\ndescription: first"})
+			testskill.Add(t, r2, "deploy", testskill.Skill{FrontMatter: "name: deploy\ndescription: second"})
 			return []string{r1, r2}
 		}},
 		"directory holds another name": {name: "deploy", roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "deploy", "name: other\ndescription: x")
-			writeSkill(t, r, "zzz", "name: deploy\ndescription: real")
+			testskill.Add(t, r, "deploy", testskill.Skill{FrontMatter: "name: other\ndescription: x"})
+			testskill.Add(t, r, "zzz", testskill.Skill{FrontMatter: "name: deploy\ndescription: real"})
 			return []string{r}
 		}},
 		"broken bundle in the named directory": {name: "deploy", roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "deploy", "name: [\ndescription: x")
-			writeSkill(t, r, "zzz", "name: deploy\ndescription: real")
+			testskill.Add(t, r, "deploy", testskill.Skill{FrontMatter: "name: [\ndescription: x"})
+			testskill.Add(t, r, "zzz", testskill.Skill{FrontMatter: "name: deploy\ndescription: real"})
 			return []string{r}
 		}},
 		"root that is itself the skill": {name: "solo", direct: true, roots: func(t *testing.T) []string {
 			r := filepath.Join(t.TempDir(), "solo")
-			writeSkill(t, filepath.Dir(r), "solo", "name: solo\ndescription: x")
+			testskill.Add(t, filepath.Dir(r), "solo", testskill.Skill{FrontMatter: "name: solo\ndescription: x"})
 			return []string{r}
 		}},
 		"missing root first": {name: "a", direct: true, roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "a", "name: a\ndescription: x")
+			testskill.Add(t, r, "a", testskill.Skill{FrontMatter: "name: a\ndescription: x"})
 			return []string{filepath.Join(r, "nope"), r}
 		}},
 		"loose spelling": {name: "My_Skill", roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "my-skill", "name: my-skill\ndescription: x")
+			testskill.Add(t, r, "my-skill", testskill.Skill{FrontMatter: "name: my-skill\ndescription: x"})
 			return []string{r}
 		}},
 		"unknown": {name: "nope", roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "a", "name: a\ndescription: x")
+			testskill.Add(t, r, "a", testskill.Skill{FrontMatter: "name: a\ndescription: x"})
 			return []string{r}
 		}},
 		"path-like name": {name: "../a", roots: func(t *testing.T) []string {
 			r := t.TempDir()
-			writeSkill(t, r, "a", "name: a\ndescription: x")
+			testskill.Add(t, r, "a", testskill.Skill{FrontMatter: "name: a\ndescription: x"})
 			return []string{filepath.Join(r, "sub")}
 		}},
 	}
@@ -104,8 +106,8 @@ func TestDirectFindAgreesWithFullLoad(t *testing.T) {
 // and that the loser is reported.
 func TestNamedDirectoryWinsInFullLoad(t *testing.T) {
 	r := t.TempDir()
-	writeSkill(t, r, "aaa", "name: deploy\ndescription: impostor")
-	writeSkill(t, r, "deploy", "name: deploy\ndescription: real")
+	testskill.Add(t, r, "aaa", testskill.Skill{FrontMatter: "name: deploy\ndescription: impostor"})
+	testskill.Add(t, r, "deploy", testskill.Skill{FrontMatter: "name: deploy\ndescription: real"})
 	c := New([]string{r})
 	all := c.All()
 	if len(all) != 1 || all[0].Description != "real" {

@@ -12,8 +12,10 @@ import (
 )
 
 // FuzzGrant feeds arbitrary capability front matter through FromFrontMatter
-// and Compute against a fixed ceiling. Whatever a skill declares, the
-// effective grant must stay inside the ceiling: every path absolute, clean
+// (what the catalog does once per skill) and then Compute and ComputeWith
+// (what a run does, the latter with no operator grant) against a fixed
+// ceiling. Whatever a skill declares, the effective grant must stay inside
+// the ceiling: every path absolute, clean
 // and under a ceiling path of its kind, network only if the ceiling allows
 // it, a positive timeout no longer than the ceiling's, and core trust only
 // for a trusted skill.
@@ -56,29 +58,37 @@ func FuzzGrant(f *testing.F) {
 		}
 		d, _ := FromFrontMatter(fields)
 		g, _ := Compute(name, d, ceiling, env)
-		check := func(kind string, paths, roots []string) {
-			for _, p := range paths {
-				if !filepath.IsAbs(p) || filepath.Clean(p) != p {
-					t.Errorf("%s path %q is not absolute and clean", kind, p)
-				}
-				if !shared.UnderAny(p, roots) {
-					t.Errorf("%s path %q escapes the ceiling %q", kind, p, roots)
-				}
+		checkInside(t, g, name, ceiling, readRoots, writeRoots)
+		checkInside(t, ComputeWith(name, d, Operator{}, ceiling, env).Grant, name, ceiling, readRoots, writeRoots)
+	})
+}
+
+// checkInside fails t if g, computed for the skill called name, reaches
+// beyond ceiling, whose path roots resolve to readRoots and writeRoots.
+func checkInside(t *testing.T, g Grant, name string, ceiling Ceiling, readRoots, writeRoots []string) {
+	t.Helper()
+	check := func(kind string, paths, roots []string) {
+		for _, p := range paths {
+			if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+				t.Errorf("%s path %q is not absolute and clean", kind, p)
+			}
+			if !shared.UnderAny(p, roots) {
+				t.Errorf("%s path %q escapes the ceiling %q", kind, p, roots)
 			}
 		}
-		check("fs_read", g.FSRead, readRoots)
-		check("fs_write", g.FSWrite, writeRoots)
-		if g.Network && !ceiling.Network {
-			t.Error("network granted above the ceiling")
-		}
-		if g.Timeout <= 0 || g.Timeout > ceiling.Timeout {
-			t.Errorf("timeout %v outside (0, %v]", g.Timeout, ceiling.Timeout)
-		}
-		if g.Trust == TrustCore && name != "trusted" {
-			t.Errorf("core trust for untrusted skill %q", name)
-		}
-		if g.Trust != TrustCore && g.Trust != TrustExternal {
-			t.Errorf("trust %q", g.Trust)
-		}
-	})
+	}
+	check("fs_read", g.FSRead, readRoots)
+	check("fs_write", g.FSWrite, writeRoots)
+	if g.Network && !ceiling.Network {
+		t.Error("network granted above the ceiling")
+	}
+	if g.Timeout <= 0 || g.Timeout > ceiling.Timeout {
+		t.Errorf("timeout %v outside (0, %v]", g.Timeout, ceiling.Timeout)
+	}
+	if g.Trust == TrustCore && name != "trusted" {
+		t.Errorf("core trust for untrusted skill %q", name)
+	}
+	if g.Trust != TrustCore && g.Trust != TrustExternal {
+		t.Errorf("trust %q", g.Trust)
+	}
 }

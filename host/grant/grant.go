@@ -132,6 +132,24 @@ type Env struct {
 	Home string
 }
 
+// Computed is an effective grant with its account: where each part came
+// from and what was dropped or downgraded on the way.
+type Computed struct {
+	Grant Grant
+	// Origins say where each part of Grant came from (ComputeWith fills
+	// the paths; Compute only Hosts).
+	Origins Origins
+	// Warnings name everything dropped or downgraded, one sentence each.
+	Warnings []string
+	// Unborn are protected paths inside the write grant that do not exist
+	// yet (Protection.Missing): whoever runs the skill checks after the run
+	// that none was created. The computing functions here leave it empty.
+	Unborn []string
+}
+
+// warn appends a warning.
+func (c *Computed) warn(msgs ...string) { c.Warnings = append(c.Warnings, msgs...) }
+
 // Compute intersects a declaration with the ceiling for the skill called
 // name. It returns the grant and a warning for everything it dropped or
 // downgraded; it never fails.
@@ -146,59 +164,61 @@ type Env struct {
 //   - trust: core is honoured only for a skill whose resolved directory
 //     Ceiling.Trusted lists.
 func Compute(name string, d Declared, c Ceiling, env Env) (Grant, []string) {
-	g, warnings, _, _ := compute(name, d, c, env, FromSkill)
-	return g, warnings
+	r := compute(name, d, c, env, FromSkill)
+	return r.Grant, r.Warnings
 }
 
 // resolvedCeiling is a ceiling's roots as compute resolved them.
 type resolvedCeiling struct{ read, write []string }
 
-// compute is Compute, also returning the ceiling's resolved roots so
-// ComputeWith clamps more paths without resolving them again, and where
-// each allowed host pattern came from (netFrom: who declared d's network).
-func compute(name string, d Declared, c Ceiling, env Env, netFrom string) (Grant, []string, resolvedCeiling, map[string][]string) {
-	g := Grant{
-		Timeout: d.Timeout,
-		Trust:   TrustExternal,
+// clamped is what compute found: the grant, with the origin of each allowed
+// host pattern, and the ceiling's roots as resolved, so that ComputeWith
+// clamps more paths without resolving them again.
+type clamped struct {
+	Computed
+	roots resolvedCeiling
+}
+
+// compute is Compute with its whole account; netFrom is who declared d's
+// network (FromSkill or FromOperator).
+func compute(name string, d Declared, c Ceiling, env Env, netFrom string) clamped {
+	var r clamped
+	r.Grant = Grant{Timeout: d.Timeout, Trust: TrustExternal}
+	networkGrant(d, c, netFrom, &r.Computed)
+	if r.Grant.Timeout <= 0 {
+		r.Grant.Timeout = DefaultTimeout
 	}
-	var warnings []string
-	var hostOrigins map[string][]string
-	g.Network, g.Egress, hostOrigins, warnings = networkGrant(d, c, netFrom)
-	if g.Timeout <= 0 {
-		g.Timeout = DefaultTimeout
-	}
-	if c.Timeout > 0 && c.Timeout < g.Timeout {
-		g.Timeout = c.Timeout
+	if c.Timeout > 0 && c.Timeout < r.Grant.Timeout {
+		r.Grant.Timeout = c.Timeout
 	}
 	if d.Trust == TrustCore {
 		switch {
 		case d.Dir != "" && trustedDir(d.Dir, c.Trusted, env):
-			g.Trust = TrustCore
+			r.Grant.Trust = TrustCore
 		case slices.Contains(c.Trusted, name):
-			warnings = append(warnings, "trust: core is ignored: sandbox.trusted names skill "+strconv.Quote(name)+
-				", but trust is bound to a directory; list "+strconv.Quote(d.Dir)+" there instead; it runs as external")
+			r.warn("trust: core is ignored: sandbox.trusted names skill " + strconv.Quote(name) +
+				", but trust is bound to a directory; list " + strconv.Quote(d.Dir) + " there instead; it runs as external")
 		default:
-			warnings = append(warnings, "trust: core is ignored because the directory of skill "+strconv.Quote(name)+
+			r.warn("trust: core is ignored because the directory of skill " + strconv.Quote(name) +
 				" is not listed in sandbox.trusted; it runs as external")
 		}
 	}
 	writable := WritableRoots(c.FSWrite, env)
-	var rc resolvedCeiling
 	var w []string
 	for _, f := range []struct {
 		field             string
 		declared, ceiling []string
 		roots, out        *[]string
 	}{
-		{"fs_read", d.FSRead, c.FSRead, &rc.read, &g.FSRead},
-		{"fs_write", d.FSWrite, c.FSWrite, &rc.write, &g.FSWrite},
+		{"fs_read", d.FSRead, c.FSRead, &r.roots.read, &r.Grant.FSRead},
+		{"fs_write", d.FSWrite, c.FSWrite, &r.roots.write, &r.Grant.FSWrite},
 	} {
 		*f.roots, w = ceilingRoots(f.field, f.ceiling, writable, env)
-		warnings = append(warnings, w...)
+		r.warn(w...)
 		*f.out, w = clampTo(f.field, f.declared, *f.roots, f.ceiling, env)
-		warnings = append(warnings, w...)
+		r.warn(w...)
 	}
-	return g, warnings, rc, hostOrigins
+	return r
 }
 
 // trustedDir reports whether dir is one of the trusted entries that name a

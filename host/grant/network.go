@@ -16,27 +16,29 @@ const AnyHost = "*"
 // networkGrant intersects what is declared (d.Network, with d.Hosts, nil
 // meaning whatever the ceiling allows) with the ceiling. The result is off,
 // the whole network (no Egress: as before lists existed), or named hosts
-// through the backend's proxy (Egress). hostOrigin says where each allowed
-// pattern came from: declared (from, "skill" or "operator"), the ceiling,
-// or both when they wrote the same pattern.
-func networkGrant(d Declared, c Ceiling, from string) (bool, *shared.Egress, map[string][]string, []string) {
+// through the backend's proxy (Egress). It sets out's Grant.Network and
+// Grant.Egress, says in Origins.Hosts where each allowed pattern came from
+// (declared: from, "skill" or "operator"; the ceiling; or both when they
+// wrote the same pattern), and adds its warnings.
+func networkGrant(d Declared, c Ceiling, from string, out *Computed) {
 	if !d.Network || !c.Network {
-		return false, nil, nil, nil
+		return
 	}
-	var warnings []string
 	field := "network"
 	if from == FromOperator {
 		field = "skills.grants network"
 	}
 	declared, w := patterns(field, d.Hosts)
-	warnings = append(warnings, w...)
+	out.warn(w...)
 	ceiling, w := patterns("sandbox.network.allow", c.Hosts)
-	warnings = append(warnings, w...)
+	out.warn(w...)
 	if d.Hosts != nil && len(declared) == 0 {
-		return false, nil, nil, append(warnings, "network: no usable host pattern is declared; no network")
+		out.warn("network: no usable host pattern is declared; no network")
+		return
 	}
 	if d.Hosts == nil && c.Hosts == nil && len(c.Deny) == 0 && len(c.DenyAddresses) == 0 && len(c.Keyed) == 0 {
-		return true, nil, nil, warnings // the whole network, as the booleans always gave
+		out.Grant.Network = true // the whole network, as the booleans always gave
+		return
 	}
 	if d.Hosts == nil {
 		declared = []egress.Pattern{{Wildcard: true}}
@@ -67,8 +69,9 @@ func networkGrant(d Declared, c Ceiling, from string) (bool, *shared.Egress, map
 		}
 	}
 	if len(allow) == 0 {
-		return false, nil, nil, append(warnings, fmt.Sprintf("network: none of the declared hosts (%s) is allowed by sandbox.network.allow (%s); no network",
+		out.warn(fmt.Sprintf("network: none of the declared hosts (%s) is allowed by sandbox.network.allow (%s); no network",
 			strings.Join(d.Hosts, ", "), strings.Join(c.Hosts, ", ")))
+		return
 	}
 	e := &shared.Egress{Allow: allow, Deny: slices.Clone(c.Deny), DenyAddresses: slices.Clone(c.DenyAddresses),
 		Declared: orAny(d.Hosts), Ceiling: orAny(c.Hosts)}
@@ -78,7 +81,7 @@ func networkGrant(d Declared, c Ceiling, from string) (bool, *shared.Egress, map
 			e.Reasons[k] = v
 		}
 	}
-	return true, e, origin, warnings
+	out.Grant.Network, out.Grant.Egress, out.Origins.Hosts = true, e, origin
 }
 
 // patterns parses a list, warning about (and dropping) each bad entry.

@@ -49,7 +49,8 @@ func TestNetworkGrant(t *testing.T) {
 			origins: map[string][]string{"pypi.org": {"ceiling"}}, warnings: `sandbox.network.allow: host pattern "*.com"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g, o, w := ComputeWith("s", c.d, c.op, c.c, Env{Cwd: t.TempDir(), Home: t.TempDir()})
+			r := ComputeWith("s", c.d, c.op, c.c, Env{Cwd: t.TempDir(), Home: t.TempDir()})
+			g, o, w := r.Grant, r.Origins, r.Warnings
 			if g.Network != c.network {
 				t.Errorf("network %v, want %v", g.Network, c.network)
 			}

@@ -75,8 +75,9 @@ const (
 
 // ComputeWith is Compute with the operator's grant added: the union of
 // what the skill declares and what the operator grants, each clamped to
-// the ceiling, plus the workspace. It also says where each path came from.
-func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Grant, Origins, []string) {
+// the ceiling, plus the workspace. It also says where each part came from.
+// It never fails: what it drops or downgrades is a warning.
+func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) Computed {
 	merged := d
 	netFrom := FromSkill
 	if op.Network != nil {
@@ -90,13 +91,14 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 		merged.Timeout = op.Timeout
 	}
 	merged.FSRead, merged.FSWrite = nil, nil
-	g, warnings, rc, hosts := compute(name, merged, c, env, netFrom)
-	o := Origins{FSRead: map[string][]string{}, FSWrite: map[string][]string{}, Hosts: hosts}
+	r := compute(name, merged, c, env, netFrom)
+	g, o, rc := &r.Grant, &r.Origins, r.roots
+	o.FSRead, o.FSWrite = map[string][]string{}, map[string][]string{}
 
 	add := func(field string, list *[]string, origins map[string][]string, paths, roots, ceiling []string, from, prefix string) {
 		kept, w := clampTo(field, paths, roots, ceiling, env)
 		for _, msg := range w {
-			warnings = append(warnings, prefix+msg)
+			r.warn(prefix + msg)
 		}
 		for _, p := range kept {
 			if !slices.Contains(*list, p) {
@@ -117,12 +119,12 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 		home, _ := Resolve(env.Home, env)
 		switch {
 		case err != nil:
-			warnings = append(warnings, fmt.Sprintf("workspace: %v; not granted", err))
+			r.warn(fmt.Sprintf("workspace: %v; not granted", err))
 		case ws == "/" || home != "" && shared.Under(home, ws):
 			// A workspace is a project directory. Granting / or the home
 			// directory (or above it) would hand over ~/.ssh and the
 			// shell's start-up files.
-			warnings = append(warnings, fmt.Sprintf("workspace: the working directory %s is / or holds the home directory; not granted (run from a project directory)", ws))
+			r.warn(fmt.Sprintf("workspace: the working directory %s is / or holds the home directory; not granted (run from a project directory)", ws))
 		default:
 			root := []string{ws}
 			add("fs_read", &g.FSRead, o.FSRead, root, root, root, FromWorkspace, "")
@@ -154,5 +156,5 @@ func ComputeWith(name string, d Declared, op Operator, c Ceiling, env Env) (Gran
 	default:
 		o.Timeout = FromDefault
 	}
-	return g, o, warnings
+	return r.Computed
 }

@@ -85,10 +85,11 @@ func TestComputeWithOperator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, o, warnings := ComputeWith("x", tt.declared, tt.op, tt.ceiling, env)
+			r := ComputeWith("x", tt.declared, tt.op, tt.ceiling, env)
 			if tt.env.Cwd != "" {
-				g, o, warnings = ComputeWith("x", tt.declared, tt.op, tt.ceiling, tt.env)
+				r = ComputeWith("x", tt.declared, tt.op, tt.ceiling, tt.env)
 			}
+			g, o, warnings := r.Grant, r.Origins, r.Warnings
 			if !reflect.DeepEqual(g, tt.want) {
 				t.Errorf("grant = %+v, want %+v", g, tt.want)
 			}

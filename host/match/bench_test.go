@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // generated builds n skills with a two-word name, a 25-word description
@@ -53,11 +54,15 @@ func generatedFrom(vocab []string, n, bodyWords int) []Doc {
 // tableWords are the built-in word-vector table's words, most documents
 // first: generated skills of real words, each with a word vector.
 func tableWords() []string {
-	w, err := DefaultWordVectors()
+	w, err := matchtext.DefaultWordVectors()
 	if err != nil {
 		panic(err)
 	}
-	return w.words
+	words := make([]string, w.Len())
+	for i := range words {
+		words[i], _ = w.Word(i)
+	}
+	return words
 }
 
 func BenchmarkLexicalIndex10k(b *testing.B) {
@@ -118,7 +123,7 @@ func BenchmarkLexicalMatch10kWords(b *testing.B) {
 // BenchmarkEverydayProbability is the everyday classifier on one message
 // of 25 words: its cost per match, whatever the catalog's size.
 func BenchmarkEverydayProbability(b *testing.B) {
-	m, err := DefaultEveryday()
+	m, err := matchtext.DefaultEveryday()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,12 +30,12 @@ type BreadthCache interface {
 
 // DirBreadthCache is a BreadthCache of one small JSON file per key in a
 // directory (created 0700 on the first Store). It keeps the newest
-// MaxBreadthFiles files and removes older ones on Store; a file that
+// maxBreadthFiles files and removes older ones on Store; a file that
 // cannot be read or does not hold what its name says is ignored.
 type DirBreadthCache string
 
-// MaxBreadthFiles is how many catalogs' breadths a DirBreadthCache keeps.
-const MaxBreadthFiles = 64
+// maxBreadthFiles is how many catalogs' breadths a DirBreadthCache keeps.
+const maxBreadthFiles = 64
 
 type breadthFile struct {
 	Key     string    `json:"key"`
@@ -75,7 +75,7 @@ func (d DirBreadthCache) Store(key string, breadths []float64) {
 	d.prune()
 }
 
-// prune removes all but the newest MaxBreadthFiles breadth files, and
+// prune removes all but the newest maxBreadthFiles breadth files, and
 // temporary files more than an hour old (left by a process that died
 // between writing and renaming).
 func (d DirBreadthCache) prune() {
@@ -87,7 +87,7 @@ func (d DirBreadthCache) prune() {
 		}
 	}
 	files, err := filepath.Glob(filepath.Join(string(d), "breadth-*.json"))
-	if err != nil || len(files) <= MaxBreadthFiles {
+	if err != nil || len(files) <= maxBreadthFiles {
 		return
 	}
 	type aged struct {
@@ -101,7 +101,7 @@ func (d DirBreadthCache) prune() {
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].mod > all[j].mod })
-	for _, a := range all[min(len(all), MaxBreadthFiles):] {
+	for _, a := range all[min(len(all), maxBreadthFiles):] {
 		os.Remove(a.path)
 	}
 }

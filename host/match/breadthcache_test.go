@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 func TestDirBreadthCache(t *testing.T) {
@@ -39,9 +41,9 @@ func TestDirBreadthCache(t *testing.T) {
 	if _, ok := c.Load(key); ok {
 		t.Error("a damaged file loaded")
 	}
-	// Only the newest MaxBreadthFiles files stay.
+	// Only the newest maxBreadthFiles files stay.
 	keyOf := func(i int) string { return fmt.Sprintf("%032x%032x", i, 0) }
-	for i := range MaxBreadthFiles + 6 {
+	for i := range maxBreadthFiles + 6 {
 		k := keyOf(i + 1)
 		c.Store(k, want)
 		old := time.Now().Add(time.Duration(i-100) * time.Minute)
@@ -49,8 +51,8 @@ func TestDirBreadthCache(t *testing.T) {
 	}
 	c.Store(keyOf(1000), want) // prunes
 	files, _ := filepath.Glob(filepath.Join(dir, "breadth-*.json"))
-	if len(files) != MaxBreadthFiles {
-		t.Errorf("%d files after pruning, want %d", len(files), MaxBreadthFiles)
+	if len(files) != maxBreadthFiles {
+		t.Errorf("%d files after pruning, want %d", len(files), maxBreadthFiles)
 	}
 	if _, ok := c.Load(keyOf(1)); ok {
 		t.Error("the oldest file survived pruning")
@@ -169,9 +171,9 @@ func TestBreadthKey(t *testing.T) {
 	}
 	for name, given := range map[string]LexicalOptions{
 		"background":   {Background: []string{"a message"}},
-		"word vectors": {Vectors: &WordVectors{}},
-		"classifier":   {EverydayModel: &Everyday{}},
-		"examples":     {ExampleSet: &Examples{}},
+		"word vectors": {Vectors: &matchtext.WordVectors{}},
+		"classifier":   {EverydayModel: &matchtext.Everyday{}},
+		"examples":     {ExampleSet: &matchtext.Examples{}},
 	} {
 		if k := docsKey(given.withDefaults(), breadthDocs); k != "" {
 			t.Errorf("a given %s is cached under %q", name, k)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // fakeEmbeddings implements the /v1/embeddings wire format. Each text gets a
@@ -30,7 +32,7 @@ type fakeEmbeddings struct {
 
 func (f *fakeEmbeddings) vector(text string) []float64 {
 	v := make([]float64, f.dims)
-	for _, w := range Tokens(text) {
+	for _, w := range matchtext.Tokens(text) {
 		h := fnv.New32a()
 		h.Write([]byte(w))
 		v[h.Sum32()%uint32(f.dims)] += 1

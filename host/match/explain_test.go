@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // Explain must tell the truth about Score: the same score for every skill
@@ -41,7 +42,7 @@ func explainAgreesWithScore(t *testing.T, opts LexicalOptions) {
 	o := l.opts
 	var checked int
 	var c factorCounts
-	classifier, err := DefaultEveryday()
+	classifier, err := matchtext.DefaultEveryday()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ type factorCounts struct{ coded, everyday, narrow, anchors int }
 
 // checkExplanation checks one skill's explanation x for msg against each
 // factor's definition, not the scoring code.
-func checkExplanation(t *testing.T, l *Lexical, classifier *Everyday, msg string, sk *skill.Skill, i int, x Explanation, c *factorCounts) {
+func checkExplanation(t *testing.T, l *Lexical, classifier *matchtext.Everyday, msg string, sk *skill.Skill, i int, x Explanation, c *factorCounts) {
 	t.Helper()
 	o := l.opts
 	var sum float64
@@ -127,7 +128,7 @@ func checkExplanation(t *testing.T, l *Lexical, classifier *Everyday, msg string
 		t.Errorf("%q, %s: code factor %v, want %v", msg, sk.Name, x.Code, wantCode)
 	}
 	// The semantic factor, from the skill's two halves.
-	if sim := semanticSimilarity(l.idx.vec, msg, DocOf(sk), o.BodyShare); math.Abs(sim-x.Similarity) > 1e-5 ||
+	if sim := semanticSimilarity(l.idx.vec, msg, docOf(sk), o.BodyShare); math.Abs(sim-x.Similarity) > 1e-5 ||
 		math.Abs(math.Exp(o.Semantic*(x.Similarity-o.SemanticCentre))-x.Semantic) > 1e-9 {
 		t.Errorf("%q, %s: similarity %.6f (want %.6f), factor %.6f", msg, sk.Name, x.Similarity, sim, x.Semantic)
 	}
@@ -149,7 +150,7 @@ func checkExplanation(t *testing.T, l *Lexical, classifier *Everyday, msg string
 // skill's name and description and between message and its body, the
 // body weighing bodyShare (the one that has a word in the table, if only
 // one has), from the public Similarity rather than the index.
-func semanticSimilarity(w *WordVectors, message string, d Doc, bodyShare float64) float64 {
+func semanticSimilarity(w *matchtext.WordVectors, message string, d Doc, bodyShare float64) float64 {
 	f := fields(d)
 	var sum, n float64
 	for k, part := range []string{f[fieldName] + "\n" + f[fieldDescription], f[fieldBody]} {
@@ -158,7 +159,7 @@ func semanticSimilarity(w *WordVectors, message string, d Doc, bodyShare float64
 			weight = bodyShare
 		}
 		probe := make([]float32, w.Dim())
-		if w.centroid(analyze(part, nil, false), probe) {
+		if w.Centroid(matchtext.Analyze(part, nil, false), probe) {
 			sum += weight * w.Similarity(message, part)
 			n += weight
 		}

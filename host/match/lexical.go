@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // Fields of a skill the lexical matcher scores separately (BM25F).
@@ -127,22 +129,22 @@ type LexicalOptions struct {
 	// in the table).
 	BodyShare float64
 	// Vectors are the word vectors of the semantic factor; nil means the
-	// table built into the binary (DefaultWordVectors), read on the first
+	// table built into the binary (matchtext.DefaultWordVectors), read on the first
 	// Index.
-	Vectors *WordVectors
+	Vectors *matchtext.WordVectors
 	// Examples is how many published skills lend each skill the requests
-	// their users wrote (see the type Examples): those whose name and
+	// their users wrote (see matchtext.Examples): those whose name and
 	// description are nearest the skill's by word vector, at a cosine of
 	// 0.5 or more, nearest first. The requests are added to the skill's
 	// outline, so a skill written in its author's words also has its
 	// users'. Zero means the default, 5; a negative value turns it off.
 	Examples int
 	// ExampleSet are the requests lent; nil means those built into the
-	// binary (DefaultExamples), read on the first Index. Their vectors must
+	// binary (matchtext.DefaultExamples), read on the first Index. Their vectors must
 	// come from the same word-vector table as Vectors. The built-in ones
 	// come from the built-in table, so when Vectors is given and
 	// ExampleSet is not, no request is lent.
-	ExampleSet *Examples
+	ExampleSet *matchtext.Examples
 	// Code multiplies every skill's evidence for a message that pastes
 	// code, markup or a formula (see hasCode): a pasted pattern, error
 	// line or formula says the message asks about a technical artifact,
@@ -172,8 +174,8 @@ type LexicalOptions struct {
 	// negative value turns the factor off.
 	Everyday, EverydayCentre float64
 	// EverydayModel is the classifier; nil means the one built into the
-	// binary (DefaultEveryday), read on the first Index.
-	EverydayModel *Everyday
+	// binary (matchtext.DefaultEveryday), read on the first Index.
+	EverydayModel *matchtext.Everyday
 	// Breadth is the strength of the breadth factor. A skill's breadth is
 	// the share of the background messages (written for other published
 	// skills) that would match it in this catalog, at a fixed threshold
@@ -192,7 +194,7 @@ type LexicalOptions struct {
 	// factor off.
 	Breadth, BreadthCentre float64
 	// Background are the messages breadth is measured on; nil means the
-	// ones built into the binary (DefaultBackground).
+	// ones built into the binary (matchtext.DefaultBackground).
 	Background []string
 	// BreadthCache, if set, keeps the measured breadths between
 	// processes, keyed by the build (its module version, clean VCS
@@ -333,12 +335,12 @@ type lexIndex struct {
 	// vec is the word-vector table of the semantic factor, nil when the
 	// factor is off; vectors are the skills' word vectors, dim apiece,
 	// and hasVector whether a skill has one.
-	vec       *WordVectors
+	vec       *matchtext.WordVectors
 	vectors   []float32
 	hasVector []bool
 	// everyday is the classifier of the everyday-question factor, nil
 	// when the factor is off.
-	everyday *Everyday
+	everyday *matchtext.Everyday
 	// breadth is each skill's breadth and narrow the factor it gives,
 	// both nil when the breadth factor is off.
 	breadth, narrow []float64
@@ -347,32 +349,14 @@ type lexIndex struct {
 // NewLexical returns a lexical matcher.
 func NewLexical(opts LexicalOptions) *Lexical { return &Lexical{opts: opts.withDefaults()} }
 
-// BodyText is d's body as the matcher scores it: without its headings,
-// which it scores as the outline.
-func BodyText(d Doc) string { return fields(d)[fieldBody] }
-
 // fields splits a document into the scored fields.
 func fields(d Doc) [numFields]string {
-	var outline, body strings.Builder
-	inFence := false
-	for _, line := range strings.Split(d.Body, "\n") {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			inFence = !inFence
-		}
-		if !inFence && strings.HasPrefix(trimmed, "#") {
-			outline.WriteString(strings.TrimLeft(trimmed, "# "))
-			outline.WriteByte('\n')
-			continue
-		}
-		body.WriteString(line)
-		body.WriteByte('\n')
-	}
+	headings, body := matchtext.SplitMarkdown(d.Body)
+	outline := headings
 	for _, t := range d.Tools {
-		outline.WriteString(t)
-		outline.WriteByte('\n')
+		outline += t + "\n"
 	}
-	return [numFields]string{d.Name, d.Description, outline.String(), body.String()}
+	return [numFields]string{d.Name, d.Description, outline, body}
 }
 
 // Index implements Matcher.
@@ -406,7 +390,7 @@ type indexer struct {
 	o       LexicalOptions
 	idx     *lexIndex
 	weights [numFields]float64
-	m       *memo
+	m       *matchtext.Memo
 	slot    map[string]int       // term to its row in tf, per skill
 	tf      [][numFields]float64 // weighted frequency of each term by field
 	// Where each term occurs, as its posting will say: in the name and
@@ -415,29 +399,29 @@ type indexer struct {
 	// message about a "script"; and the where bits.
 	marks       []posting
 	terms       []string
-	about, body []term // a skill's name and description, and its body, for its word vector
+	about, body []matchtext.Term // a skill's name and description, and its body, for its word vector
 	// The requests lent to a skill are those of the published skills
 	// nearest its name and description; the built-in ones have the
 	// built-in table's vectors (see LexicalOptions.ExampleSet).
-	vec            *WordVectors
+	vec            *matchtext.WordVectors
 	aboutVec, half []float32 // the centroid of the name and description, and scratch
-	examples       *Examples
-	lentScans      map[int]scanned // by group
+	examples       *matchtext.Examples
+	lentScans      map[int]matchtext.Scanned // by group
 	// The fields are hashed as they are split out, for the breadth
 	// cache's key.
 	digest *fieldDigest
 }
 
 func newIndexer(o LexicalOptions, n int) (*indexer, error) {
-	ix := &indexer{o: o, idx: &lexIndex{n: n, postings: map[string][]posting{}}, m: newMemo(),
-		slot: map[string]int{}, lentScans: map[int]scanned{}}
+	ix := &indexer{o: o, idx: &lexIndex{n: n, postings: map[string][]posting{}}, m: matchtext.NewMemo(),
+		slot: map[string]int{}, lentScans: map[int]matchtext.Scanned{}}
 	for f := range ix.weights {
 		ix.weights[f] = o.field(f).Weight
 	}
 	lending := o.Examples > 0 && (o.Vectors == nil || o.ExampleSet != nil)
 	var err error
 	if o.Semantic > 0 || lending {
-		if ix.vec, err = orBuiltIn(o.Vectors, DefaultWordVectors); err != nil {
+		if ix.vec, err = orBuiltIn(o.Vectors, matchtext.DefaultWordVectors); err != nil {
 			return nil, err
 		}
 		ix.aboutVec, ix.half = make([]float32, ix.vec.Dim()), make([]float32, ix.vec.Dim())
@@ -448,12 +432,12 @@ func newIndexer(o LexicalOptions, n int) (*indexer, error) {
 		ix.idx.hasVector = make([]bool, n)
 	}
 	if lending {
-		if ix.examples, err = orBuiltIn(o.ExampleSet, DefaultExamples); err != nil {
+		if ix.examples, err = orBuiltIn(o.ExampleSet, matchtext.DefaultExamples); err != nil {
 			return nil, err
 		}
 	}
 	if o.Everyday > 0 {
-		if ix.idx.everyday, err = orBuiltIn(o.EverydayModel, DefaultEveryday); err != nil {
+		if ix.idx.everyday, err = orBuiltIn(o.EverydayModel, matchtext.DefaultEveryday); err != nil {
 			return nil, err
 		}
 	}
@@ -477,7 +461,7 @@ func (ix *indexer) add(i int, d Doc) {
 	for x, f := range textFields {
 		lent := x == textLent
 		if lent && ix.vec != nil {
-			hasAbout = ix.vec.centroid(ix.about, ix.aboutVec) // the name and description are read
+			hasAbout = ix.vec.Centroid(ix.about, ix.aboutVec) // the name and description are read
 		}
 		analyzed := ix.fieldTerms(fs[f], f, lent, hasAbout)
 		switch {
@@ -497,42 +481,42 @@ func (ix *indexer) add(i int, d Doc) {
 // (lent) those of the example groups nearest the skill. Word pairs are not
 // indexed in the body: they would double the index for little gain where
 // the body counts little.
-func (ix *indexer) fieldTerms(text string, f int, lent, hasAbout bool) []term {
+func (ix *indexer) fieldTerms(text string, f int, lent, hasAbout bool) []matchtext.Term {
 	switch {
 	case !lent:
-		return analyze(text, ix.m, f != fieldBody)
+		return matchtext.Analyze(text, ix.m, f != fieldBody)
 	case ix.examples != nil && hasAbout:
 		// Many skills borrow the same groups: each is analysed once, and
 		// the pairs across groups joined as if the requests were one text.
-		groups := ix.examples.nearest(ix.aboutVec, ix.o.Examples)
-		parts := make([]scanned, len(groups))
+		groups := ix.examples.Nearest(ix.aboutVec, ix.o.Examples)
+		parts := make([]matchtext.Scanned, len(groups))
 		for j, g := range groups {
 			sc, ok := ix.lentScans[g]
 			if !ok {
-				sc = scan(strings.Join(ix.examples.groups[g], "\n"), ix.m, true)
+				sc = matchtext.Scan(strings.Join(ix.examples.Group(g), "\n"), ix.m, true)
 				ix.lentScans[g] = sc
 			}
 			parts[j] = sc
 		}
-		return joinScans(parts, true)
+		return matchtext.JoinScans(parts, true)
 	}
 	return nil
 }
 
 // count adds the terms of field f to the skill's frequencies and marks.
-func (ix *indexer) count(analyzed []term, f int, lent bool, length *[numFields]float64) {
+func (ix *indexer) count(analyzed []matchtext.Term, f int, lent bool, length *[numFields]float64) {
 	for _, t := range analyzed {
-		k, ok := ix.slot[t.text]
+		k, ok := ix.slot[t.Text]
 		if !ok {
 			k = len(ix.tf)
-			ix.slot[t.text] = k
+			ix.slot[t.Text] = k
 			ix.tf = append(ix.tf, [numFields]float64{})
 			ix.marks = append(ix.marks, posting{})
-			ix.terms = append(ix.terms, t.text)
+			ix.terms = append(ix.terms, t.Text)
 		}
-		ix.tf[k][f] += t.weight
+		ix.tf[k][f] += t.Weight
 		mark := &ix.marks[k]
-		whole := t.whole == "" || t.weight == 1
+		whole := t.Whole == "" || t.Weight == 1
 		switch {
 		case lent:
 			mark.where |= whereLent
@@ -545,7 +529,7 @@ func (ix *indexer) count(analyzed []term, f int, lent bool, length *[numFields]f
 		case f == fieldName || f == fieldDescription:
 			mark.where |= wherePart
 		}
-		length[f] += t.weight
+		length[f] += t.Weight
 	}
 }
 
@@ -685,7 +669,7 @@ func (l *Lexical) score(message string, explain bool) ([]float64, []Explanation)
 // be nil): the terms' evidence for each skill (termEvidence), what the
 // message says once for all skills (messageFacts), then each skill's
 // factors (applyFactors), which Explain reads instead of scoring again.
-func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bool) ([]float64, []Explanation) {
+func (idx *lexIndex) score(o LexicalOptions, message string, m *matchtext.Memo, explain bool) ([]float64, []Explanation) {
 	ev := idx.termEvidence(o, message, m, explain)
 	mf := idx.messageFacts(o, message, m, ev)
 	if !explain {
@@ -707,7 +691,7 @@ func (idx *lexIndex) score(o LexicalOptions, message string, m *memo, explain bo
 // evidence is what the message's terms give each skill before the
 // skill-wide factors.
 type evidence struct {
-	terms    []term
+	terms    []matchtext.Term
 	sum      []float64 // each skill's evidence
 	anchors  []int32   // the message terms in each skill's name or description
 	has      []uint64  // which message words each skill has, blocks bits a skill (coverage on)
@@ -720,9 +704,9 @@ type evidence struct {
 // termEvidence sums, for every skill, the evidence of the message's
 // distinct terms it has, and notes what the factors need: anchors, the
 // words each skill covers, and which words some skill knows.
-func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *memo, explain bool) evidence {
+func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *matchtext.Memo, explain bool) evidence {
 	ev := evidence{
-		terms:   analyze(message, m, true),
+		terms:   matchtext.Analyze(message, m, true),
 		sum:     make([]float64, idx.n),
 		anchors: make([]int32, idx.n),
 		// Whether each whole word of the message is one some skill has,
@@ -750,12 +734,12 @@ func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *memo, exp
 	seen := map[string]bool{}
 	maxIDF := idf(idx.n, 1)
 	for _, t := range ev.terms {
-		if seen[t.text] {
+		if seen[t.Text] {
 			continue
 		}
-		seen[t.text] = true
-		plist := idx.postings[t.text]
-		if t.weight == 1 { // pairs and lesser parts would count a word twice
+		seen[t.Text] = true
+		plist := idx.postings[t.Text]
+		if t.Weight == 1 { // pairs and lesser parts would count a word twice
 			w := wordOf(t)
 			ev.known[w] = ev.known[w] || len(plist) > 0
 		}
@@ -767,7 +751,7 @@ func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *memo, exp
 		// idf relative to that of a term only one skill has, so evidence
 		// means the same in a catalog of ten skills or ten thousand.
 		rel := idf(idx.n, len(plist)) / maxIDF
-		w := t.weight * rel
+		w := t.Weight * rel
 		bodyScale := math.Pow(rel, o.BodyIDF)
 		for _, p := range plist {
 			tf := float64(p.other) + bodyScale*float64(p.body)
@@ -783,7 +767,7 @@ func (idx *lexIndex) termEvidence(o LexicalOptions, message string, m *memo, exp
 				ev.anchors[p.doc]++
 			}
 			if explain {
-				ev.byTerm[p.doc] = append(ev.byTerm[p.doc], TermEvidence{Term: t.text, Evidence: e, Fields: p.fields()})
+				ev.byTerm[p.doc] = append(ev.byTerm[p.doc], TermEvidence{Term: t.Text, Evidence: e, Fields: p.fields()})
 			}
 		}
 	}
@@ -799,11 +783,11 @@ type facts struct {
 	logShare            []float64 // log(k/words) for k covered words
 }
 
-func (idx *lexIndex) messageFacts(o LexicalOptions, message string, m *memo, ev evidence) facts {
+func (idx *lexIndex) messageFacts(o LexicalOptions, message string, m *matchtext.Memo, ev evidence) facts {
 	f := facts{known: 1, code: 1, everyday: 1}
 	if idx.vec != nil {
 		f.meaning = make([]float32, idx.vec.Dim())
-		if !idx.vec.centroid(ev.terms, f.meaning) {
+		if !idx.vec.Centroid(ev.terms, f.meaning) {
 			f.meaning = nil
 		}
 	}
@@ -822,7 +806,7 @@ func (idx *lexIndex) messageFacts(o LexicalOptions, message string, m *memo, ev 
 		f.code = o.Code
 	}
 	if idx.everyday != nil {
-		f.pEveryday = idx.everyday.probability(message, m)
+		f.pEveryday = idx.everyday.ProbabilityWith(message, m)
 		f.everyday = math.Exp(-o.Everyday * max(0, f.pEveryday-o.EverydayCentre))
 	}
 	// The coverage factor is (k/words)^(Coverage·g) for k covered words
@@ -884,7 +868,7 @@ func (idx *lexIndex) applyFactors(o LexicalOptions, ev *evidence, mf *facts, sco
 		}
 		if mf.meaning != nil && idx.hasVector[i] {
 			dim := idx.vec.Dim()
-			f.similarity = dot(mf.meaning, idx.vectors[i*dim:(i+1)*dim])
+			f.similarity = matchtext.Dot(mf.meaning, idx.vectors[i*dim:(i+1)*dim])
 			f.logSemantic = o.Semantic * (f.similarity - o.SemanticCentre)
 		}
 		e *= math.Exp(min(f.logAnchor+f.logCoverage+f.logSemantic, 700)) // a huge strength must not overflow
@@ -1007,8 +991,8 @@ func withoutURL(w string) string {
 // drown what the skill says it is for. about is the name and
 // description's centroid if hasAbout (Index has it already: it chooses
 // the requests lent to the skill); part is scratch of dst's length.
-func skillVector(w *WordVectors, about []float32, hasAbout bool, body []term, bodyShare float64, dst, part []float32) bool {
-	hasBody := w.centroid(body, part)
+func skillVector(w *matchtext.WordVectors, about []float32, hasAbout bool, body []matchtext.Term, bodyShare float64, dst, part []float32) bool {
+	hasBody := w.Centroid(body, part)
 	share := float32(bodyShare)
 	switch {
 	case hasAbout && hasBody:
@@ -1045,11 +1029,11 @@ func (p posting) fields() []string {
 }
 
 // wordOf is the message word a term stands for: the whole word of a part.
-func wordOf(t term) string {
-	if t.whole != "" {
-		return t.whole
+func wordOf(t matchtext.Term) string {
+	if t.Whole != "" {
+		return t.Whole
 	}
-	return t.text
+	return t.Text
 }
 
 // DefaultLexicalOptions returns the options NewLexical uses for the zero

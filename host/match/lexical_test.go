@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // lexicalOf returns a lexical matcher with opts that has indexed docs.
@@ -211,9 +213,9 @@ func TestLexicalWordWithNumber(t *testing.T) {
 	if plain < DefaultLexicalThreshold || numbered != plain {
 		t.Fatalf("SEV2 scored %.3f, SEV %.3f: want the same, at or above %.3f", numbered, plain, DefaultLexicalThreshold)
 	}
-	got := analyze("SEV2 TypeScript", nil, false)
-	want := []term{{text: "sev2", weight: 1}, {text: "sev", weight: 1, whole: "sev2"},
-		{text: "typescript", weight: 1}, {text: "type", weight: partWeight, whole: "typescript"}, {text: "script", weight: partWeight, whole: "typescript"}}
+	got := matchtext.Analyze("SEV2 TypeScript", nil, false)
+	want := []matchtext.Term{{Text: "sev2", Weight: 1}, {Text: "sev", Weight: 1, Whole: "sev2"},
+		{Text: "typescript", Weight: 1}, {Text: "type", Weight: matchtext.PartWeight, Whole: "typescript"}, {Text: "script", Weight: matchtext.PartWeight, Whole: "typescript"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("analyze = %+v, want %+v", got, want)
 	}

@@ -25,8 +25,8 @@ type Doc struct {
 	Tools []string
 }
 
-// DocOf returns the indexed parts of s.
-func DocOf(s *skill.Skill) Doc {
+// docOf returns the indexed parts of s.
+func docOf(s *skill.Skill) Doc {
 	d := Doc{Name: s.Name, Description: s.Description, Body: s.Instructions}
 	for _, t := range s.Tools {
 		d.Tools = append(d.Tools, t.Name+": "+t.Description)
@@ -84,7 +84,7 @@ func (e *Engine) indexed(ctx context.Context) ([]*skill.Skill, error) {
 	skills := e.cat.All()
 	docs := make([]Doc, len(skills))
 	for i, s := range skills {
-		docs[i] = DocOf(s)
+		docs[i] = docOf(s)
 	}
 	if err := e.m.Index(ctx, docs); err != nil {
 		return nil, err
@@ -161,14 +161,14 @@ func (e *Engine) MatchLimit(ctx context.Context, message string, limit int) ([]M
 	return out, nil
 }
 
-// Explainer is a Matcher that can say how it reached its scores. The
+// explainer is a Matcher that can say how it reached its scores. The
 // lexical matcher is one; the embedding and hybrid matchers are not.
-type Explainer interface {
+type explainer interface {
 	Explain(ctx context.Context, message string) ([]Explanation, error)
 }
 
 // ErrNoExplanation is returned by Engine.Explain when its matcher is not an
-// Explainer.
+// explainer.
 var ErrNoExplanation = errors.New("only the lexical matcher explains its scores (match.strategy: lexical)")
 
 // Explained is a skill, its score, whether it reaches the threshold, and
@@ -184,7 +184,7 @@ type Explained struct {
 // that a miss can be explained as well as a match. At most limit skills
 // (0: the engine's limit; none either: all).
 func (e *Engine) Explain(ctx context.Context, message string, limit int) ([]Explained, error) {
-	x, ok := e.m.(Explainer)
+	x, ok := e.m.(explainer)
 	if !ok {
 		return nil, ErrNoExplanation
 	}

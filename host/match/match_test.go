@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/internal/matchtext"
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
@@ -46,15 +47,15 @@ func TestTokens(t *testing.T) {
 		"serve https": {"serv", "https"},
 	}
 	for in, want := range tests {
-		if got := Tokens(in); !reflect.DeepEqual(got, want) {
+		if got := matchtext.Tokens(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("Tokens(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestAnalyzePairs(t *testing.T) {
-	got := analyze("pivot tables in Excel", nil, true)
-	want := []term{{text: "pivot", weight: 1}, {text: "tabl", weight: 1}, {text: "pivot tabl", weight: bigramWeight}, {text: "excel", weight: 1}}
+	got := matchtext.Analyze("pivot tables in Excel", nil, true)
+	want := []matchtext.Term{{Text: "pivot", Weight: 1}, {Text: "tabl", Weight: 1}, {Text: "pivot tabl", Weight: matchtext.BigramWeight}, {Text: "excel", Weight: 1}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("analyze = %+v, want %+v", got, want)
 	}
@@ -237,22 +238,6 @@ func TestPromptBudgetMatchesExhaustiveSearch(t *testing.T) {
 				budget, len(skills)-len(res.Dropped), res.ShortenedTo, err, wantN, wantCap)
 		}
 	}
-}
-
-func FuzzTokens(f *testing.F) {
-	for _, s := range []string{"TypeScript on GitHub's API", "for_each don't SEV2 PDFs", "İstanbul’s ÇAĞ_2 x'", "a_ _b '' ’’"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, in string) {
-		for _, tm := range analyze(in, newMemo(), true) {
-			if tm.text == "" || tm.weight <= 0 || tm.weight > 1 {
-				t.Fatalf("bad term %+v from %q", tm, in)
-			}
-			if tm.whole == "" && tm.weight == 1 && stopWordSet()[tm.text] {
-				t.Fatalf("stop word %q kept from %q", tm.text, in)
-			}
-		}
-	})
 }
 
 // slowScorer widens the window between indexing and scoring, where a

@@ -2,9 +2,7 @@ package match
 
 import (
 	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,38 +101,6 @@ func checkFloors(t *testing.T, cat *catalog.Catalog, sets []floorSet) {
 			t.Errorf("%s: quality below the floors (Hit@1 %.2f, MRR %.2f, abstain %.2f)", set.path, f.Hit1, f.MRR, f.Abstain)
 		}
 	}
-}
-
-// tuneMessage is a labelled message of tools/matchlab/tune: Skill is nil
-// for a message written for no skill.
-type tuneMessage struct {
-	Message string  `json:"message"`
-	Skill   *string `json:"skill"`
-}
-
-// readTuneMessages reads every message of tools/matchlab/tune, in file
-// order.
-func readTuneMessages(t *testing.T) []tuneMessage {
-	t.Helper()
-	files, err := filepath.Glob("../../tools/matchlab/tune/batch*.jsonl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no tune files: %v", err)
-	}
-	var out []tuneMessage
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for line := range strings.Lines(string(data)) {
-			var l tuneMessage
-			if err := json.Unmarshal([]byte(line), &l); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // TestQualityAnthropics measures the defaults on a second catalog, the 17

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // buildSmall is a hand-made table of two topics, containers and
@@ -15,7 +17,7 @@ import (
 // axis, the common words between them, each word a little apart from its
 // neighbours. It is the shape a table learned from such a corpus has
 // (tools/matchlab checks that its builder learns it).
-func buildSmall(t testing.TB) *WordVectors {
+func buildSmall(t testing.TB) *matchtext.WordVectors {
 	t.Helper()
 	topics := [][]string{
 		strings.Fields("docker container image dockerfile registry layer volume compose kubernetes pod cluster node"),
@@ -29,7 +31,7 @@ func buildSmall(t testing.TB) *WordVectors {
 	seen := map[string]bool{}
 	for k, topic := range topics {
 		for _, word := range topic {
-			stem := Tokens(word)[0]
+			stem := matchtext.Tokens(word)[0]
 			if seen[stem] {
 				continue
 			}
@@ -47,19 +49,19 @@ func buildSmall(t testing.TB) *WordVectors {
 			words, df, rows = append(words, stem), append(df, 50+len(words)), append(rows, v)
 		}
 	}
-	w, err := NewWordVectors(200, words, df, rows)
+	w, err := matchtext.NewWordVectors(200, words, df, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return w
 }
 
-func vecCosine(w *WordVectors, a, b string) float64 {
+func vecCosine(w *matchtext.WordVectors, a, b string) float64 {
 	va, vb := w.Vector(a), w.Vector(b)
 	if va == nil || vb == nil {
 		return -2
 	}
-	return dot(va, vb)
+	return matchtext.Dot(va, vb)
 }
 
 func TestNewWordVectors(t *testing.T) {
@@ -86,7 +88,7 @@ func TestNewWordVectors(t *testing.T) {
 		{"lengths", 2, []string{"a", "b"}, []int{1, 1}, [][]float32{{1}, {1, 2}}, "2 dimensions, want 1"},
 		{"mismatch", 2, []string{"a"}, []int{1, 1}, [][]float32{{1}}, "1 words, 2 counts"},
 	} {
-		if _, err := NewWordVectors(c.docs, c.words, c.df, c.rows); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := matchtext.NewWordVectors(c.docs, c.words, c.df, c.rows); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
 		}
 	}
@@ -98,19 +100,20 @@ func TestWordVectorsRoundTrip(t *testing.T) {
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadWordVectors(bytes.NewReader(buf.Bytes()))
+	r, err := matchtext.ReadWordVectors(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Len() != w.Len() || r.Dim() != w.Dim() || r.docs != w.docs {
-		t.Fatalf("read %d×%d from %d docs, wrote %d×%d from %d", r.Len(), r.Dim(), r.docs, w.Len(), w.Dim(), w.docs)
+	if r.Len() != w.Len() || r.Dim() != w.Dim() || r.Docs() != w.Docs() {
+		t.Fatalf("read %d×%d from %d docs, wrote %d×%d from %d", r.Len(), r.Dim(), r.Docs(), w.Len(), w.Dim(), w.Docs())
 	}
 	if !reflect.DeepEqual(r, w) {
 		t.Error("the table read differs from the table written")
 	}
-	for _, word := range w.words {
-		if v := r.Vector(word); math.Abs(dot(v, v)-1) > 1e-5 {
-			t.Errorf("%s: |v|² = %v, want 1", word, dot(v, v))
+	for i := range w.Len() {
+		word, _ := w.Word(i)
+		if v := r.Vector(word); math.Abs(matchtext.Dot(v, v)-1) > 1e-5 {
+			t.Errorf("%s: |v|² = %v, want 1", word, matchtext.Dot(v, v))
 		}
 	}
 }
@@ -139,7 +142,7 @@ func TestReadWordVectorsRejects(t *testing.T) {
 		{"bad frequency", append([]byte("skillhost-wordvec 1 1 8 10\n\x01a\x0b"), make([]byte, 8)...), "bad document frequency"},
 		{"twice", append([]byte("skillhost-wordvec 1 2 2 10\n\x01a\x01\x01\x01\x01a\x01\x01\x01"), 0), "twice"},
 	} {
-		_, err := ReadWordVectors(bytes.NewReader(c.data))
+		_, err := matchtext.ReadWordVectors(bytes.NewReader(c.data))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
@@ -148,7 +151,7 @@ func TestReadWordVectorsRejects(t *testing.T) {
 
 // The built-in table keeps apart the topics of the realistic skills.
 func TestDefaultWordVectors(t *testing.T) {
-	w, err := DefaultWordVectors()
+	w, err := matchtext.DefaultWordVectors()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +191,12 @@ func FuzzReadWordVectors(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Add([]byte("skillhost-wordvec 1 1 4 1\n\x01a\x01\x01\x02\x03\x04"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		w, err := ReadWordVectors(bytes.NewReader(data))
+		w, err := matchtext.ReadWordVectors(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		for _, word := range w.words {
+		for i := range w.Len() {
+			word, _ := w.Word(i)
 			v := w.Vector(word)
 			if len(v) != w.Dim() {
 				t.Fatalf("%q: vector of %d, want %d", word, len(v), w.Dim())
@@ -211,7 +215,7 @@ func FuzzReadWordVectors(f *testing.F) {
 		if _, err := w.WriteTo(&buf); err != nil {
 			t.Fatal(err)
 		}
-		again, err := ReadWordVectors(&buf)
+		again, err := matchtext.ReadWordVectors(&buf)
 		if err != nil || !reflect.DeepEqual(again, w) {
 			t.Fatalf("round trip: %v", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 // officeShapes lays out the shapes of real published skills: Python
@@ -36,7 +38,7 @@ func TestScanShapesOfRealSkills(t *testing.T) {
 	for name := range officeShapes {
 		modes[name] = 0o644 // as an archive or a checkout without modes leaves them
 	}
-	dir := newSkill(t, officeShapes, modes)
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: officeShapes, Modes: modes})
 	s, err := Parse(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -83,12 +85,12 @@ func TestScanShapesOfRealSkills(t *testing.T) {
 }
 
 func TestScanRequireExec(t *testing.T) {
-	dir := newSkill(t, map[string]string{
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{
 		"run.py":      "\"\"\"Runs.\"\"\"\n",
 		"data.json":   "{}\n",
 		"ok.sh":       "# Fine\necho ok\n",
 		"sub/deep.py": "print(1)\n",
-	}, map[string]os.FileMode{"run.py": 0o644, "data.json": 0o644, "sub/deep.py": 0o644})
+	}, Modes: map[string]os.FileMode{"run.py": 0o644, "data.json": 0o644, "sub/deep.py": 0o644}})
 	s, err := ParseWith(dir, Options{RequireExec: true})
 	if err != nil {
 		t.Fatal(err)
@@ -106,13 +108,13 @@ func TestScanRequireExec(t *testing.T) {
 }
 
 func TestUniqueToolNames(t *testing.T) {
-	dir := newSkill(t, map[string]string{
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{
 		"pack.py":                       "print(1)\n",
 		"pack.sh":                       "echo 1\n",
 		"a/b.py":                        "print(1)\n",
 		"a_b.py":                        "print(1)\n",
 		strings.Repeat("x", 70) + ".sh": "echo\n",
-	}, nil)
+	}})
 	s, err := Parse(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +134,7 @@ func TestUniqueToolNames(t *testing.T) {
 }
 
 func TestScriptWithoutMainOutsideAPackage(t *testing.T) {
-	dir := newSkill(t, map[string]string{"check_fields.py": "import sys\nprint(sys.argv)\n"}, map[string]os.FileMode{"check_fields.py": 0o644})
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{"check_fields.py": "import sys\nprint(sys.argv)\n"}, Modes: map[string]os.FileMode{"check_fields.py": 0o644}})
 	s, err := Parse(dir)
 	if err != nil {
 		t.Fatal(err)

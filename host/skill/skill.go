@@ -20,6 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/internal/safeio"
 	"github.com/skillhost/skillhost/host/internal/yamlnode"
 )
@@ -50,9 +51,14 @@ type Skill struct {
 	Instructions string
 	// Keys lists the front-matter keys in file order.
 	Keys []string
-	// Declared holds the raw front-matter values of the capability keys
-	// (fs_read, fs_write, network, timeout, trust) for the grant package.
-	Declared map[string]*yaml.Node
+	// Declared is what the capability keys (fs_read, fs_write, network,
+	// timeout, trust) ask for, read once when the skill is parsed. Its Dir
+	// is left empty: whoever computes a grant resolves the directory then.
+	Declared grant.Declared
+	// DeclaredWarnings say which capability values could not be used and
+	// what was read instead (the safe default). They are not Warnings: they
+	// are reported with the grant computed for a run, where they matter.
+	DeclaredWarnings []string
 	// Scripts are the regular files under scripts/, in walk order.
 	Scripts []string
 	// NotTools lists every file under scripts/ that is not a tool, with
@@ -228,12 +234,7 @@ func (s *Skill) parse(data []byte) error {
 		return err
 	}
 	s.Instructions = strings.TrimSpace(doc.body)
-	s.Declared = map[string]*yaml.Node{}
-	for _, k := range CapabilityKeys {
-		if n := doc.valueNode[k]; n != nil {
-			s.Declared[k] = n
-		}
-	}
+	s.Declared, s.DeclaredWarnings = grant.FromFrontMatter(doc.valueNode)
 	s.lenientChecks()
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/host/grant"
 )
 
 const fixtures = "../../testdata/skills"
@@ -134,12 +136,34 @@ func TestField(t *testing.T) {
 	if s.Field("absent") != nil {
 		t.Error("absent field is not nil")
 	}
-	if _, ok := s.Declared["fs_read"]; !ok {
-		t.Error("fs_read not collected as a capability")
+	if want := []string{"./data", "~/notes"}; !reflect.DeepEqual(s.Declared.FSRead, want) {
+		t.Errorf("declared fs_read = %q, want %q", s.Declared.FSRead, want)
 	}
 	want := []string{"name", "description", "allowed-tools", "fs_read", "metadata", "version", "disable-model-invocation"}
 	if !reflect.DeepEqual(s.Keys, want) {
 		t.Errorf("Keys = %q", s.Keys)
+	}
+}
+
+// The capability keys are read once, when the skill is parsed: a value
+// that cannot be used becomes the safe default and a declaration warning,
+// kept apart from the bundle's warnings (a run reports it with its grant).
+func TestParseReadsCapabilitiesOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "caps")
+	writeFile(t, filepath.Join(dir, FileName), "---\nname: caps\ndescription: d\nfs_write: ./out\nnetwork: [api.example.com]\ntimeout: soon\ntrust: core\n---\n", 0o644)
+	s, err := Parse(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := grant.Declared{FSWrite: []string{"./out"}, Network: true, Hosts: []string{"api.example.com"}, Timeout: grant.DefaultTimeout, Trust: grant.TrustCore}
+	if !reflect.DeepEqual(s.Declared, want) {
+		t.Errorf("Declared = %+v, want %+v", s.Declared, want)
+	}
+	if len(s.DeclaredWarnings) != 1 || !strings.HasPrefix(s.DeclaredWarnings[0], `timeout: "soon" is not a number of seconds`) {
+		t.Errorf("DeclaredWarnings = %q", s.DeclaredWarnings)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("Warnings = %q, want none", s.Warnings)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/internal/testskill"
 )
 
 func TestToolName(t *testing.T) {
@@ -27,20 +29,6 @@ func TestToolName(t *testing.T) {
 			t.Errorf("ToolName(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func newSkill(t *testing.T, scripts map[string]string, modes map[string]os.FileMode) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "s")
-	writeFile(t, filepath.Join(dir, FileName), "---\nname: s\ndescription: d\n---\n", 0o644)
-	for name, content := range scripts {
-		mode, ok := modes[name]
-		if !ok {
-			mode = 0o755
-		}
-		writeFile(t, filepath.Join(dir, "scripts", name), content, mode)
-	}
-	return dir
 }
 
 func TestScriptedFixture(t *testing.T) {
@@ -80,7 +68,7 @@ func TestNoScripts(t *testing.T) {
 }
 
 func TestToolsFromScripts(t *testing.T) {
-	dir := newSkill(t, map[string]string{
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{
 		"check-deploy.sh": "#!/bin/sh\n# Check a deploy\necho ok\n",
 		"a_b.py":          "print('x')\n",
 		"a-b.sh":          "# collides with a_b\n",
@@ -90,7 +78,7 @@ func TestToolsFromScripts(t *testing.T) {
 		"env.rb":          "#!/usr/bin/env -S ruby -w\n# -*- coding: utf-8 -*-\n# shellcheck disable=SC2034\n\n# Ruby tool\n",
 		"deep.sh":         "#!/bin/bash\necho code\n# Not a header comment\n",
 		"plain":           "echo no extension\n",
-	}, map[string]os.FileMode{"notes.txt": 0o644})
+	}, Modes: map[string]os.FileMode{"notes.txt": 0o644}})
 	if err := os.MkdirAll(filepath.Join(dir, "scripts", "subdir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +135,7 @@ func TestToolsFromScripts(t *testing.T) {
 func TestScriptSymlinks(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "evil.sh")
 	writeFile(t, outside, "#!/bin/sh\necho evil\n", 0o755)
-	dir := newSkill(t, map[string]string{"real.sh": "# Real\necho real\n"}, nil)
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{"real.sh": "# Real\necho real\n"}})
 	writeFile(t, filepath.Join(dir, "lib", "helper.sh"), "# Helper\n", 0o755)
 	for link, target := range map[string]string{
 		"escape.sh": outside,
@@ -183,7 +171,7 @@ func TestScriptSymlinks(t *testing.T) {
 // whole path components, for a script, for scripts/ itself and for
 // SKILL.md.
 func TestSymlinksIntoPrefixSibling(t *testing.T) {
-	dir := newSkill(t, map[string]string{"real.sh": "# Real\necho real\n"}, nil)
+	dir := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d", Scripts: map[string]string{"real.sh": "# Real\necho real\n"}})
 	sibling := dir + "-evil"
 	writeFile(t, filepath.Join(sibling, "evil.sh"), "#!/bin/sh\necho evil\n", 0o755)
 	writeFile(t, filepath.Join(sibling, FileName), "---\nname: s\ndescription: evil\n---\n", 0o644)
@@ -201,7 +189,7 @@ func TestSymlinksIntoPrefixSibling(t *testing.T) {
 		t.Errorf("warnings lack the refusal of scripts/evil.sh:\n%s", w)
 	}
 
-	scriptsLink := newSkill(t, nil, nil)
+	scriptsLink := testskill.Add(t, t.TempDir(), "s", testskill.Skill{Name: "s", Description: "d"})
 	writeFile(t, filepath.Join(scriptsLink+"-evil", "evil.sh"), "#!/bin/sh\necho evil\n", 0o755)
 	if err := os.Symlink(scriptsLink+"-evil", filepath.Join(scriptsLink, "scripts")); err != nil {
 		t.Fatal(err)

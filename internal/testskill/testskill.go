@@ -26,8 +26,11 @@ type Skill struct {
 	// Body is the Markdown after the front matter, verbatim.
 	Body string
 	// Scripts are files under scripts/ (a name to its contents), written
-	// executable.
+	// executable unless Modes says otherwise.
 	Scripts map[string]string
+	// Modes give some Scripts (by name) another mode than 0755, as an
+	// archive or a checkout without modes leaves them.
+	Modes map[string]os.FileMode
 	// Files are other files, as for Write: slash-separated paths
 	// relative to the skill's directory, to contents.
 	Files map[string]string
@@ -68,7 +71,13 @@ func Add(t testing.TB, root, dir string, s Skill) string {
 	for name, content := range s.Scripts {
 		files["scripts/"+name] = content
 	}
-	return Write(t, filepath.Join(root, dir), s.Text(), files)
+	out := Write(t, filepath.Join(root, dir), s.Text(), files)
+	for name, mode := range s.Modes {
+		if err := os.Chmod(filepath.Join(out, "scripts", filepath.FromSlash(name)), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 // Write makes the directory dir (created with its parents) holding

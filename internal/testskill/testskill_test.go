@@ -27,11 +27,12 @@ func TestText(t *testing.T) {
 func TestAdd(t *testing.T) {
 	root := t.TempDir()
 	dir := Add(t, root, "folder", Skill{Name: "kit", Description: "tools",
-		Scripts: map[string]string{"run.sh": "#!/bin/sh\n"}, Files: map[string]string{"references/a.md": "# A\n"}})
+		Scripts: map[string]string{"run.sh": "#!/bin/sh\n", "data.txt": "x\n"}, Modes: map[string]os.FileMode{"data.txt": 0o644},
+		Files: map[string]string{"references/a.md": "# A\n"}})
 	if dir != filepath.Join(root, "folder") {
 		t.Fatalf("Add returned %s", dir)
 	}
-	for rel, exec := range map[string]bool{"SKILL.md": false, "scripts/run.sh": true, "references/a.md": false} {
+	for rel, exec := range map[string]bool{"SKILL.md": false, "scripts/run.sh": true, "scripts/data.txt": false, "references/a.md": false} {
 		fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			t.Fatal(err)

@@ -3,7 +3,7 @@ package main
 import (
 	"math"
 
-	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // everydayExample is one labelled message for trainEveryday.
@@ -25,15 +25,15 @@ type everydayOptions struct {
 }
 
 // trainEveryday learns the matcher's everyday-question classifier
-// (match.Everyday), a logistic regression over match.EverydayWords, by
+// (matchtext.Everyday), a logistic regression over matchtext.EverydayWords, by
 // stochastic gradient descent over the examples in order, starting from
 // zero weights. It is deterministic: the same examples and options give
 // the same table.
-func trainEveryday(examples []everydayExample, o everydayOptions) *match.Everyday {
+func trainEveryday(examples []everydayExample, o everydayOptions) *matchtext.Everyday {
 	positiveOr(&o.Epochs, 10)
 	positiveOr(&o.Rate, 0.1)
 	positiveOr(&o.L2, 0.01)
-	a := match.NewAnalyzer()
+	a := matchtext.NewAnalyzer()
 	var bias float64
 	weights := map[string]float64{}
 	words := make([][]string, len(examples))
@@ -52,7 +52,7 @@ func trainEveryday(examples []everydayExample, o everydayOptions) *match.Everyda
 			}
 		}
 	}
-	return match.NewEveryday(bias, weights)
+	return matchtext.NewEveryday(bias, weights)
 }
 
 func logistic(bias float64, weights map[string]float64, words []string) float64 {

@@ -1,11 +1,11 @@
 // Command matchlab is the matcher's laboratory: it learns, offline, the
-// data files host/match embeds and fits the matcher's strengths. Nothing
+// data files internal/matchtext embeds and fits the matcher's strengths. Nothing
 // of it is in the product. Each subcommand reads files and writes one:
 //
-//	matchlab vectors -o host/match/wordvec.bin [-base TABLE] [-tune FILE]... [flags] DIR...
-//	matchlab everyday -o host/match/everyday.tsv FILE...
-//	matchlab background -o host/match/background.txt FILE...
-//	matchlab examples -o host/match/examples.txt [-cut TEXT] DIR FILE...
+//	matchlab vectors -o internal/matchtext/wordvec.bin [-base TABLE] [-tune FILE]... [flags] DIR...
+//	matchlab everyday -o internal/matchtext/everyday.tsv FILE...
+//	matchlab background -o internal/matchtext/background.txt FILE...
+//	matchlab examples -o internal/matchtext/examples.txt [-cut TEXT] DIR FILE...
 //	matchlab fit
 //	matchlab defaults -o docs/matching-defaults.md
 //
@@ -36,6 +36,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 func main() {
@@ -192,7 +193,7 @@ func buildTable(job tableJob) error {
 		return err
 	}
 	c := &corpus{job: job, tuning: len(labels) > 0}
-	var w *match.WordVectors
+	var w *matchtext.WordVectors
 	if job.base != "" {
 		if w, err = readTable(job.base); err == nil {
 			c.docs(func(string) bool { return true }) // only the corpus

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // A tune file holds one labelled message per line:
@@ -86,7 +87,7 @@ func (s *skillSet) add(folder string, d match.Doc) {
 // left out (its name was taken by an earlier skill) is read from the first
 // of dirs that has it; it then takes part as a wrong answer too, beside the
 // skill of the same name that was kept.
-func tune(w *match.WordVectors, corpus *skillSet, labels []label, dirs []string, cut string) (*match.WordVectors, error) {
+func tune(w *matchtext.WordVectors, corpus *skillSet, labels []label, dirs []string, cut string) (*matchtext.WordVectors, error) {
 	examples := make([]example, len(labels))
 	for i, l := range labels {
 		examples[i] = example{Message: l.message, Skill: -1}
@@ -118,13 +119,13 @@ func (s *skillSet) find(folder string, dirs []string, cut string) (int, error) {
 	return 0, fmt.Errorf("skill %q: no SKILL.md in %v", folder, dirs)
 }
 
-func readTable(path string) (*match.WordVectors, error) {
+func readTable(path string) (*matchtext.WordVectors, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return match.ReadWordVectors(f)
+	return matchtext.ReadWordVectors(f)
 }
 
 // readLabelsFor is readLabels for a flag that builds something from the
@@ -159,7 +160,7 @@ func writeEveryday(path string, files []string) error {
 }
 
 // writeBackground writes the breadth factor's background messages: the
-// labelled messages written for a skill that match.InBackground picks,
+// labelled messages written for a skill that matchtext.InBackground picks,
 // about a quarter of them. A quarter measures a skill's breadth as well as the
 // whole did (NOTEBOOK.md, "The breadth factor") at a quarter of the time it adds to
 // indexing; the hash picks it without looking at what it gives.
@@ -170,11 +171,11 @@ func writeBackground(path string, files []string) error {
 	}
 	var kept []string
 	for _, l := range labels {
-		if l.folder != "" && match.InBackground(l.message) {
+		if l.folder != "" && matchtext.InBackground(l.message) {
 			kept = append(kept, l.message)
 		}
 	}
-	if err := os.WriteFile(path, []byte(match.WriteBackground(kept)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(matchtext.WriteBackground(kept)), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "matchlab: wrote %d of %d messages to %s\n", len(kept), len(labels), path)
@@ -182,7 +183,7 @@ func writeBackground(path string, files []string) error {
 }
 
 // writeExamples writes to path the example requests the lexical matcher
-// lends (match.Examples): the messages of files written for a skill that
+// lends (matchtext.Examples): the messages of files written for a skill that
 // are not background messages, grouped by skill in the order first met,
 // each group with the word vector of its skill's name and description in
 // the registry checkout dir (read as the corpus is, with cut). A skill
@@ -193,21 +194,21 @@ func writeExamples(path, dir, cut string, files []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := match.DefaultWordVectors()
+	w, err := matchtext.DefaultWordVectors()
 	if err != nil {
 		return err
 	}
 	var order []string
 	messages := map[string][]string{}
 	for _, l := range labels {
-		if l.folder != "" && !match.InBackground(l.message) {
+		if l.folder != "" && !matchtext.InBackground(l.message) {
 			if messages[l.folder] == nil {
 				order = append(order, l.folder)
 			}
 			messages[l.folder] = append(messages[l.folder], l.message)
 		}
 	}
-	var groups []match.ExampleGroup
+	var groups []matchtext.ExampleGroup
 	var noVector int
 	for _, folder := range order {
 		file := filepath.Join(dir, folder, "SKILL.md")
@@ -224,12 +225,12 @@ func writeExamples(path, dir, cut string, files []string) error {
 			noVector++ // no word of it in the table: it could lend to nothing
 			continue
 		}
-		groups = append(groups, match.ExampleGroup{Vector: v, Messages: messages[folder]})
+		groups = append(groups, matchtext.ExampleGroup{Vector: v, Messages: messages[folder]})
 	}
-	text := match.WriteExamples(groups)
+	text := matchtext.WriteExamples(groups)
 	// What was written is read back, to check it and to count what the
 	// form could not hold (a message starting with "@" or "#").
-	e, err := match.ParseExamples(text)
+	e, err := matchtext.ParseExamples(text)
 	if err != nil {
 		return err
 	}

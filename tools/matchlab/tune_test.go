@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 	"github.com/skillhost/skillhost/internal/testskill"
 )
 
@@ -103,7 +103,7 @@ func TestWriteEveryday(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	m, err := match.ReadEveryday(f)
+	m, err := matchtext.ReadEveryday(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +124,11 @@ func TestWriteEveryday(t *testing.T) {
 // what the committed messages give, byte for byte: both can be rebuilt and
 // checked.
 func TestEverydayTableIsReproducible(t *testing.T) {
-	checkReproducible(t, writeEveryday, "everyday", "../../host/match/everyday.tsv")
+	checkReproducible(t, writeEveryday, "everyday", "../../internal/matchtext/everyday.tsv")
 }
 
 func TestBackgroundIsReproducible(t *testing.T) {
-	checkReproducible(t, writeBackground, "background", "../../host/match/background.txt")
+	checkReproducible(t, writeBackground, "background", "../../internal/matchtext/background.txt")
 }
 
 // checkReproducible runs write on tune/batch*.jsonl and compares what it

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // example is a message written as a user would write it, labelled
@@ -60,6 +61,13 @@ func positiveOr[T int | float64](p *T, v T) {
 	}
 }
 
+// bodyText is d's body as the matcher scores it: without its headings,
+// which it scores with the outline.
+func bodyText(d match.Doc) string {
+	_, body := matchtext.SplitMarkdown(d.Body)
+	return body
+}
+
 // Tune returns a table whose rows are w's rows passed through one learned
 // linear map (100 × 100 for the built-in table) and made unit length
 // again, so that a message's centroid lands near the skill it is for and
@@ -75,7 +83,7 @@ func positiveOr[T int | float64](p *T, v T) {
 // them. Decay keeps the map near the identity, so words no example uses
 // keep their place. The words, counts and format are w's; the result
 // depends only on its inputs (a fixed seed, sums in a fixed order).
-func tuneVectors(w *match.WordVectors, skills []match.Doc, examples []example, o tuneOptions) (*match.WordVectors, error) {
+func tuneVectors(w *matchtext.WordVectors, skills []match.Doc, examples []example, o tuneOptions) (*matchtext.WordVectors, error) {
 	o = o.withDefaults()
 	if len(skills) == 0 {
 		return nil, errors.New("tune word vectors: no skills")
@@ -83,7 +91,7 @@ func tuneVectors(w *match.WordVectors, skills []match.Doc, examples []example, o
 	t := newTuner(w, o)
 	sk := make([]tuneSkill, len(skills))
 	for i, d := range skills {
-		sk[i] = tuneSkill{t.words(w.Rows(d.Name, d.Description)), t.words(w.Rows(match.BodyText(d)))}
+		sk[i] = tuneSkill{t.words(w.Rows(d.Name, d.Description)), t.words(w.Rows(bodyText(d)))}
 	}
 	var ex []tuneItem
 	for i, e := range examples {
@@ -126,7 +134,7 @@ type tuneItem struct {
 // kept in slices indexed by word and a list of the words touched, in the
 // order first touched, so that every sum runs in the same order each time.
 type tuner struct {
-	w    *match.WordVectors
+	w    *matchtext.WordVectors
 	o    tuneOptions
 	dim  int
 	unit []float64 // w's rows as unit vectors
@@ -143,7 +151,7 @@ type tuner struct {
 	grad    [][]float64
 }
 
-func newTuner(w *match.WordVectors, o tuneOptions) *tuner {
+func newTuner(w *matchtext.WordVectors, o tuneOptions) *tuner {
 	d, n := w.Dim(), w.Len()
 	t := &tuner{w: w, o: o, dim: d, unit: make([]float64, n*d), m: make([]float64, d*d),
 		m1: make([]float64, d*d), m2: make([]float64, d*d), slot: make([]int32, n)}
@@ -380,7 +388,7 @@ func (t *tuner) update(gm []float64, n int) {
 
 // table writes every row of w through the map into a new table. It shares
 // w's words, index and counts, which no table changes once made.
-func (t *tuner) table() (*match.WordVectors, error) {
+func (t *tuner) table() (*matchtext.WordVectors, error) {
 	w, d := t.w, t.dim
 	words, dfs, rows := make([]string, w.Len()), make([]int, w.Len()), make([][]float32, w.Len())
 	r := make([]float64, d)
@@ -392,7 +400,7 @@ func (t *tuner) table() (*match.WordVectors, error) {
 			rows[i][a] = float32(x)
 		}
 	}
-	return match.NewWordVectors(w.Docs(), words, dfs, rows)
+	return matchtext.NewWordVectors(w.Docs(), words, dfs, rows)
 }
 
 // normalizeF scales v to unit length, unless it is zero, and returns the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // tuneSkills are two skills of topicCorpus's topics.
@@ -19,7 +20,7 @@ var tuneSkills = []match.Doc{
 
 // tuneMargin is the mean, over examples with a skill, of a message's
 // similarity to its skill less its similarity to the other one.
-func tuneMargin(w *match.WordVectors, examples []example) float64 {
+func tuneMargin(w *matchtext.WordVectors, examples []example) float64 {
 	var sum float64
 	var n int
 	for _, e := range examples {
@@ -69,7 +70,7 @@ func TestTuneMovesMessagesTowardsTheirSkill(t *testing.T) {
 func TestTunePushesOffTopicMessagesAway(t *testing.T) {
 	w := buildSmall(t)
 	msg := "guide example input output"
-	nearest := func(w *match.WordVectors) float64 {
+	nearest := func(w *matchtext.WordVectors) float64 {
 		return max(semanticSimilarity(w, msg, tuneSkills[0], 0.5), semanticSimilarity(w, msg, tuneSkills[1], 0.5))
 	}
 	before := nearest(w)
@@ -169,7 +170,7 @@ func TestTuneGradient(t *testing.T) {
 	docs := append(slices.Clone(tuneSkills), match.Doc{Name: "x", Body: "invoice docker layer"}, match.Doc{Name: "xyzzy", Description: "plugh"})
 	var sk []tuneSkill
 	for _, d := range docs {
-		sk = append(sk, tuneSkill{tn.words(w.Rows(d.Name, d.Description)), tn.words(w.Rows(match.BodyText(d)))})
+		sk = append(sk, tuneSkill{tn.words(w.Rows(d.Name, d.Description)), tn.words(w.Rows(bodyText(d)))})
 	}
 	var batch []tuneItem
 	for _, e := range []example{{"docker image setup", 0}, {"refund the charge", 1}, {"compose invoice", 2}, {"config error output", -1}, {"guide example", -1}} {
@@ -211,7 +212,7 @@ func TestTuneZeroRow(t *testing.T) {
 }
 
 // zeroRow returns w with word's row made zero.
-func zeroRow(t *testing.T, w *match.WordVectors, zero string) *match.WordVectors {
+func zeroRow(t *testing.T, w *matchtext.WordVectors, zero string) *matchtext.WordVectors {
 	t.Helper()
 	words, df, rows := make([]string, w.Len()), make([]int, w.Len()), make([][]float32, w.Len())
 	for i := range words {
@@ -221,7 +222,7 @@ func zeroRow(t *testing.T, w *match.WordVectors, zero string) *match.WordVectors
 			rows[i] = make([]float32, w.Dim())
 		}
 	}
-	out, err := match.NewWordVectors(w.Docs(), words, df, rows)
+	out, err := matchtext.NewWordVectors(w.Docs(), words, df, rows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func isZero(v []float32) bool {
 }
 
 // sameWords reports whether a and b have the same words and counts.
-func sameWords(a, b *match.WordVectors) bool {
+func sameWords(a, b *matchtext.WordVectors) bool {
 	if a.Len() != b.Len() {
 		return false
 	}
@@ -256,9 +257,9 @@ func sameWords(a, b *match.WordVectors) bool {
 // and a skill: the mean of the message's similarities to the skill's
 // name and description and to its body, the body weighing bodyShare (the
 // one that has a word in the table, if only one has).
-func semanticSimilarity(w *match.WordVectors, message string, d match.Doc, bodyShare float64) float64 {
+func semanticSimilarity(w *matchtext.WordVectors, message string, d match.Doc, bodyShare float64) float64 {
 	var sum, n float64
-	for k, part := range []string{d.Name + "\n" + d.Description, match.BodyText(d)} {
+	for k, part := range []string{d.Name + "\n" + d.Description, bodyText(d)} {
 		weight := 1 - bodyShare
 		if k == 1 {
 			weight = bodyShare

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // vectorOptions size a table built by buildVectors. Zero values
@@ -50,7 +50,7 @@ func (o vectorOptions) withDefaults() vectorOptions {
 }
 
 // buildVectors learns word vectors from docs, each the text of one
-// skill, tokenised as the matcher does (match.Tokens). It counts how often each
+// skill, tokenised as the matcher does (matchtext.Tokens). It counts how often each
 // pair of the most common words occurs near each other, turns the counts
 // into positive pointwise mutual information (with the context
 // distribution smoothed to the power 0.75), and keeps the leading
@@ -59,7 +59,7 @@ func (o vectorOptions) withDefaults() vectorOptions {
 // its row of U times the square root of the singular values, normalised.
 // The result depends only on docs and o. It needs memory for every pair
 // of words that occur near each other: about 3 GB for 40,000 skills.
-func buildVectors(docs iter.Seq[string], o vectorOptions) (*match.WordVectors, error) {
+func buildVectors(docs iter.Seq[string], o vectorOptions) (*matchtext.WordVectors, error) {
 	o = o.withDefaults()
 	seqs, df := wordSequences(docs, o)
 	if len(seqs) == 0 {
@@ -98,13 +98,13 @@ func buildVectors(docs iter.Seq[string], o vectorOptions) (*match.WordVectors, e
 			rows[i][k] = float32(u[i][k] * math.Sqrt(s[k]))
 		}
 	}
-	return match.NewWordVectors(ndocs, words, counts32, rows)
+	return matchtext.NewWordVectors(ndocs, words, counts32, rows)
 }
 
 // wordSequences analyses each document into its whole words (at most
 // o.MaxWords), and counts the documents each word is in.
 func wordSequences(docs iter.Seq[string], o vectorOptions) ([][]string, map[string]int) {
-	a := match.NewAnalyzer()
+	a := matchtext.NewAnalyzer()
 	var seqs [][]string
 	df := map[string]int{}
 	for doc := range docs {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/internal/matchtext"
 )
 
 // topicCorpus is a corpus of two topics whose words never meet: documents
@@ -38,7 +38,7 @@ func topicCorpus(docs int) []string {
 	return out
 }
 
-func buildSmall(t *testing.T) *match.WordVectors {
+func buildSmall(t *testing.T) *matchtext.WordVectors {
 	t.Helper()
 	w, err := buildVectors(slices.Values(topicCorpus(200)), vectorOptions{Dim: 8})
 	if err != nil {
@@ -94,7 +94,7 @@ func TestBuildVectorsErrors(t *testing.T) {
 	}
 }
 
-func vecCosine(w *match.WordVectors, a, b string) float64 {
+func vecCosine(w *matchtext.WordVectors, a, b string) float64 {
 	va, vb := w.Vector(a), w.Vector(b)
 	if va == nil || vb == nil {
 		return -2

@@ -1,4 +1,4 @@
-package match
+package matchtext
 
 import (
 	"bufio"
@@ -35,14 +35,14 @@ func NewEveryday(bias float64, weights map[string]float64) *Everyday {
 
 // Probability is the probability that message is an everyday question,
 // in [0, 1] (it rounds to 1 for a long run of everyday words). It is a
-// score more than a calibrated probability: see LexicalOptions.Everyday.
+// score more than a calibrated probability: see match.LexicalOptions.Everyday.
 func (m *Everyday) Probability(message string) float64 {
-	return m.probability(message, nil)
+	return m.ProbabilityWith(message, nil)
 }
 
-// probability is Probability with stems cached in st, which may be nil.
-func (m *Everyday) probability(message string, st *memo) float64 {
-	return m.logistic(everydayWords(message, st))
+// ProbabilityWith is Probability with stems cached in st, which may be nil.
+func (m *Everyday) ProbabilityWith(message string, st *Memo) float64 {
+	return m.logistic(EverydayWords(message, st))
 }
 
 func (m *Everyday) logistic(words []string) float64 {
@@ -53,12 +53,12 @@ func (m *Everyday) logistic(words []string) float64 {
 	return 1 / (1 + math.Exp(-z))
 }
 
-// everydayWords are the distinct Porter2 stems of a message's words: runs
+// EverydayWords are the distinct Porter2 stems of a message's words: runs
 // of letters and apostrophes, lower-cased, apostrophes trimmed, of two
 // bytes or more. Stop words stay; numbers and symbols go. A typographic
 // apostrophe (’) is read as a straight one, so "don’t" is "don't". m
 // caches stems and may be nil.
-func everydayWords(message string, m *memo) []string {
+func EverydayWords(message string, m *Memo) []string {
 	var out []string
 	seen := map[string]bool{}
 	message = strings.ReplaceAll(strings.ToLower(message), "’", "'")

@@ -1,4 +1,4 @@
-package match
+package matchtext
 
 import (
 	"strings"
@@ -51,22 +51,22 @@ func stemSet(words string) map[string]bool {
 	return set
 }
 
-// term is one indexed or queried unit of text with the weight it counts
+// Term is one indexed or queried unit of text with the weight it counts
 // for: whole words 1, the parts of a compound word and word pairs less.
-type term struct {
-	text   string
-	weight float64
-	// whole is, for a part of a compound word, the whole word's text.
-	whole string
+type Term struct {
+	Text   string
+	Weight float64
+	// Whole is, for a part of a compound word, the whole word's text.
+	Whole string
 }
 
-// Term weights of the parts of compound words and of word pairs, relative
-// to whole words. Parts count less so "TypeScript" is not as good as two
+// PartWeight and BigramWeight are the term weights of the parts of
+// compound words and of word pairs, relative to whole words. Parts count less so "TypeScript" is not as good as two
 // words "type" and "script"; pairs add a little for phrases that appear
 // as written ("pivot table").
 const (
-	partWeight   = 0.3
-	bigramWeight = 0.5
+	PartWeight   = 0.3
+	BigramWeight = 0.5
 )
 
 // Tokens splits text into stemmed, lower-case terms. Words break at
@@ -80,22 +80,22 @@ const (
 // "summarize" meet at "summari".
 func Tokens(text string) []string {
 	var out []string
-	for _, t := range analyze(text, nil, false) {
-		out = append(out, t.text)
+	for _, t := range Analyze(text, nil, false) {
+		out = append(out, t.Text)
 	}
 	return out
 }
 
-// memo caches stems across calls to analyze; indexing a large catalog is
+// Memo caches stems across calls to Analyze; indexing a large catalog is
 // dominated by stemming otherwise.
-type memo struct {
+type Memo struct {
 	stems map[string]string
 }
 
-func newMemo() *memo { return &memo{stems: map[string]string{}} }
+func NewMemo() *Memo { return &Memo{stems: map[string]string{}} }
 
 // stem is w's Porter2 stem; m may be nil, which caches nothing.
-func (m *memo) stem(w string) string {
+func (m *Memo) stem(w string) string {
 	if m == nil {
 		return english.Stem(w, false)
 	}
@@ -107,16 +107,16 @@ func (m *memo) stem(w string) string {
 	return st
 }
 
-// analyze returns the weighted terms of text, word pairs included when
+// Analyze returns the weighted terms of text, word pairs included when
 // pairs is set. m may be nil.
-func analyze(text string, m *memo, pairs bool) []term {
-	return scan(text, m, pairs).terms
+func Analyze(text string, m *Memo, pairs bool) []Term {
+	return Scan(text, m, pairs).terms
 }
 
-// scanned is the analysis of a text that may follow another: what a word
+// Scanned is the analysis of a text that may follow another: what a word
 // pair across the join needs, besides the terms.
-type scanned struct {
-	terms []term
+type Scanned struct {
+	terms []Term
 	// lead is the first word kept, when nothing before it broke the run
 	// of words (a stop word, a negation): a text before this one ending
 	// in a kept word makes a pair with it. leadEnd is where in terms that
@@ -130,12 +130,12 @@ type scanned struct {
 	through bool
 }
 
-// scan is analyze with the state a following text needs (scanned).
-// analyze(a + "\n" + b) has the terms of scan(a), then those of scan(b)
-// with the pair of a's end and b's lead at b's leadEnd (see joinScans).
-func scan(text string, m *memo, pairs bool) scanned {
-	var out []term
-	var sc scanned
+// Scan is Analyze with the state a following text needs (Scanned).
+// Analyze(a + "\n" + b) has the terms of Scan(a), then those of Scan(b)
+// with the pair of a's end and b's lead at b's leadEnd (see JoinScans).
+func Scan(text string, m *Memo, pairs bool) Scanned {
+	var out []Term
+	var sc Scanned
 	stopWords := stopWordSet()
 	touched := false // a word kept, or the run broken
 	prevWord := ""   // the last whole word kept, for pairs
@@ -192,20 +192,20 @@ func scan(text string, m *memo, pairs bool) scanned {
 			prevWord, touched = "", true
 			continue
 		}
-		out = append(out, term{text: st, weight: 1})
+		out = append(out, Term{Text: st, Weight: 1})
 		lead := !touched
 		touched = true
 		if compound {
 			if parts := caseParts(raw); len(parts) > 1 && len(parts) <= 4 {
 				// A word and a number (SEV2, python3, node18) is the word
 				// with a version or a level: the word counts in full.
-				weight := partWeight
+				weight := PartWeight
 				if len(parts) == 2 && !strings.ContainsFunc(parts[0], unicode.IsDigit) && isNumber(parts[1]) {
 					weight = 1
 				}
 				for _, p := range parts {
 					if ps, ok := keep(strings.ToLower(p)); ok && ps != st {
-						out = append(out, term{text: ps, weight: weight, whole: st})
+						out = append(out, Term{Text: ps, Weight: weight, Whole: st})
 					}
 				}
 			}
@@ -214,7 +214,7 @@ func scan(text string, m *memo, pairs bool) scanned {
 			sc.lead, sc.leadEnd = st, len(out)
 		}
 		if pairs && prevWord != "" {
-			out = append(out, term{text: prevWord + " " + st, weight: bigramWeight})
+			out = append(out, Term{Text: prevWord + " " + st, Weight: BigramWeight})
 		}
 		prevWord = st
 	}
@@ -222,16 +222,16 @@ func scan(text string, m *memo, pairs bool) scanned {
 	return sc
 }
 
-// joinScans returns the terms analyze would give the texts of parts joined
+// JoinScans returns the terms Analyze would give the texts of parts joined
 // by newlines, each scanned alone (with the same pairs setting), so that a
 // text met many times is analysed once.
-func joinScans(parts []scanned, pairs bool) []term {
-	var out []term
+func JoinScans(parts []Scanned, pairs bool) []Term {
+	var out []Term
 	prev := ""
 	for _, p := range parts {
 		if pairs && prev != "" && p.lead != "" {
 			out = append(out, p.terms[:p.leadEnd]...)
-			out = append(out, term{text: prev + " " + p.lead, weight: bigramWeight})
+			out = append(out, Term{Text: prev + " " + p.lead, Weight: BigramWeight})
 			out = append(out, p.terms[p.leadEnd:]...)
 		} else {
 			out = append(out, p.terms...)
@@ -350,18 +350,18 @@ func isNumber(w string) bool {
 // Analyzer splits texts into words as the matcher does, remembering the
 // stems it has computed: what an offline tool that reads a large corpus
 // needs. It is not safe for concurrent use.
-type Analyzer struct{ m *memo }
+type Analyzer struct{ m *Memo }
 
 // NewAnalyzer returns an Analyzer with no stems remembered.
-func NewAnalyzer() *Analyzer { return &Analyzer{newMemo()} }
+func NewAnalyzer() *Analyzer { return &Analyzer{NewMemo()} }
 
 // WholeWords returns text's whole words, stemmed, in order: what Tokens
 // gives without the lesser parts of compound words.
 func (a *Analyzer) WholeWords(text string) []string {
 	var out []string
-	for _, t := range analyze(text, a.m, false) {
-		if t.weight == 1 {
-			out = append(out, t.text)
+	for _, t := range Analyze(text, a.m, false) {
+		if t.Weight == 1 {
+			out = append(out, t.Text)
 		}
 	}
 	return out
@@ -370,4 +370,27 @@ func (a *Analyzer) WholeWords(text string) []string {
 // EverydayWords returns the words the everyday classifier weighs in
 // message (see Everyday): its distinct stemmed words, stop words
 // included.
-func (a *Analyzer) EverydayWords(message string) []string { return everydayWords(message, a.m) }
+func (a *Analyzer) EverydayWords(message string) []string { return EverydayWords(message, a.m) }
+
+// SplitMarkdown splits a skill's Markdown body into its headings (each
+// without its #s, one a line), which the matcher scores with the outline,
+// and the rest, which it scores as the body. A line in a fenced code block
+// is body, whatever it starts with.
+func SplitMarkdown(body string) (headings, rest string) {
+	var outline, text strings.Builder
+	inFence := false
+	for _, line := range strings.Split(body, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(trimmed, "#") {
+			outline.WriteString(strings.TrimLeft(trimmed, "# "))
+			outline.WriteByte('\n')
+			continue
+		}
+		text.WriteString(line)
+		text.WriteByte('\n')
+	}
+	return outline.String(), text.String()
+}

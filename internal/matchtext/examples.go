@@ -1,4 +1,4 @@
-package match
+package matchtext
 
 import (
 	_ "embed"
@@ -10,17 +10,17 @@ import (
 	"sync"
 )
 
-// exampleSimilarity is the least cosine between a skill's name and
+// ExampleSimilarity is the least cosine between a skill's name and
 // description and a published skill's for the published skill to lend it
 // example requests: a skill that nothing published resembles gets none,
 // rather than its nearest strangers' requests.
-const exampleSimilarity = 0.5
+const ExampleSimilarity = 0.5
 
 // Examples are requests that users wrote for published skills, grouped by
 // skill, each group with the word vector of its skill's name and
 // description (WordVectors.TextVector). The lexical matcher lends a
 // skill the requests of the published skills most like it
-// (LexicalOptions.Examples): skills are written in their authors' words,
+// (match.LexicalOptions.Examples): skills are written in their authors' words,
 // requests in their users', and the requests for a similar skill bring
 // the users' words (a regular-expression skill's users ask to "pull out
 // every email address").
@@ -32,6 +32,9 @@ type Examples struct {
 
 // Len is the number of groups.
 func (e *Examples) Len() int { return len(e.groups) }
+
+// Group returns the messages of group i, 0 ≤ i < Len().
+func (e *Examples) Group(i int) []string { return e.groups[i] }
 
 // Messages is the number of messages in all groups.
 func (e *Examples) Messages() int {
@@ -149,10 +152,10 @@ func ParseExamples(text string) (*Examples, error) {
 	return e, nil
 }
 
-// nearest returns the k groups nearest v (a unit vector of the table's
-// length) among those at a cosine of exampleSimilarity or more, nearest
+// Nearest returns the k groups nearest v (a unit vector of the table's
+// length) among those at a cosine of ExampleSimilarity or more, nearest
 // first; ties keep the file's order.
-func (e *Examples) nearest(v []float32, k int) []int {
+func (e *Examples) Nearest(v []float32, k int) []int {
 	if k <= 0 || len(v) != e.dim {
 		return nil
 	}
@@ -162,8 +165,8 @@ func (e *Examples) nearest(v []float32, k int) []int {
 	}
 	var best []near // at most k, nearest first
 	for g := range e.groups {
-		c := dot(v, e.vecs[g*e.dim:(g+1)*e.dim])
-		if c < exampleSimilarity || len(best) == k && c <= best[k-1].cos {
+		c := Dot(v, e.vecs[g*e.dim:(g+1)*e.dim])
+		if c < ExampleSimilarity || len(best) == k && c <= best[k-1].cos {
 			continue
 		}
 		i := sort.Search(len(best), func(i int) bool { return best[i].cos < c })

@@ -1,4 +1,4 @@
-package match
+package matchtext
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // They are what the lexical matcher's semantic factor compares a message
 // with a skill by. A table is built by tools/matchlab (NewWordVectors) and read by
 // ReadWordVectors; the matcher uses the one built into the binary
-// (DefaultWordVectors) unless LexicalOptions.Vectors gives another.
+// (DefaultWordVectors) unless match.LexicalOptions.Vectors gives another.
 type WordVectors struct {
 	dim   int
 	docs  int              // documents in the corpus the table was built from
@@ -62,24 +62,24 @@ func (w *WordVectors) row(i int32) []int8 { return w.q[int(i)*w.dim : int(i+1)*w
 // texts become words), in [-1, 1]; 0 when either has no word in the table.
 func (w *WordVectors) Similarity(a, b string) float64 {
 	ca, cb := make([]float32, w.dim), make([]float32, w.dim)
-	if !w.centroid(analyze(a, nil, false), ca) || !w.centroid(analyze(b, nil, false), cb) {
+	if !w.Centroid(Analyze(a, nil, false), ca) || !w.Centroid(Analyze(b, nil, false), cb) {
 		return 0
 	}
-	return dot(ca, cb)
+	return Dot(ca, cb)
 }
 
 // TextVector is the centroid of text's words (see centroid), and false
 // when no word of text is in the table.
 func (w *WordVectors) TextVector(text string) ([]float32, bool) {
 	v := make([]float32, w.dim)
-	return v, w.centroid(analyze(text, nil, false), v)
+	return v, w.Centroid(Analyze(text, nil, false), v)
 }
 
-// centroid writes into dst the unit-length sum of the vectors of the
+// Centroid writes into dst the unit-length sum of the vectors of the
 // words of terms that centroidRows yields, each weighted by its idf in the
 // corpus (a word most skills use says little about what a text is about).
 // It reports false, leaving dst zero, when no word is in the table.
-func (w *WordVectors) centroid(terms []term, dst []float32) bool {
+func (w *WordVectors) Centroid(terms []Term, dst []float32) bool {
 	clear(dst)
 	for i := range w.centroidRows(terms) {
 		f := w.weight[i]
@@ -95,23 +95,23 @@ func (w *WordVectors) centroid(terms []term, dst []float32) bool {
 // out: the whole word has its own vector. A word at a level or version
 // (SEV2, python3) is the word. A row of zeros, which has no direction, is
 // left out too.
-func (w *WordVectors) centroidRows(terms []term) iter.Seq[int32] {
+func (w *WordVectors) centroidRows(terms []Term) iter.Seq[int32] {
 	return func(yield func(int32) bool) {
 		var leveled map[string]bool // rare: built only when a text has one
 		for _, t := range terms {
-			if t.whole != "" && t.weight == 1 {
+			if t.Whole != "" && t.Weight == 1 {
 				if leveled == nil {
 					leveled = map[string]bool{}
 				}
-				leveled[t.whole] = true
+				leveled[t.Whole] = true
 			}
 		}
 		seen := make(map[int32]struct{}, len(terms))
 		for _, t := range terms {
-			if t.weight != 1 || leveled[t.text] {
+			if t.Weight != 1 || leveled[t.Text] {
 				continue
 			}
-			i, ok := w.index[t.text]
+			i, ok := w.index[t.Text]
 			if !ok || w.inv[i] == 0 {
 				continue
 			}
@@ -142,9 +142,9 @@ func normalize(v []float32) bool {
 	return true
 }
 
-// dot is the dot product of two vectors of the same length, in four
+// Dot is the dot product of two vectors of the same length, in four
 // running sums: scoring a large catalog takes one per skill.
-func dot(a, b []float32) float64 {
+func Dot(a, b []float32) float64 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
@@ -359,9 +359,9 @@ func (w *WordVectors) Word(i int) (string, int) { return w.words[i], int(w.df[i]
 // the semantic factor forms it: the distinct whole words the table has,
 // in order of first use (see centroidRows).
 func (w *WordVectors) Rows(texts ...string) []int {
-	var terms []term
+	var terms []Term
 	for _, t := range texts {
-		terms = append(terms, analyze(t, nil, false)...)
+		terms = append(terms, Analyze(t, nil, false)...)
 	}
 	var out []int
 	for i := range w.centroidRows(terms) {
