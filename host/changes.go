@@ -253,7 +253,7 @@ func protectedViolations(rep *ChangeReport) []shared.Violation {
 // ChangeNotes are the lines Text puts after the output about the run's
 // changes (what was not applied, and how to apply it), for a caller that
 // showed the output as it came.
-func (r *RunResult) ChangeNotes() []string { return r.Changes.notes() }
+func (r *RunReport) ChangeNotes() []string { return r.Changes.notes() }
 
 // notes are the lines an agent reads after the output about the run's
 // changes: what was not applied, and how to apply it.

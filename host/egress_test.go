@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -38,7 +39,7 @@ func TestRouteEgress(t *testing.T) {
 	}
 	var warnings bytes.Buffer
 	h := &Host{Config: cfg, warnings: &warnings, warned: map[string]bool{}}
-	g := Grant{Network: true, Egress: &shared.Egress{Allow: []string{"api.example.com", "*.example.com"}}}
+	g := grant.Grant{Network: true, Egress: &shared.Egress{Allow: []string{"api.example.com", "*.example.com"}}}
 	p := &prepared{grant: g, strategy: "fake", exec: enforcer{egress: true},
 		request: shared.Request{Grant: shared.Grant(g), Env: []string{"PATH=/bin", "FAKE_API_KEY=" + secret, "KEEP=1"}}}
 	if _, err := h.routeEgress(context.Background(), p); err != nil {
@@ -74,7 +75,7 @@ func TestRouteEgress(t *testing.T) {
 
 func TestRouteEgressUnconfined(t *testing.T) {
 	h := &Host{Config: config.Default(), warned: map[string]bool{}}
-	g := Grant{Network: true, Egress: &shared.Egress{Allow: []string{"pypi.org"}}}
+	g := grant.Grant{Network: true, Egress: &shared.Egress{Allow: []string{"pypi.org"}}}
 	p := &prepared{grant: g, strategy: "null", exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
 	notes, err := h.routeEgress(context.Background(), p)
 	if err != nil || p.request.Grant.Egress != nil || len(notes) != 1 || !strings.Contains(notes[0], "it confines nothing") {
@@ -150,11 +151,11 @@ func TestRouteEgressWithheldNetwork(t *testing.T) {
 // An allowed host the proxy could not reach ends the text with its own
 // line, as a refusal does.
 func TestWriteTextUnreachable(t *testing.T) {
-	r := &RunResult{Output: []byte("curl: (56) CONNECT tunnel failed, response 502\n"), Result: shared.Result{Violations: []shared.Violation{
+	r := &RunReport{Output: "curl: (56) CONNECT tunnel failed, response 502\n", Violations: []shared.Violation{
 		{Kind: "network", Target: "127.0.0.3:80", Host: "127.0.0.3", Port: 80, Reason: "127.0.0.3:80 is not in the allowed domains"},
 		{Kind: "network", Target: "api.test:443", Host: "api.test", Port: 443, Reason: "127.0.0.2: connection refused", Detail: egress.Unreachable},
 		{Kind: "fs", Target: "/etc/shadow"},
-	}}}
+	}}
 	var out bytes.Buffer
 	if err := r.WriteText(&out); err != nil {
 		t.Fatal(err)

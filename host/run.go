@@ -69,21 +69,6 @@ func interruption(ctx context.Context, r shared.Result) string {
 	return ""
 }
 
-// RunResult is a finished tool call.
-type RunResult struct {
-	Skill    *skill.Skill
-	Tool     *skill.Tool
-	Grant    grant.Grant
-	Strategy string
-	Output   []byte
-	shared.Result
-	// Changes are what a staged run changed and what became of it; nil
-	// when the run could write nothing or wrote directly.
-	Changes *ChangeReport
-
-	chunks [][]byte // the output as it arrived, when Output is not filled
-}
-
 // UsageError is a request that names something that does not exist or
 // cannot be parsed; the CLI exits with status 2 for it.
 type UsageError struct{ Err error }
@@ -184,7 +169,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 // and stream.ended last. Cancelling ctx stops the script and its process
 // tree. A script that runs and fails is a successful Run with a non-zero
 // exit; an error means it could not run.
-func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunResult, error) {
+func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunReport, error) {
 	p, err := h.prepare(req)
 	if err != nil {
 		h.newRunEvents(newRunID(), req.Parent, publish).failed(ctx, err)
@@ -244,14 +229,16 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	}
 	h.timing.mark("settle (staged writes applied, or created paths set aside)")
-	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r, Changes: changes}
+	rep := &RunReport{Skill: p.skill.Name, Tool: p.tool.Name, ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
+		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: p.grant, Strategy: p.strategy,
+		Violations: r.Violations, NotEnforced: r.NotEnforced, Changes: changes}
 	if req.ChunkedOutput {
-		res.chunks = out.chunks
+		rep.chunks = out.chunks
 	} else {
-		res.Output = out.Bytes()
+		rep.Output = out.String()
 	}
-	ev.finished(ctx, res)
-	return res, nil
+	ev.finished(ctx, rep)
+	return rep, nil
 }
 
 // Explain asks the strategy's plugin how it would confine a tool call,
@@ -328,7 +315,7 @@ func newRunID() string {
 
 // Text renders a result the way an agent sees it: the output verbatim on
 // success, otherwise an "Error (...)" header before it.
-func (r *RunResult) Text() string {
+func (r *RunReport) Text() string {
 	var b strings.Builder
 	_ = r.WriteText(&b)
 	return b.String()
@@ -339,7 +326,7 @@ func (r *RunResult) Text() string {
 // On a terminal (see term.IsTerminal) the script's bytes pass term.Printable,
 // so escape sequences in them show instead of acting; to a pipe or a file
 // they are written exactly.
-func (r *RunResult) WriteText(w io.Writer) error {
+func (r *RunReport) WriteText(w io.Writer) error {
 	if term.IsTerminal(w) {
 		tw := term.NewWriter(w)
 		if err := r.writeText(tw); err != nil {
@@ -354,7 +341,7 @@ func (r *RunResult) WriteText(w io.Writer) error {
 // "Error (exit 3)", "Error (signal SIGKILL)", "Error (timed out) [killed:
 // exceeded 5s]"; "" for success. It is what a terminal shows after output
 // it already streamed.
-func (r *RunResult) Verdict() string {
+func (r *RunReport) Verdict() string {
 	head, tail := r.headTail()
 	if head == "" {
 		return ""
@@ -363,7 +350,7 @@ func (r *RunResult) Verdict() string {
 }
 
 // headTail are what Text puts before and after the output.
-func (r *RunResult) headTail() (head, tail string) {
+func (r *RunReport) headTail() (head, tail string) {
 	switch {
 	case r.TimedOut:
 		return "Error (timed out):\n", fmt.Sprintf("\n[killed: exceeded %ss]", grant.Seconds(r.Grant.Timeout))
@@ -375,16 +362,17 @@ func (r *RunResult) headTail() (head, tail string) {
 	return "", ""
 }
 
-func (r *RunResult) writeText(w io.Writer) error {
+func (r *RunReport) writeText(w io.Writer) error {
 	head, tail := r.headTail()
 	if _, err := io.WriteString(w, head); err != nil {
 		return err
 	}
-	body := r.chunks
-	if body == nil {
-		body = [][]byte{r.Output}
+	if r.chunks == nil {
+		if _, err := io.WriteString(w, r.Output); err != nil {
+			return err
+		}
 	}
-	for _, c := range body {
+	for _, c := range r.chunks {
 		if _, err := w.Write(c); err != nil {
 			return err
 		}
@@ -420,7 +408,7 @@ func (r *RunResult) writeText(w io.Writer) error {
 }
 
 // OK reports whether the script ran and exited 0.
-func (r *RunResult) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCode == 0 }
+func (r *RunReport) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCode == 0 }
 
 // cappedBuffer keeps at most limit bytes of script output (plus the
 // backend's truncation marker): a defence against a backend that ignores
@@ -456,6 +444,18 @@ func (c *cappedBuffer) write(b []byte) int {
 	c.chunks = append(c.chunks, bytes.Clone(b)) // emit's slice may be reused
 	c.size += int64(len(b))
 	return len(b)
+}
+
+// String joins the pieces into one string, copying each once.
+func (c *cappedBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	b.Grow(int(c.size))
+	for _, p := range c.chunks {
+		b.Write(p)
+	}
+	return b.String()
 }
 
 // Bytes joins the pieces (an empty, non-nil slice when there are none).

@@ -26,7 +26,7 @@ func TestRunEventsOutputSplitsOnCharacters(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		ev := &runEvents{ctx: events.New(events.Options{RunID: "r", Publish: func(e events.Event) error {
-			got = append(got, e.Data["delta"].(string))
+			got = append(got, e.Data.(OutputDelta).Delta)
 			return nil
 		}})}
 		for _, c := range tt.chunks {
@@ -57,7 +57,7 @@ func TestRunWithFailingConsumer(t *testing.T) {
 	res, err := h.Run(context.Background(), RunRequest{
 		Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: InProcessName,
 	}, func(events.Event) error { calls++; return errors.New("broken pipe") })
-	if err != nil || !res.OK() || !strings.Contains(string(res.Output), "60 words") {
+	if err != nil || !res.OK() || !strings.Contains(res.Output, "60 words") {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
 	if calls < 4 {
@@ -95,12 +95,12 @@ func TestRunAsChildOfParentContext(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var toParent, toOwn []events.Event
-			parent := NewEventContext(EventOptions{RunID: "turn-1", Scope: "agent", Publish: func(e events.Event) error {
+			parent := events.New(events.Options{RunID: "turn-1", Scope: "agent", Publish: func(e events.Event) error {
 				toParent = append(toParent, e)
 				return nil
 			}})
 			parent.Publish(events.RunStarted, nil) // the turn's own first event: sequence 1
-			var publish PublishFunc
+			var publish events.PublishFunc
 			if tt.own {
 				publish = func(e events.Event) error { toOwn = append(toOwn, e); return nil }
 			}
@@ -120,20 +120,20 @@ func TestRunAsChildOfParentContext(t *testing.T) {
 			if len(got) < 2 || got[0].Event != tt.wantFirst || got[len(got)-1].Event != tt.wantLast {
 				t.Fatalf("events %v", names(got))
 			}
-			runID := got[0].Data["run_id"]
+			runID := got[0].RunID
 			for i, e := range got {
 				if e.SequenceNumber != int64(i+2) {
 					t.Errorf("%s: sequence %d, want %d (the parent's counter)", e.Event, e.SequenceNumber, i+2)
 				}
-				if e.Data["scope"] != events.ChildScope || e.Data["run_id"] != runID || runID == "turn-1" {
-					t.Errorf("%s: scope %v, run id %v", e.Event, e.Data["scope"], e.Data["run_id"])
+				if e.Scope != events.ChildScope || e.RunID != runID || runID == "turn-1" {
+					t.Errorf("%s: scope %v, run id %v", e.Event, e.Scope, e.RunID)
 				}
-				if e.Data["message_id"] == parent.MessageID() || e.Data["message_id"] == "" {
-					t.Errorf("%s: message id %v is not fresh", e.Event, e.Data["message_id"])
+				if e.MessageID == parent.MessageID() || e.MessageID == "" {
+					t.Errorf("%s: message id %v is not fresh", e.Event, e.MessageID)
 				}
 			}
-			if got[0].Event == events.RunStarted && got[0].Data["parent_run_id"] != "turn-1" {
-				t.Errorf("run.started names parent %v", got[0].Data["parent_run_id"])
+			if s, ok := got[0].Data.(RunStarted); got[0].Event == events.RunStarted && (!ok || s.ParentRunID != "turn-1") {
+				t.Errorf("run.started data %+v does not name the parent", got[0].Data)
 			}
 		})
 	}
