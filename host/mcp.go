@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/changeset"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/mcpserver"
@@ -43,7 +44,7 @@ func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, output fu
 	req := RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy,
 		Workspace: call.Workspace, WorkspaceDirs: call.Roots}
 	if call.Review != nil {
-		req.Review = func(ctx context.Context, run string, cs []Change) bool {
+		req.Review = func(ctx context.Context, run string, cs []changeset.Change) bool {
 			return call.Review(ctx, run, changesSummary(run, cs))
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/changeset"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
@@ -53,7 +54,7 @@ type RunRequest struct {
 	Parent *events.Context
 	// Review, when set, is shown a staged run's changes before any is
 	// applied; false keeps them all, unapplied, for `skillhost changes`.
-	Review func(ctx context.Context, run string, changes []Change) bool
+	Review func(ctx context.Context, run string, changes []changeset.Change) bool
 }
 
 // interruption says how a run that did not end by itself ended, or "".
