@@ -18,6 +18,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
@@ -267,7 +268,7 @@ func (h *Host) request(skillDir string, g grant.Grant, argv []string, dir string
 		Argv:        argv,
 		Dir:         dir,
 		Env:         env,
-		Grant:       shared.Grant(g),
+		Grant:       sandbox.WireGrant(g),
 		SkillDir:    skillDir,
 		OutputLimit: int64(sb.OutputLimit),
 		KillGrace:   time.Duration(sb.KillGrace),

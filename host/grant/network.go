@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
 )
 
@@ -19,7 +18,7 @@ const AnyHost = "*"
 // through the backend's proxy (Egress). hostOrigin says where each allowed
 // pattern came from: declared (from, "skill" or "operator"), the ceiling,
 // or both when they wrote the same pattern.
-func networkGrant(d Declared, c Ceiling, from string) (bool, *shared.Egress, map[string][]string, []string) {
+func networkGrant(d Declared, c Ceiling, from string) (bool, *Egress, map[string][]string, []string) {
 	if !d.Network || !c.Network {
 		return false, nil, nil, nil
 	}
@@ -70,7 +69,7 @@ func networkGrant(d Declared, c Ceiling, from string) (bool, *shared.Egress, map
 		return false, nil, nil, append(warnings, fmt.Sprintf("network: none of the declared hosts (%s) is allowed by sandbox.network.allow (%s); no network",
 			strings.Join(d.Hosts, ", "), strings.Join(c.Hosts, ", ")))
 	}
-	e := &shared.Egress{Allow: allow, Deny: slices.Clone(c.Deny), DenyAddresses: slices.Clone(c.DenyAddresses),
+	e := &Egress{Allow: allow, Deny: slices.Clone(c.Deny), DenyAddresses: slices.Clone(c.DenyAddresses),
 		Declared: orAny(d.Hosts), Ceiling: orAny(c.Hosts)}
 	if len(c.Reasons) > 0 {
 		e.Reasons = map[string]string{}
