@@ -94,6 +94,26 @@ type StreamEnded struct {
 	Reason string `json:"reason"`
 }
 
+// EventFields lists the keys of run.started's data (events.Fielder).
+func (d RunStarted) EventFields() []events.Field {
+	f := []events.Field{{Key: "grant", Value: d.Grant}, {Key: "skill", Value: d.Skill}, {Key: "strategy", Value: d.Strategy}, {Key: "tool", Value: d.Tool}}
+	if d.ParentRunID != "" {
+		f = append(f, events.Field{Key: "parent_run_id", Value: d.ParentRunID})
+	}
+	return f
+}
+
+// EventFields lists the key of a delta's data (events.Fielder): the
+// output is encoded once, straight into the event's line.
+func (d OutputDelta) EventFields() []events.Field {
+	return []events.Field{{Key: "delta", Value: d.Delta}}
+}
+
+// EventFields lists the key of stream.ended's data (events.Fielder).
+func (d StreamEnded) EventFields() []events.Field {
+	return []events.Field{{Key: "reason", Value: d.Reason}}
+}
+
 // MarshalJSON renders the report's keys with the envelope's.
 func (d RunCompleted) MarshalJSON() ([]byte, error) { return endedJSON(d.Report, "") }
 

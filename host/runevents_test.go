@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/grant"
 )
 
 // Output deltas carry whole characters even when a chunk ends inside one,
@@ -145,4 +148,31 @@ func names(evs []events.Event) []string {
 		out = append(out, e.Event)
 	}
 	return out
+}
+
+// The payloads that list their fields for the event writer
+// (events.Fielder) list exactly their JSON's: an event written from the
+// fields is the event written from the payload's JSON.
+func TestPayloadFieldsMatchJSON(t *testing.T) {
+	g := grant.Grant{FSRead: []string{"/r"}, Timeout: 1500 * time.Millisecond, Trust: grant.TrustExternal}
+	payloads := []events.Fielder{
+		RunStarted{Grant: g, Skill: "s", Strategy: "none", Tool: "t"},
+		RunStarted{Grant: g, Skill: "s", Strategy: "none", Tool: "t", ParentRunID: "turn-1"},
+		OutputDelta{Delta: "a < b && \x1b[0m é\xff\n"},
+		StreamEnded{Reason: events.RunCompleted},
+	}
+	for _, p := range payloads {
+		raw, err := marshalPlain(p) // as an event writes it: no HTML escaping
+		if err != nil {
+			t.Fatal(err)
+		}
+		typed := events.Event{Event: "e", Data: p, RunID: "r", MessageID: "m", Scope: ScopeTool}
+		viaJSON := typed
+		viaJSON.Data = json.RawMessage(raw)
+		a, errA := typed.MarshalJSON()
+		b, errB := viaJSON.MarshalJSON()
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("%T: from its fields\n%s (%v)\nfrom its JSON\n%s (%v)", p, a, errA, b, errB)
+		}
+	}
 }

@@ -5,52 +5,105 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 )
 
-// wire is an event's JSON form.
+// Field is one key of an event's data and its value.
+type Field struct {
+	Key   string
+	Value any
+}
+
+// Fielder is a payload that lists the keys of its data object and their
+// values, in any order, so that an event is written without encoding the
+// payload and decoding it again (the host's run events, output deltas
+// above all, are). Its fields must be the keys and values of the payload's
+// own JSON object.
+type Fielder interface {
+	EventFields() []Field
+}
+
+// MarshalJSON renders the event as the reference's chunk:
+// {"event","data","timestamp","sequence_number","id"}. Its data is the
+// JSON object of Data (an empty one for nil) with run_id, message_id and
+// scope set from the envelope, its keys in alphabetical order; the values
+// within are as Data's JSON has them. HTML characters are left as they
+// are; an encoder that escapes them (json.Marshal) still does.
+func (e Event) MarshalJSON() ([]byte, error) { return e.appendJSON(nil) }
+
+// appendJSON appends the event's JSON to b.
+func (e Event) appendJSON(b []byte) ([]byte, error) {
+	fields, err := e.fields()
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", e.ID, err)
+	}
+	b = append(b, `{"event":`...)
+	if b, err = appendValue(b, e.Event); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"data":{`...)
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendValue(b, f.Key); err != nil {
+			return nil, err
+		}
+		b = append(b, ':')
+		if b, err = appendValue(b, f.Value); err != nil {
+			return nil, fmt.Errorf("event %s: data %s: %w", e.ID, f.Key, err)
+		}
+	}
+	b = append(b, `},"timestamp":`...)
+	b = strconv.AppendInt(b, e.Timestamp, 10)
+	b = append(b, `,"sequence_number":`...)
+	b = strconv.AppendInt(b, e.SequenceNumber, 10)
+	b = append(b, `,"id":`...)
+	b, err = appendValue(b, e.ID)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
+}
+
+// fields are the data's keys and values, the envelope's included, sorted
+// by key.
+func (e Event) fields() ([]Field, error) {
+	var fields []Field
+	switch d := e.Data.(type) {
+	case nil:
+	case Fielder:
+		fields = d.EventFields()
+	default:
+		raw, err := appendValue(nil, d)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("data %T is not a JSON object: %w", e.Data, err)
+		}
+		for k, v := range m {
+			fields = append(fields, Field{k, v})
+		}
+	}
+	fields = slices.DeleteFunc(fields, func(f Field) bool {
+		return f.Key == "run_id" || f.Key == "message_id" || f.Key == "scope"
+	})
+	fields = append(fields, Field{"run_id", e.RunID}, Field{"message_id", e.MessageID}, Field{"scope", e.Scope})
+	slices.SortStableFunc(fields, func(a, b Field) int { return strings.Compare(a.Key, b.Key) })
+	return fields, nil
+}
+
+// wire is an event's JSON form, for reading it.
 type wire struct {
 	Event          string          `json:"event"`
 	Data           json.RawMessage `json:"data"`
 	Timestamp      int64           `json:"timestamp"`
 	SequenceNumber int64           `json:"sequence_number"`
 	ID             string          `json:"id"`
-}
-
-// MarshalJSON renders the event as the reference's chunk. Its data is the
-// JSON object of Data (an empty one for nil) with run_id, message_id and
-// scope set from the envelope, its keys in alphabetical order; the
-// values within are as Data's JSON has them. HTML characters are left as
-// they are; an encoder that escapes them (json.Marshal) still does.
-func (e Event) MarshalJSON() ([]byte, error) {
-	data, err := e.dataJSON()
-	if err != nil {
-		return nil, fmt.Errorf("event %s: %w", e.ID, err)
-	}
-	return encode(wire{Event: e.Event, Data: data, Timestamp: e.Timestamp, SequenceNumber: e.SequenceNumber, ID: e.ID})
-}
-
-// dataJSON is Data's JSON object with the envelope merged in.
-func (e Event) dataJSON() (json.RawMessage, error) {
-	fields := map[string]json.RawMessage{}
-	if e.Data != nil {
-		raw, err := encode(e.Data)
-		if err != nil {
-			return nil, err
-		}
-		if !bytes.Equal(raw, []byte("null")) {
-			if err := json.Unmarshal(raw, &fields); err != nil {
-				return nil, fmt.Errorf("data %T is not a JSON object: %w", e.Data, err)
-			}
-		}
-	}
-	for k, v := range map[string]string{"run_id": e.RunID, "message_id": e.MessageID, "scope": e.Scope} {
-		q, err := encode(v)
-		if err != nil {
-			return nil, err
-		}
-		fields[k] = q
-	}
-	return encode(fields) // a map's keys come out sorted
 }
 
 // UnmarshalJSON reads an event written by MarshalJSON: the envelope goes
@@ -93,13 +146,20 @@ func (e Event) DecodeData(v any) error {
 	return nil
 }
 
-// encode is json.Marshal without HTML escaping and the trailing newline.
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+// appendValue appends v's JSON, without HTML escaping, to b; a
+// json.RawMessage is checked and compacted (an event is one line).
+func appendValue(b []byte, v any) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Compact(buf, raw); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
