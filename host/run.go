@@ -35,9 +35,10 @@ type RunRequest struct {
 	ArgString *string
 	// Strategy overrides sandbox.strategy for this run ("" keeps it).
 	Strategy string
-	// ChunkedOutput leaves the result's Output nil: its text is read with
-	// WriteText, from the pieces the output arrived in. It saves joining
-	// them, which for a large output means holding it twice (the CLI).
+	// ChunkedOutput leaves the report's Output empty: its text is read
+	// with WriteText (or MarshalJSON), from the pieces the output arrived
+	// in. It saves joining them, which for a large output means holding it
+	// twice (the CLI).
 	ChunkedOutput bool
 	// Workspace overrides the skill's workspace grant for this run: none,
 	// read or read-write ("" keeps the configured one).
