@@ -114,7 +114,7 @@ func (d StreamEnded) EventFields() []events.Field {
 	return []events.Field{{Key: "reason", Value: d.Reason}}
 }
 
-// MarshalJSON renders the report's keys with the envelope's.
+// MarshalJSON renders the report (see endedJSON).
 func (d RunCompleted) MarshalJSON() ([]byte, error) { return endedJSON(d.Report, "") }
 
 // MarshalJSON renders the report, or {"error": ...}.
@@ -128,7 +128,7 @@ func (d RunInterrupted) MarshalJSON() ([]byte, error) { return endedJSON(d.Repor
 // always had), or the error.
 func endedJSON(rep *RunReport, errText string) ([]byte, error) {
 	if rep == nil {
-		return json.Marshal(struct {
+		return marshalPlain(struct {
 			Error string `json:"error"`
 		}{errText})
 	}

@@ -176,3 +176,29 @@ func TestPayloadFieldsMatchJSON(t *testing.T) {
 		}
 	}
 }
+
+// The last event of a run that could not run carries its error as it
+// reads, HTML characters included, as the report's output does.
+func TestEndedEventJSON(t *testing.T) {
+	tests := []struct {
+		data any
+		want string
+	}{
+		{RunFailed{Error: `no tool "a<b>&c"`}, `{"error":"no tool \"a<b>&c\"","message_id":"m","run_id":"r","scope":"tool"}`},
+		{RunInterrupted{Error: "stopped"}, `{"error":"stopped","message_id":"m","run_id":"r","scope":"tool"}`},
+		{RunCompleted{Report: &RunReport{Output: "<ok>", Grant: grant.Grant{Timeout: time.Second, Trust: "external"}}},
+			`{"duration_ms":0,"exit_code":0,"grant":{"fs_read":[],"fs_write":[],"network":false,"timeout":1,"trust":"external"},` +
+				`"message_id":"m","not_enforced":[],"output":"<ok>","run_id":"r","scope":"tool","signal":"","skill":"","strategy":"",` +
+				`"timed_out":false,"tool":"","truncated":false,"violations":[]}`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		events.New(events.Options{RunID: "r", MessageID: "m", Scope: ScopeTool, Publish: events.JSONLines(&b)}).Publish(events.RunFailed, tt.data)
+		var e struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(b.String()), &e); err != nil || string(e.Data) != tt.want {
+			t.Errorf("%T: data\n%s (%v)\nwant\n%s", tt.data, e.Data, err, tt.want)
+		}
+	}
+}
