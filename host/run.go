@@ -461,20 +461,6 @@ func (c *cappedBuffer) String() string {
 	return b.String()
 }
 
-// Bytes joins the pieces (an empty, non-nil slice when there are none).
-func (c *cappedBuffer) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.chunks) == 1 {
-		return c.chunks[0]
-	}
-	out := make([]byte, 0, c.size)
-	for _, p := range c.chunks {
-		out = append(out, p...)
-	}
-	return out
-}
-
 func quoteAll(names []string) []string {
 	q := make([]string, len(names))
 	for i, n := range names {
