@@ -17,10 +17,6 @@ import (
 	"github.com/skillhost/skillhost/shared"
 )
 
-// Change is one path a staged run created, modified or deleted, with what
-// became of it.
-type Change = changeset.Change
-
 // ChangeReport is what a staged run changed and what the host did with it.
 type ChangeReport struct {
 	// Run is the run's id, the RUN of `skillhost changes`.
@@ -29,13 +25,13 @@ type ChangeReport struct {
 	// policy; Conflicts changed on the host meanwhile (the run's version
 	// is beside the host's); Kept were not applied because the run was
 	// interrupted or the review declined them.
-	Applied   []Change `json:"applied"`
-	Refused   []Change `json:"refused"`
-	Conflicts []Change `json:"conflicts"`
-	Kept      []Change `json:"kept"`
+	Applied   []changeset.Change `json:"applied"`
+	Refused   []changeset.Change `json:"refused"`
+	Conflicts []changeset.Change `json:"conflicts"`
+	Kept      []changeset.Change `json:"kept"`
 	// Discarded were written outside every write grant, to the run's
 	// private /tmp, where the host has the directory: kept, not applied.
-	Discarded []Change `json:"discarded"`
+	Discarded []changeset.Change `json:"discarded"`
 	// Command applies what was not applied, when something was kept.
 	Command string `json:"command,omitempty"`
 	// Interrupted says why nothing was applied, when the run did not end
@@ -44,11 +40,11 @@ type ChangeReport struct {
 }
 
 func newChangeReport(run string) *ChangeReport {
-	return &ChangeReport{Run: run, Applied: []Change{}, Refused: []Change{}, Conflicts: []Change{}, Kept: []Change{}, Discarded: []Change{}}
+	return &ChangeReport{Run: run, Applied: []changeset.Change{}, Refused: []changeset.Change{}, Conflicts: []changeset.Change{}, Kept: []changeset.Change{}, Discarded: []changeset.Change{}}
 }
 
 // sort adds each of cs to the list of its outcome.
-func (rep *ChangeReport) sort(cs []Change) {
+func (rep *ChangeReport) sort(cs []changeset.Change) {
 	for _, c := range cs {
 		switch c.Outcome {
 		case changeset.Applied:
@@ -185,14 +181,14 @@ func (h *Host) stageWrites(ctx context.Context, p *prepared) ([]string, error) {
 // settle reads what a staged run changed and applies it, or keeps it when
 // the run was interrupted (interrupted says how) or the review declined.
 // Whatever is not applied stays in the store with its manifest.
-func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, review func(context.Context, string, []Change) bool) *ChangeReport {
+func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, review func(context.Context, string, []changeset.Change) bool) *ChangeReport {
 	if p.request.Stage == "" {
 		return nil
 	}
 	store := h.ChangeStore()
 	run := p.request.RunID
 	rep := newChangeReport(run)
-	var all []Change
+	var all []changeset.Change
 	for i, w := range p.request.Grant.FSWrite {
 		cs, err := changeset.Scan(shared.StageUpper(p.request.Stage, i), w, i)
 		all = append(all, cs...)
@@ -213,7 +209,7 @@ func (h *Host) settle(ctx context.Context, p *prepared, interrupted string, revi
 		interrupted = "the review declined them"
 	}
 	if interrupted == "" {
-		changeset.Apply(all, h.changePolicy(p.skill), func(c Change) string { return store.Staged(run, c) }, run, p.started, nil)
+		changeset.Apply(all, h.changePolicy(p.skill), func(c changeset.Change) string { return store.Staged(run, c) }, run, p.started, nil)
 	} else {
 		rep.Interrupted = interrupted
 		for i := range all {
@@ -253,7 +249,7 @@ func protectedViolations(rep *ChangeReport) []shared.Violation {
 // ChangeNotes are the lines Text puts after the output about the run's
 // changes (what was not applied, and how to apply it), for a caller that
 // showed the output as it came.
-func (r *RunResult) ChangeNotes() []string { return r.Changes.notes() }
+func (r *RunReport) ChangeNotes() []string { return r.Changes.notes() }
 
 // notes are the lines an agent reads after the output about the run's
 // changes: what was not applied, and how to apply it.
@@ -341,7 +337,7 @@ func (h *Host) ApplyKept(run string, paths []string) (*ChangeReport, error) {
 	} else {
 		s = &skill.Skill{Name: m.Skill}
 	}
-	var pick []Change
+	var pick []changeset.Change
 	for _, c := range m.Changes {
 		if !c.Discarded {
 			pick = append(pick, c)
@@ -361,14 +357,14 @@ func (h *Host) ApplyKept(run string, paths []string) (*ChangeReport, error) {
 	for i := range pick {
 		pick[i].Outcome = changeset.Kept
 	}
-	changeset.Apply(pick, h.changePolicy(s), func(c Change) string { return store.Staged(run, c) }, run, m.Started, named)
+	changeset.Apply(pick, h.changePolicy(s), func(c changeset.Change) string { return store.Staged(run, c) }, run, m.Started, named)
 	rep := newChangeReport(run)
 	rep.sort(pick)
-	done := map[string]Change{}
+	done := map[string]changeset.Change{}
 	for _, c := range pick {
 		done[c.Path+"\x00"+c.Kind] = c
 	}
-	var left []Change
+	var left []changeset.Change
 	for _, c := range m.Changes {
 		if d, ok := done[c.Path+"\x00"+c.Kind]; ok {
 			c = d
@@ -397,11 +393,13 @@ func (h *Host) DropKept(run string) error {
 }
 
 // StagedPath is where a kept change's content lies.
-func (h *Host) StagedPath(run string, c Change) string { return h.ChangeStore().Staged(run, c) }
+func (h *Host) StagedPath(run string, c changeset.Change) string {
+	return h.ChangeStore().Staged(run, c)
+}
 
 // changesSummary lists a run's changes for a question to the user: kind,
 // path and size, at most 20 lines.
-func changesSummary(run string, cs []Change) string {
+func changesSummary(run string, cs []changeset.Change) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The run %s changed %s:", run, plural(len(cs), "path", "paths"))
 	for i, c := range cs {

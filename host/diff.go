@@ -19,7 +19,7 @@ const maxDiffed = 256 << 10
 // deletion, a directory or link, binary or large files, or a file that
 // cannot be read as a regular file (neither side is followed through a
 // link or waited on).
-func (h *Host) ChangeDiff(run string, c Change) []string {
+func (h *Host) ChangeDiff(run string, c changeset.Change) []string {
 	if c.Type != changeset.TypeFile || c.Kind == changeset.Deleted {
 		return nil
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -87,8 +89,8 @@ func (h *Host) routeEgress(ctx context.Context, p *prepared) (notEnforced []stri
 		if ph == "" {
 			ph = DefaultPlaceholder
 		}
-		routed.Credentials = append(routed.Credentials, shared.Credential{Host: c.Host, Header: c.Header, Prefix: c.Prefix,
-			Value: secret, Placeholder: ph, PlaceholderEnv: c.PlaceholderEnv})
+		routed.Credentials = append(routed.Credentials, sandbox.WireCredential(grant.Credential{Host: c.Host, Header: c.Header, Prefix: c.Prefix,
+			Value: secret, Placeholder: ph, PlaceholderEnv: c.PlaceholderEnv}))
 	}
 	p.request.Grant.Egress = &routed
 	return nil, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -39,9 +40,9 @@ func TestRouteEgress(t *testing.T) {
 	}
 	var warnings bytes.Buffer
 	h := &Host{Config: cfg, warnings: &warnings, warned: map[string]bool{}}
-	g := Grant{Network: true, Egress: &shared.Egress{Allow: []string{"api.example.com", "*.example.com"}}}
+	g := grant.Grant{Network: true, Egress: &grant.Egress{Allow: []string{"api.example.com", "*.example.com"}}}
 	p := &prepared{grant: g, strategy: "fake", exec: enforcer{egress: true},
-		request: shared.Request{Grant: shared.Grant(g), Env: []string{"PATH=/bin", "FAKE_API_KEY=" + secret, "KEEP=1"}}}
+		request: shared.Request{Grant: sandbox.WireGrant(g), Env: []string{"PATH=/bin", "FAKE_API_KEY=" + secret, "KEEP=1"}}}
 	if _, err := h.routeEgress(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestRouteEgress(t *testing.T) {
 		t.Errorf("the grant holds the secret: %s", data)
 	}
 
-	p = &prepared{grant: g, strategy: "fake", confines: true, exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
+	p = &prepared{grant: g, strategy: "fake", confines: true, exec: enforcer{}, request: shared.Request{Grant: sandbox.WireGrant(g)}}
 	var ee *EgressError
 	if _, err := h.routeEgress(context.Background(), p); !errors.As(err, &ee) || !strings.Contains(err.Error(), "sandbox.network.fallback: all") {
 		t.Errorf("a strategy without egress: %v", err)
@@ -75,8 +76,8 @@ func TestRouteEgress(t *testing.T) {
 
 func TestRouteEgressUnconfined(t *testing.T) {
 	h := &Host{Config: config.Default(), warned: map[string]bool{}}
-	g := Grant{Network: true, Egress: &shared.Egress{Allow: []string{"pypi.org"}}}
-	p := &prepared{grant: g, strategy: "null", exec: enforcer{}, request: shared.Request{Grant: shared.Grant(g)}}
+	g := grant.Grant{Network: true, Egress: &grant.Egress{Allow: []string{"pypi.org"}}}
+	p := &prepared{grant: g, strategy: "null", exec: enforcer{}, request: shared.Request{Grant: sandbox.WireGrant(g)}}
 	notes, err := h.routeEgress(context.Background(), p)
 	if err != nil || p.request.Grant.Egress != nil || len(notes) != 1 || !strings.Contains(notes[0], "it confines nothing") {
 		t.Errorf("the null strategy: %v %q", err, notes)
@@ -152,11 +153,11 @@ func TestRouteEgressWithheldNetwork(t *testing.T) {
 // An allowed host the proxy could not reach ends the text with its own
 // line, as a refusal does.
 func TestWriteTextUnreachable(t *testing.T) {
-	r := &RunResult{Output: []byte("curl: (56) CONNECT tunnel failed, response 502\n"), Result: shared.Result{Violations: []shared.Violation{
+	r := &RunReport{Output: "curl: (56) CONNECT tunnel failed, response 502\n", Violations: []shared.Violation{
 		{Kind: "network", Target: "127.0.0.3:80", Host: "127.0.0.3", Port: 80, Reason: "127.0.0.3:80 is not in the allowed domains"},
 		{Kind: "network", Target: "api.test:443", Host: "api.test", Port: 443, Reason: "127.0.0.2: connection refused", Detail: egress.Unreachable},
 		{Kind: "fs", Target: "/etc/shadow"},
-	}}}
+	}}
 	var out bytes.Buffer
 	if err := r.WriteText(&out); err != nil {
 		t.Fatal(err)

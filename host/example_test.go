@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 // Embedding skillhost: open the host, find the skills that fit a message,
@@ -42,10 +43,10 @@ func Example() {
 		// "none" runs the script unconfined so that this example needs no
 		// plugin binaries; leave Strategy empty to use the configured
 		// sandbox (Landlock on Linux, Seatbelt on macOS).
-		Strategy: host.InProcessName,
+		Strategy: sandbox.InProcess,
 	}, func(e events.Event) error {
-		if e.Event == events.ToolCallOutputDelta {
-			streamed.WriteString(e.Data["delta"].(string)) // as the script writes it
+		if d, ok := e.Data.(host.OutputDelta); ok {
+			streamed.WriteString(d.Delta) // as the script writes it
 		} else {
 			fmt.Println("event:", e.Event)
 		}
@@ -54,7 +55,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("streamed output matches the result:", streamed.String() == string(res.Output))
+	fmt.Println("streamed output matches the result:", streamed.String() == res.Output)
 	fmt.Println("ok:", res.OK())
 	fmt.Print(res.Text())
 	// Output:

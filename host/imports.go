@@ -116,7 +116,7 @@ func MissingModule(output string) string {
 //	if advice := h.ImportAdvice(ctx, req, res); advice != "" {
 //		h.Warn("%s", advice)
 //	}
-func (h *Host) ImportAdvice(ctx context.Context, req RunRequest, res *RunResult) string {
+func (h *Host) ImportAdvice(ctx context.Context, req RunRequest, res *RunReport) string {
 	if res == nil || res.OK() {
 		return ""
 	}

@@ -5,31 +5,11 @@ import (
 	"fmt"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/changeset"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/mcpserver"
 )
-
-// MCP server types (package mcpserver), for serving a host's skills over
-// the Model Context Protocol.
-type (
-	MCPServer  = mcpserver.Server
-	MCPOptions = mcpserver.Options
-)
-
-// MCPTokenEnv is the environment variable holding the bearer token that
-// the MCP server over HTTP requires.
-const MCPTokenEnv = mcpserver.TokenEnv
-
-// NewMCPToken returns a fresh random bearer token for an HTTP server
-// started without one.
-func NewMCPToken() (string, error) { return mcpserver.NewToken() }
-
-// CheckMCPListenAddr refuses an HTTP address for the MCP server that is
-// not loopback, unless allowRemote is set and token is not empty.
-func CheckMCPListenAddr(addr string, allowRemote bool, token string) error {
-	return mcpserver.CheckListenAddr(addr, allowRemote, token)
-}
 
 // MCPServer builds an MCP server over the host's catalog: every script tool
 // of every skill, run as Run runs it, plus skills_search and
@@ -38,7 +18,7 @@ func CheckMCPListenAddr(addr string, allowRemote bool, token string) error {
 // configuration's mcp.workspace_roots, and an empty opts.Home the host's
 // home directory. Serve it with its Run (any MCP transport) or ServeHTTP;
 // Watch picks up skills changed on disk.
-func (h *Host) MCPServer(opts MCPOptions) *MCPServer {
+func (h *Host) MCPServer(opts mcpserver.Options) *mcpserver.Server {
 	if opts.Version == "" {
 		opts.Version = Version
 	}
@@ -60,19 +40,28 @@ func (m mcpHost) Search(ctx context.Context, query string, limit int) ([]match.M
 	return m.h.Search(ctx, query, limit)
 }
 
-func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, publish events.PublishFunc) (*mcpserver.ToolResult, error) {
+func (m mcpHost) RunTool(ctx context.Context, call mcpserver.ToolCall, output func(string) error) (*mcpserver.ToolResult, error) {
 	req := RunRequest{Skill: call.Skill, Tool: call.Tool, Args: call.Argv, ArgString: call.ArgString, Strategy: call.Strategy,
 		Workspace: call.Workspace, WorkspaceDirs: call.Roots}
 	if call.Review != nil {
-		req.Review = func(ctx context.Context, run string, cs []Change) bool {
+		req.Review = func(ctx context.Context, run string, cs []changeset.Change) bool {
 			return call.Review(ctx, run, changesSummary(run, cs))
+		}
+	}
+	var publish events.PublishFunc
+	if output != nil {
+		publish = func(e events.Event) error {
+			if d, ok := e.Data.(OutputDelta); ok {
+				return output(d.Delta)
+			}
+			return nil
 		}
 	}
 	res, err := m.h.Run(ctx, req, publish)
 	if err != nil {
 		return nil, err
 	}
-	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: res.Report()}, nil
+	return &mcpserver.ToolResult{Text: res.Text(), Failed: !res.OK(), Structured: *res}, nil
 }
 
 func (m mcpHost) ApplyKept(run string) (string, error) {

@@ -53,7 +53,7 @@ func TestMCPHostRunTool(t *testing.T) {
 	if _, err := m.RunTool(ctx, mcpserver.ToolCall{Skill: "nope", Tool: "x"}, nil); ExitStatus(err) != ExitUsage {
 		t.Errorf("an unknown skill: %v", err)
 	}
-	if s := h.MCPServer(MCPOptions{DisclosureOnly: true}); len(s.ToolNames()) != 0 {
+	if s := h.MCPServer(mcpserver.Options{DisclosureOnly: true}); len(s.ToolNames()) != 0 {
 		t.Errorf("disclosure only offers %v", s.ToolNames())
 	}
 }
@@ -113,7 +113,7 @@ func TestMCPClientRootsClamped(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	srv := h.MCPServer(MCPOptions{Workspace: "read-write", Strategy: InProcessName})
+	srv := h.MCPServer(mcpserver.Options{Workspace: "read-write", Strategy: InProcessName})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	ct, st := mcp.NewInMemoryTransports()

@@ -14,7 +14,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 )
 
-func TestRunResultJSON(t *testing.T) {
+func TestRunReportJSON(t *testing.T) {
 	g := grant.Grant{Timeout: 2 * time.Second, Trust: "external"}
 	grantJSON, err := json.Marshal(g)
 	if err != nil {
@@ -22,21 +22,21 @@ func TestRunResultJSON(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		res  *RunResult
+		res  *RunReport
 		want string
 	}{
 		{
 			name: "empty lists are [], not null",
-			res:  &RunResult{Grant: g, Strategy: "null", Output: []byte("a < b && c\n"), Result: shared.Result{ExitCode: 3, Duration: 1500 * time.Millisecond}},
+			res:  &RunReport{Grant: g, Strategy: "null", Output: "a < b && c\n", ExitCode: 3, DurationMS: 1500},
 			want: `{"skill":"","tool":"","output":"a < b && c\n","exit_code":3,"signal":"","timed_out":false,"truncated":false,"duration_ms":1500,` +
 				`"grant":` + string(grantJSON) + `,"strategy":"null","violations":[],"not_enforced":[]}`,
 		},
 		{
 			name: "chunked output, violations, not enforced",
-			res: &RunResult{Grant: g, Strategy: "landlock", chunks: [][]byte{[]byte("par"), []byte("tial")},
-				Result: shared.Result{ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Truncated: true,
-					Violations:  []shared.Violation{{Kind: "fs", Target: "/etc/shadow", Detail: "outside the grant"}},
-					NotEnforced: []string{"network"}}},
+			res: &RunReport{Grant: g, Strategy: "landlock", chunks: [][]byte{[]byte("par"), []byte("tial")},
+				ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Truncated: true,
+				Violations:  []shared.Violation{{Kind: "fs", Target: "/etc/shadow", Detail: "outside the grant"}},
+				NotEnforced: []string{"network"}},
 			want: `{"skill":"","tool":"","output":"partial","exit_code":-1,"signal":"SIGKILL","timed_out":true,"truncated":true,"duration_ms":0,` +
 				`"grant":` + string(grantJSON) + `,"strategy":"landlock","violations":[{"kind":"fs","target":"/etc/shadow","detail":"outside the grant"}],"not_enforced":["network"]}`,
 		},
@@ -78,10 +78,10 @@ func TestRunReportIsOneShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	var last map[string]any
+	var last events.Event
 	publish := func(e events.Event) error {
 		if e.Event == events.RunCompleted || e.Event == events.RunFailed {
-			last = e.Data
+			last = e
 		}
 		return nil
 	}
@@ -100,9 +100,11 @@ func TestRunReportIsOneShape(t *testing.T) {
 		}
 		return m
 	}
-	cli := decode(res)    // skillhost run --json
-	event := decode(last) // the last event of run --events
-	tool := &mcpserver.ToolResult{Structured: res.Report()}
+	if d, ok := last.Data.(RunCompleted); !ok || d.Report != res {
+		t.Fatalf("the last event carries %#v, not the run's report", last.Data)
+	}
+	cli := decode(res) // skillhost run --json
+	tool := &mcpserver.ToolResult{Structured: res}
 	mcp := decode(tool.Structured) // what the MCP SDK marshals
 	if len(cli) < 12 || cli["skill"] != "text-stats" || cli["tool"] != "count" {
 		t.Fatalf("run --json: %v", cli)
@@ -110,19 +112,22 @@ func TestRunReportIsOneShape(t *testing.T) {
 	if !reflect.DeepEqual(cli, mcp) {
 		t.Errorf("MCP structured content differs from run --json:\n%v\n%v", mcp, cli)
 	}
-	// The event adds only its context's envelope to the report.
-	for k, v := range event {
-		switch k {
-		case "message_id", "run_id", "scope":
-			continue
-		}
-		if !reflect.DeepEqual(cli[k], v) {
-			t.Errorf("the last event's %s = %v, run --json's %v", k, v, cli[k])
-		}
+	// The last event's data, as run --events writes it, is the report's
+	// keys and values with its context's envelope added, nothing else.
+	line, err := last.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k := range cli {
-		if _, ok := event[k]; !ok {
-			t.Errorf("the last event lacks %s", k)
-		}
+	var read events.Event
+	if err := json.Unmarshal(line, &read); err != nil {
+		t.Fatal(err)
+	}
+	cli["run_id"], cli["message_id"], cli["scope"] = last.RunID, last.MessageID, last.Scope
+	want, err := marshalPlain(cli) // keys sorted at every level
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read.Data.(json.RawMessage); string(got) != string(want) {
+		t.Errorf("the last event's data\n%s\nrun --json's report with the envelope\n%s", got, want)
 	}
 }

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/changeset"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/shellwords"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
@@ -33,9 +35,10 @@ type RunRequest struct {
 	ArgString *string
 	// Strategy overrides sandbox.strategy for this run ("" keeps it).
 	Strategy string
-	// ChunkedOutput leaves the result's Output nil: its text is read with
-	// WriteText, from the pieces the output arrived in. It saves joining
-	// them, which for a large output means holding it twice (the CLI).
+	// ChunkedOutput leaves the report's Output empty: its text is read
+	// with WriteText (or MarshalJSON), from the pieces the output arrived
+	// in. It saves joining them, which for a large output means holding it
+	// twice (the CLI).
 	ChunkedOutput bool
 	// Workspace overrides the skill's workspace grant for this run: none,
 	// read or read-write ("" keeps the configured one).
@@ -53,7 +56,7 @@ type RunRequest struct {
 	Parent *events.Context
 	// Review, when set, is shown a staged run's changes before any is
 	// applied; false keeps them all, unapplied, for `skillhost changes`.
-	Review func(ctx context.Context, run string, changes []Change) bool
+	Review func(ctx context.Context, run string, changes []changeset.Change) bool
 }
 
 // interruption says how a run that did not end by itself ended, or "".
@@ -67,21 +70,6 @@ func interruption(ctx context.Context, r shared.Result) string {
 		return "the run was killed by " + r.Signal
 	}
 	return ""
-}
-
-// RunResult is a finished tool call.
-type RunResult struct {
-	Skill    *skill.Skill
-	Tool     *skill.Tool
-	Grant    grant.Grant
-	Strategy string
-	Output   []byte
-	shared.Result
-	// Changes are what a staged run changed and what became of it; nil
-	// when the run could write nothing or wrote directly.
-	Changes *ChangeReport
-
-	chunks [][]byte // the output as it arrived, when Output is not filled
 }
 
 // UsageError is a request that names something that does not exist or
@@ -185,7 +173,7 @@ func (h *Host) prepare(req RunRequest) (*prepared, error) {
 // and stream.ended last. Cancelling ctx stops the script and its process
 // tree. A script that runs and fails is a successful Run with a non-zero
 // exit; an error means it could not run.
-func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunResult, error) {
+func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFunc) (*RunReport, error) {
 	p, err := h.prepare(req)
 	if err != nil {
 		h.newRunEvents(newRunID(), req.Parent, publish).failed(ctx, err)
@@ -245,14 +233,16 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		r.Violations = append(r.Violations, setAside(p.unborn, p.request.RunID)...)
 	}
 	h.timing.mark("settle (staged writes applied, or created paths set aside)")
-	res := &RunResult{Skill: p.skill, Tool: p.tool, Grant: p.grant, Strategy: p.strategy, Result: r, Changes: changes}
+	rep := &RunReport{Skill: p.skill.Name, Tool: p.tool.Name, ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
+		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: p.grant, Strategy: p.strategy,
+		Violations: r.Violations, NotEnforced: r.NotEnforced, Changes: changes}
 	if req.ChunkedOutput {
-		res.chunks = out.chunks
+		rep.chunks = out.chunks
 	} else {
-		res.Output = out.Bytes()
+		rep.Output = out.String()
 	}
-	ev.finished(ctx, res)
-	return res, nil
+	ev.finished(ctx, rep)
+	return rep, nil
 }
 
 // Explain asks the strategy's plugin how it would confine a tool call,
@@ -280,7 +270,7 @@ func (h *Host) request(skillDir string, g grant.Grant, argv []string, dir string
 		Argv:        argv,
 		Dir:         dir,
 		Env:         env,
-		Grant:       shared.Grant(g),
+		Grant:       sandbox.WireGrant(g),
 		SkillDir:    skillDir,
 		OutputLimit: int64(sb.OutputLimit),
 		KillGrace:   time.Duration(sb.KillGrace),
@@ -329,7 +319,7 @@ func newRunID() string {
 
 // Text renders a result the way an agent sees it: the output verbatim on
 // success, otherwise an "Error (...)" header before it.
-func (r *RunResult) Text() string {
+func (r *RunReport) Text() string {
 	var b strings.Builder
 	_ = r.WriteText(&b)
 	return b.String()
@@ -340,7 +330,7 @@ func (r *RunResult) Text() string {
 // On a terminal (see term.IsTerminal) the script's bytes pass term.Printable,
 // so escape sequences in them show instead of acting; to a pipe or a file
 // they are written exactly.
-func (r *RunResult) WriteText(w io.Writer) error {
+func (r *RunReport) WriteText(w io.Writer) error {
 	if term.IsTerminal(w) {
 		tw := term.NewWriter(w)
 		if err := r.writeText(tw); err != nil {
@@ -355,7 +345,7 @@ func (r *RunResult) WriteText(w io.Writer) error {
 // "Error (exit 3)", "Error (signal SIGKILL)", "Error (timed out) [killed:
 // exceeded 5s]"; "" for success. It is what a terminal shows after output
 // it already streamed.
-func (r *RunResult) Verdict() string {
+func (r *RunReport) Verdict() string {
 	head, tail := r.headTail()
 	if head == "" {
 		return ""
@@ -364,7 +354,7 @@ func (r *RunResult) Verdict() string {
 }
 
 // headTail are what Text puts before and after the output.
-func (r *RunResult) headTail() (head, tail string) {
+func (r *RunReport) headTail() (head, tail string) {
 	switch {
 	case r.TimedOut:
 		return "Error (timed out):\n", fmt.Sprintf("\n[killed: exceeded %ss]", grant.Seconds(r.Grant.Timeout))
@@ -376,16 +366,17 @@ func (r *RunResult) headTail() (head, tail string) {
 	return "", ""
 }
 
-func (r *RunResult) writeText(w io.Writer) error {
+func (r *RunReport) writeText(w io.Writer) error {
 	head, tail := r.headTail()
 	if _, err := io.WriteString(w, head); err != nil {
 		return err
 	}
-	body := r.chunks
-	if body == nil {
-		body = [][]byte{r.Output}
+	if r.chunks == nil {
+		if _, err := io.WriteString(w, r.Output); err != nil {
+			return err
+		}
 	}
-	for _, c := range body {
+	for _, c := range r.chunks {
 		if _, err := w.Write(c); err != nil {
 			return err
 		}
@@ -421,7 +412,7 @@ func (r *RunResult) writeText(w io.Writer) error {
 }
 
 // OK reports whether the script ran and exited 0.
-func (r *RunResult) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCode == 0 }
+func (r *RunReport) OK() bool { return !r.TimedOut && r.Signal == "" && r.ExitCode == 0 }
 
 // cappedBuffer keeps at most limit bytes of script output (plus the
 // backend's truncation marker): a defence against a backend that ignores
@@ -459,18 +450,16 @@ func (c *cappedBuffer) write(b []byte) int {
 	return len(b)
 }
 
-// Bytes joins the pieces (an empty, non-nil slice when there are none).
-func (c *cappedBuffer) Bytes() []byte {
+// String joins the pieces into one string, copying each once.
+func (c *cappedBuffer) String() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.chunks) == 1 {
-		return c.chunks[0]
-	}
-	out := make([]byte, 0, c.size)
+	var b strings.Builder
+	b.Grow(int(c.size))
 	for _, p := range c.chunks {
-		out = append(out, p...)
+		b.Write(p)
 	}
-	return out
+	return b.String()
 }
 
 func quoteAll(names []string) []string {

@@ -45,16 +45,17 @@ func TestLookPath(t *testing.T) {
 func TestResultText(t *testing.T) {
 	g := grant.Grant{Timeout: 1500 * time.Millisecond}
 	tests := []struct {
-		res  shared.Result
+		res  RunReport
 		want string
 	}{
-		{shared.Result{}, "out\n"},
-		{shared.Result{ExitCode: 3}, "Error (exit 3):\nout\n"},
-		{shared.Result{ExitCode: -1, Signal: "SIGSEGV"}, "Error (signal SIGSEGV):\nout\n"},
-		{shared.Result{ExitCode: -1, Signal: "SIGTERM", TimedOut: true}, "Error (timed out):\nout\n\n[killed: exceeded 1.5s]\n"},
+		{RunReport{}, "out\n"},
+		{RunReport{ExitCode: 3}, "Error (exit 3):\nout\n"},
+		{RunReport{ExitCode: -1, Signal: "SIGSEGV"}, "Error (signal SIGSEGV):\nout\n"},
+		{RunReport{ExitCode: -1, Signal: "SIGTERM", TimedOut: true}, "Error (timed out):\nout\n\n[killed: exceeded 1.5s]\n"},
 	}
 	for _, tt := range tests {
-		r := &RunResult{Grant: g, Output: []byte("out\n"), Result: tt.res}
+		r := tt.res
+		r.Grant, r.Output = g, "out\n"
 		if got := r.Text(); got != tt.want {
 			t.Errorf("Text(%+v) = %q, want %q", tt.res, got, tt.want)
 		}
@@ -69,7 +70,7 @@ func TestCappedBuffer(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		c.write([]byte("0123456789"))
 	}
-	if n := len(c.Bytes()); n != 10+slack || !c.truncated {
+	if n := len(c.String()); n != 10+slack || !c.truncated {
 		t.Fatalf("kept %d bytes, truncated=%v", n, c.truncated)
 	}
 }
@@ -77,21 +78,21 @@ func TestCappedBuffer(t *testing.T) {
 // TestWriteTextMatchesText checks that the streaming rendering the CLI uses
 // and Text agree, for joined and chunked output alike.
 func TestWriteTextMatchesText(t *testing.T) {
-	results := []*RunResult{
-		{Output: []byte("ok\n")},
-		{Output: []byte("partial"), Result: shared.Result{ExitCode: 3}},
-		{Output: []byte("x"), Result: shared.Result{Signal: "SIGKILL", ExitCode: -1}},
-		{Output: []byte("slow"), Result: shared.Result{TimedOut: true}},
-		{Output: nil},
+	results := []*RunReport{
+		{Output: "ok\n"},
+		{Output: "partial", ExitCode: 3},
+		{Output: "x", Signal: "SIGKILL", ExitCode: -1},
+		{Output: "slow", TimedOut: true},
+		{Output: ""},
 	}
 	for _, r := range results {
 		var c cappedBuffer
 		c.limit = 1 << 20
-		for _, b := range r.Output {
+		for _, b := range []byte(r.Output) {
 			c.write([]byte{b})
 		}
 		chunked := *r
-		chunked.Output, chunked.chunks = nil, c.chunks
+		chunked.Output, chunked.chunks = "", c.chunks
 		var b strings.Builder
 		if err := chunked.WriteText(&b); err != nil {
 			t.Fatal(err)
@@ -99,8 +100,8 @@ func TestWriteTextMatchesText(t *testing.T) {
 		if b.String() != r.Text() {
 			t.Errorf("WriteText = %q, Text = %q", b.String(), r.Text())
 		}
-		if joined := c.Bytes(); string(joined) != string(r.Output) {
-			t.Errorf("Bytes = %q, want %q", joined, r.Output)
+		if joined := c.String(); joined != r.Output {
+			t.Errorf("String = %q, want %q", joined, r.Output)
 		}
 	}
 }

@@ -53,15 +53,104 @@ func (h *Host) newRunEvents(runID string, parent *events.Context, publish events
 	return &runEvents{ctx: events.New(opts)}
 }
 
+// RunStarted is run.started's data: what runs, where, under which grant.
+// Its fields are in the order of its JSON keys (alphabetical, as events
+// are written).
+type RunStarted struct {
+	Grant grant.Grant `json:"grant"`
+	// ParentRunID is the embedder's run the tool run is part of (see
+	// RunRequest.Parent), or "".
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Skill       string `json:"skill"`
+	Strategy    string `json:"strategy"`
+	Tool        string `json:"tool"`
+}
+
+// OutputDelta is tool_call.output.delta's data: a piece of the output, in
+// whole UTF-8 characters.
+type OutputDelta struct {
+	Delta string `json:"delta"`
+}
+
+// RunCompleted is run.completed's data: the report of a run that exited 0.
+type RunCompleted struct{ Report *RunReport }
+
+// RunFailed is run.failed's data: the report of a run that failed, or,
+// when it could not run, Error (Report nil).
+type RunFailed struct {
+	Report *RunReport
+	Error  string
+}
+
+// RunInterrupted is run.interrupted's data: the report of a run that its
+// context stopped, or Error when it ended without one.
+type RunInterrupted struct {
+	Report *RunReport
+	Error  string
+}
+
+// StreamEnded is stream.ended's data: Reason names the run's last event.
+type StreamEnded struct {
+	Reason string `json:"reason"`
+}
+
+// EventFields lists the keys of run.started's data (events.Fielder).
+func (d RunStarted) EventFields() []events.Field {
+	f := []events.Field{{Key: "grant", Value: d.Grant}, {Key: "skill", Value: d.Skill}, {Key: "strategy", Value: d.Strategy}, {Key: "tool", Value: d.Tool}}
+	if d.ParentRunID != "" {
+		f = append(f, events.Field{Key: "parent_run_id", Value: d.ParentRunID})
+	}
+	return f
+}
+
+// EventFields lists the key of a delta's data (events.Fielder): the
+// output is encoded once, straight into the event's line.
+func (d OutputDelta) EventFields() []events.Field {
+	return []events.Field{{Key: "delta", Value: d.Delta}}
+}
+
+// EventFields lists the key of stream.ended's data (events.Fielder).
+func (d StreamEnded) EventFields() []events.Field {
+	return []events.Field{{Key: "reason", Value: d.Reason}}
+}
+
+// MarshalJSON renders the report (see endedJSON).
+func (d RunCompleted) MarshalJSON() ([]byte, error) { return endedJSON(d.Report, "") }
+
+// MarshalJSON renders the report, or {"error": ...}.
+func (d RunFailed) MarshalJSON() ([]byte, error) { return endedJSON(d.Report, d.Error) }
+
+// MarshalJSON renders the report, or {"error": ...}.
+func (d RunInterrupted) MarshalJSON() ([]byte, error) { return endedJSON(d.Report, d.Error) }
+
+// endedJSON is the data of a run's last event: the report's JSON with its
+// keys in alphabetical order at every level (the form this event has
+// always had), or the error.
+func endedJSON(rep *RunReport, errText string) ([]byte, error) {
+	if rep == nil {
+		return marshalPlain(struct {
+			Error string `json:"error"`
+		}{errText})
+	}
+	raw, err := rep.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	// A map's keys come out sorted; numbers keep their digits.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return marshalPlain(v)
+}
+
 func (e *runEvents) started(p *prepared) {
 	if e == nil {
 		return
 	}
-	data := map[string]any{"skill": p.skill.Name, "tool": p.tool.Name, "strategy": p.strategy, "grant": p.grant}
-	if parent := e.ctx.ParentRunID(); parent != "" {
-		data["parent_run_id"] = parent
-	}
-	e.ctx.Publish(events.RunStarted, data)
+	e.ctx.Publish(events.RunStarted, RunStarted{Skill: p.skill.Name, Tool: p.tool.Name, Strategy: p.strategy, Grant: p.grant, ParentRunID: e.ctx.ParentRunID()})
 }
 
 func (e *runEvents) output(b []byte) {
@@ -72,7 +161,7 @@ func (e *runEvents) output(b []byte) {
 	cut := term.WholeRunes(b) // at most one incomplete character waits
 	e.pending = append([]byte(nil), b[cut:]...)
 	if cut > 0 {
-		e.ctx.Publish(events.ToolCallOutputDelta, map[string]any{"delta": string(b[:cut])})
+		e.ctx.Publish(events.ToolCallOutputDelta, OutputDelta{Delta: string(b[:cut])})
 	}
 }
 
@@ -81,25 +170,24 @@ func (e *runEvents) flush() {
 	if e == nil || len(e.pending) == 0 {
 		return
 	}
-	e.ctx.Publish(events.ToolCallOutputDelta, map[string]any{"delta": string(e.pending)})
+	e.ctx.Publish(events.ToolCallOutputDelta, OutputDelta{Delta: string(e.pending)})
 	e.pending = nil
 }
 
-// finished publishes how a run that got a result ended.
-func (e *runEvents) finished(ctx context.Context, r *RunResult) {
+// finished publishes how a run that got a report ended.
+func (e *runEvents) finished(ctx context.Context, r *RunReport) {
 	if e == nil {
 		return
 	}
 	e.flush()
-	name := events.RunCompleted
 	switch {
 	case ctx.Err() != nil:
-		name = events.RunInterrupted
+		e.end(events.RunInterrupted, RunInterrupted{Report: r})
 	case !r.OK():
-		name = events.RunFailed
+		e.end(events.RunFailed, RunFailed{Report: r})
+	default:
+		e.end(events.RunCompleted, RunCompleted{Report: r})
 	}
-	e.ctx.Publish(name, r.Report().eventData())
-	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
 }
 
 // failed publishes the end of a run that could not run or lost its plugin.
@@ -108,100 +196,89 @@ func (e *runEvents) failed(ctx context.Context, err error) {
 		return
 	}
 	e.flush()
-	name := events.RunFailed
 	if ctx.Err() != nil {
-		name = events.RunInterrupted
+		e.end(events.RunInterrupted, RunInterrupted{Error: err.Error()})
+		return
 	}
-	e.ctx.Publish(name, map[string]any{"error": err.Error()})
-	e.ctx.Publish(events.StreamEnded, map[string]any{"reason": name})
+	e.end(events.RunFailed, RunFailed{Error: err.Error()})
+}
+
+// end publishes the run's last event and stream.ended.
+func (e *runEvents) end(name string, data any) {
+	e.ctx.Publish(name, data)
+	e.ctx.Publish(events.StreamEnded, StreamEnded{Reason: name})
 }
 
 // RunReport is one run's outcome as every interface reports it: what
-// `skillhost run --json` prints, what the run's last event carries, and
-// what an MCP tool call returns as structured content. Lists are [] rather
-// than null.
+// Host.Run returns, what `skillhost run --json` prints, what the run's
+// last event carries, and what an MCP tool call returns as structured
+// content. Lists are [] rather than null.
 type RunReport struct {
-	Skill       string             `json:"skill"`
-	Tool        string             `json:"tool"`
-	Output      string             `json:"output"`
-	ExitCode    int                `json:"exit_code"`
-	Signal      string             `json:"signal"`
-	TimedOut    bool               `json:"timed_out"`
-	Truncated   bool               `json:"truncated"`
-	DurationMS  int64              `json:"duration_ms"`
-	Grant       grant.Grant        `json:"grant"`
-	Strategy    string             `json:"strategy"`
-	Violations  []shared.Violation `json:"violations"`
-	NotEnforced []string           `json:"not_enforced"`
+	Skill string `json:"skill"`
+	Tool  string `json:"tool"`
+	// Output is the script's merged output, capped by
+	// sandbox.output_limit; empty when RunRequest.ChunkedOutput kept it as
+	// pieces (WriteText and MarshalJSON still have it).
+	Output   string `json:"output"`
+	ExitCode int    `json:"exit_code"`
+	// Signal names the signal that killed the script ("SIGKILL"), or "".
+	Signal     string      `json:"signal"`
+	TimedOut   bool        `json:"timed_out"`
+	Truncated  bool        `json:"truncated"`
+	DurationMS int64       `json:"duration_ms"`
+	Grant      grant.Grant `json:"grant"`
+	Strategy   string      `json:"strategy"`
+	// Violations are what the sandbox denied or the host found after the
+	// run, in the plugin contract's form.
+	Violations []shared.Violation `json:"violations"`
+	// NotEnforced lists what the strategy did not enforce.
+	NotEnforced []string `json:"not_enforced"`
 	// Changes are a staged run's changes: applied, refused, conflicts,
-	// kept.
+	// kept; nil when the run could write nothing or wrote directly.
 	Changes *ChangeReport `json:"changes,omitempty"`
 	// Interrupted: a signal ended the run; the output is what came before.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Worker names the machine that ran a remote run, when the plugin
+	// says.
+	Worker string `json:"worker,omitempty"`
+
+	chunks [][]byte // the output as it arrived (RunRequest.ChunkedOutput)
 }
 
-// Report is the result's RunReport.
-func (r *RunResult) Report() RunReport {
-	violations := r.Violations
-	if violations == nil {
-		violations = []shared.Violation{}
-	}
-	notEnforced := r.NotEnforced
-	if notEnforced == nil {
-		notEnforced = []string{}
-	}
-	rep := RunReport{
-		Output: r.outputString(), ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
-		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: r.Grant,
-		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced, Changes: r.Changes,
-	}
-	if r.Skill != nil {
-		rep.Skill = r.Skill.Name
-	}
-	if r.Tool != nil {
-		rep.Tool = r.Tool.Name
-	}
-	return rep
-}
-
-// MarshalJSON renders the result as its RunReport, with <, > and & left as
-// they are (not \u003c...): the output reads as the script printed it.
-func (r *RunResult) MarshalJSON() ([]byte, error) { return r.Report().MarshalJSON() }
-
-// MarshalJSON renders the report without HTML escaping.
+// MarshalJSON renders the report without HTML escaping: the output reads
+// as the script printed it. Nil lists are [].
 func (rep RunReport) MarshalJSON() ([]byte, error) {
 	type plain RunReport // without this method
+	p := plain(rep)
+	p.Output = rep.outputString()
+	if p.Violations == nil {
+		p.Violations = []shared.Violation{}
+	}
+	if p.NotEnforced == nil {
+		p.NotEnforced = []string{}
+	}
+	return marshalPlain(p)
+}
+
+// marshalPlain is json.Marshal without HTML escaping.
+func marshalPlain(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(plain(rep)); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// eventData is the report as an event's data: the same keys and values,
-// decoded from its JSON form.
-func (rep RunReport) eventData() map[string]any {
-	raw, err := rep.MarshalJSON()
-	var m map[string]any
-	if err == nil {
-		err = json.Unmarshal(raw, &m)
-	}
-	if err != nil {
-		return map[string]any{"error": "encode the run's report: " + err.Error()}
-	}
-	return m
-}
-
-// outputString is the output as one string, from Output or, for a result
-// kept as chunks (RunRequest.ChunkedOutput), from those.
-func (r *RunResult) outputString() string {
-	if r.Output != nil || len(r.chunks) == 0 {
-		return string(r.Output)
+// outputString is the output as one string, from Output or, for a report
+// that kept it as chunks (RunRequest.ChunkedOutput), from those.
+func (rep *RunReport) outputString() string {
+	if len(rep.chunks) == 0 {
+		return rep.Output
 	}
 	var b strings.Builder
-	for _, c := range r.chunks {
+	for _, c := range rep.chunks {
 		b.Write(c)
 	}
 	return b.String()

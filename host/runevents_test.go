@@ -2,11 +2,14 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/grant"
 )
 
 // Output deltas carry whole characters even when a chunk ends inside one,
@@ -26,7 +29,7 @@ func TestRunEventsOutputSplitsOnCharacters(t *testing.T) {
 	for _, tt := range tests {
 		var got []string
 		ev := &runEvents{ctx: events.New(events.Options{RunID: "r", Publish: func(e events.Event) error {
-			got = append(got, e.Data["delta"].(string))
+			got = append(got, e.Data.(OutputDelta).Delta)
 			return nil
 		}})}
 		for _, c := range tt.chunks {
@@ -57,7 +60,7 @@ func TestRunWithFailingConsumer(t *testing.T) {
 	res, err := h.Run(context.Background(), RunRequest{
 		Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: InProcessName,
 	}, func(events.Event) error { calls++; return errors.New("broken pipe") })
-	if err != nil || !res.OK() || !strings.Contains(string(res.Output), "60 words") {
+	if err != nil || !res.OK() || !strings.Contains(res.Output, "60 words") {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
 	if calls < 4 {
@@ -95,12 +98,12 @@ func TestRunAsChildOfParentContext(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var toParent, toOwn []events.Event
-			parent := NewEventContext(EventOptions{RunID: "turn-1", Scope: "agent", Publish: func(e events.Event) error {
+			parent := events.New(events.Options{RunID: "turn-1", Scope: "agent", Publish: func(e events.Event) error {
 				toParent = append(toParent, e)
 				return nil
 			}})
 			parent.Publish(events.RunStarted, nil) // the turn's own first event: sequence 1
-			var publish PublishFunc
+			var publish events.PublishFunc
 			if tt.own {
 				publish = func(e events.Event) error { toOwn = append(toOwn, e); return nil }
 			}
@@ -120,20 +123,20 @@ func TestRunAsChildOfParentContext(t *testing.T) {
 			if len(got) < 2 || got[0].Event != tt.wantFirst || got[len(got)-1].Event != tt.wantLast {
 				t.Fatalf("events %v", names(got))
 			}
-			runID := got[0].Data["run_id"]
+			runID := got[0].RunID
 			for i, e := range got {
 				if e.SequenceNumber != int64(i+2) {
 					t.Errorf("%s: sequence %d, want %d (the parent's counter)", e.Event, e.SequenceNumber, i+2)
 				}
-				if e.Data["scope"] != events.ChildScope || e.Data["run_id"] != runID || runID == "turn-1" {
-					t.Errorf("%s: scope %v, run id %v", e.Event, e.Data["scope"], e.Data["run_id"])
+				if e.Scope != events.ChildScope || e.RunID != runID || runID == "turn-1" {
+					t.Errorf("%s: scope %v, run id %v", e.Event, e.Scope, e.RunID)
 				}
-				if e.Data["message_id"] == parent.MessageID() || e.Data["message_id"] == "" {
-					t.Errorf("%s: message id %v is not fresh", e.Event, e.Data["message_id"])
+				if e.MessageID == parent.MessageID() || e.MessageID == "" {
+					t.Errorf("%s: message id %v is not fresh", e.Event, e.MessageID)
 				}
 			}
-			if got[0].Event == events.RunStarted && got[0].Data["parent_run_id"] != "turn-1" {
-				t.Errorf("run.started names parent %v", got[0].Data["parent_run_id"])
+			if s, ok := got[0].Data.(RunStarted); got[0].Event == events.RunStarted && (!ok || s.ParentRunID != "turn-1") {
+				t.Errorf("run.started data %+v does not name the parent", got[0].Data)
 			}
 		})
 	}
@@ -145,4 +148,57 @@ func names(evs []events.Event) []string {
 		out = append(out, e.Event)
 	}
 	return out
+}
+
+// The payloads that list their fields for the event writer
+// (events.Fielder) list exactly their JSON's: an event written from the
+// fields is the event written from the payload's JSON.
+func TestPayloadFieldsMatchJSON(t *testing.T) {
+	g := grant.Grant{FSRead: []string{"/r"}, Timeout: 1500 * time.Millisecond, Trust: grant.TrustExternal}
+	payloads := []events.Fielder{
+		RunStarted{Grant: g, Skill: "s", Strategy: "none", Tool: "t"},
+		RunStarted{Grant: g, Skill: "s", Strategy: "none", Tool: "t", ParentRunID: "turn-1"},
+		OutputDelta{Delta: "a < b && \x1b[0m é\xff\n"},
+		StreamEnded{Reason: events.RunCompleted},
+	}
+	for _, p := range payloads {
+		raw, err := marshalPlain(p) // as an event writes it: no HTML escaping
+		if err != nil {
+			t.Fatal(err)
+		}
+		typed := events.Event{Event: "e", Data: p, RunID: "r", MessageID: "m", Scope: ScopeTool}
+		viaJSON := typed
+		viaJSON.Data = json.RawMessage(raw)
+		a, errA := typed.MarshalJSON()
+		b, errB := viaJSON.MarshalJSON()
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("%T: from its fields\n%s (%v)\nfrom its JSON\n%s (%v)", p, a, errA, b, errB)
+		}
+	}
+}
+
+// The last event of a run that could not run carries its error as it
+// reads, HTML characters included, as the report's output does.
+func TestEndedEventJSON(t *testing.T) {
+	tests := []struct {
+		data any
+		want string
+	}{
+		{RunFailed{Error: `no tool "a<b>&c"`}, `{"error":"no tool \"a<b>&c\"","message_id":"m","run_id":"r","scope":"tool"}`},
+		{RunInterrupted{Error: "stopped"}, `{"error":"stopped","message_id":"m","run_id":"r","scope":"tool"}`},
+		{RunCompleted{Report: &RunReport{Output: "<ok>", Grant: grant.Grant{Timeout: time.Second, Trust: "external"}}},
+			`{"duration_ms":0,"exit_code":0,"grant":{"fs_read":[],"fs_write":[],"network":false,"timeout":1,"trust":"external"},` +
+				`"message_id":"m","not_enforced":[],"output":"<ok>","run_id":"r","scope":"tool","signal":"","skill":"","strategy":"",` +
+				`"timed_out":false,"tool":"","truncated":false,"violations":[]}`},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		events.New(events.Options{RunID: "r", MessageID: "m", Scope: ScopeTool, Publish: events.JSONLines(&b)}).Publish(events.RunFailed, tt.data)
+		var e struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal([]byte(b.String()), &e); err != nil || string(e.Data) != tt.want {
+			t.Errorf("%T: data\n%s (%v)\nwant\n%s", tt.data, e.Data, err, tt.want)
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 // the exact bytes.
 func TestWriteTextSanitizesForTerminals(t *testing.T) {
 	hostile := "copy this\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b]0;PWNED\x07\x1b[8mhidden\x1b[0m done\n"
-	r := &RunResult{}
+	r := &RunReport{}
 	// Cut inside the OSC, as output arrives in chunks.
 	r.chunks = [][]byte{[]byte(hostile[:14]), []byte(hostile[14:])}
 

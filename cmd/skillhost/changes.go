@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/changeset"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 // changesCmd is `skillhost changes`: the changes of staged runs that were
@@ -79,7 +81,7 @@ func (a *app) changesShow(h *host.Host, run string) error {
 	if a.jsonOut {
 		return a.printJSON(m)
 	}
-	fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, host.Printable(m.Skill), host.Printable(m.Tool), m.Started.Format(time.RFC3339))
+	fmt.Fprintf(a.stdout, "run %s (%s/%s, %s)\n", m.Run, skill.Printable(m.Skill), skill.Printable(m.Tool), m.Started.Format(time.RFC3339))
 	if m.Interrupted != "" {
 		fmt.Fprintf(a.stdout, "not applied: %s\n", m.Interrupted)
 	}
@@ -101,13 +103,13 @@ func (a *app) changesApply(h *host.Host, run string, paths []string) error {
 		return a.printJSON(rep)
 	}
 	for _, c := range rep.Applied {
-		fmt.Fprintf(a.stdout, "applied  %s %s\n", c.Kind, host.Printable(c.Path))
+		fmt.Fprintf(a.stdout, "applied  %s %s\n", c.Kind, skill.Printable(c.Path))
 	}
 	for _, c := range rep.Conflicts {
-		fmt.Fprintf(a.stdout, "conflict %s: %s\n", host.Printable(c.Path), c.Reason)
+		fmt.Fprintf(a.stdout, "conflict %s: %s\n", skill.Printable(c.Path), c.Reason)
 	}
 	for _, c := range rep.Refused {
-		fmt.Fprintf(a.stdout, "refused  %s %s: %s\n", c.Kind, host.Printable(c.Path), c.Reason)
+		fmt.Fprintf(a.stdout, "refused  %s %s: %s\n", c.Kind, skill.Printable(c.Path), c.Reason)
 	}
 	if len(rep.Refused)+len(rep.Conflicts) > 0 {
 		fmt.Fprintf(a.stdout, "still kept: skillhost changes apply %s PATH applies a refused change you have checked\n", rep.Run)
@@ -138,7 +140,7 @@ func (a *app) changesListOf(h *host.Host) error {
 		if why == "" {
 			why = outcomes(m.Changes)
 		}
-		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), host.Printable(m.Skill), host.Printable(m.Tool), len(m.Changes), host.Printable(why))
+		fmt.Fprintf(a.stdout, "%s  %s  %s/%s  %d changes  (%s)\n", m.Run, m.Started.Format("2006-01-02 15:04"), skill.Printable(m.Skill), skill.Printable(m.Tool), len(m.Changes), skill.Printable(why))
 	}
 	fmt.Fprintln(a.stdout, "skillhost changes show RUN shows one")
 	return nil
@@ -146,16 +148,16 @@ func (a *app) changesListOf(h *host.Host) error {
 
 // writeChange prints one change of a run, and a diff when it is a text
 // file.
-func writeChange(w io.Writer, h *host.Host, run string, c host.Change) {
-	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, host.Printable(c.Path))
+func writeChange(w io.Writer, h *host.Host, run string, c changeset.Change) {
+	line := fmt.Sprintf("%-8s %-4s %s", c.Kind, c.Type, skill.Printable(c.Path))
 	if c.Type == "file" && c.Kind != "deleted" {
 		line += fmt.Sprintf(" (%d bytes)", c.Size)
 	}
 	if c.Type == "symlink" {
-		line += " -> " + host.Printable(c.Target)
+		line += " -> " + skill.Printable(c.Target)
 	}
 	if c.Reason != "" {
-		line += "\n         " + host.Printable(c.Reason)
+		line += "\n         " + skill.Printable(c.Reason)
 	}
 	fmt.Fprintln(w, line)
 	for _, l := range h.ChangeDiff(run, c) {
@@ -165,7 +167,7 @@ func writeChange(w io.Writer, h *host.Host, run string, c host.Change) {
 
 // outcomes counts kept changes by what became of them: "1 refused, 2
 // discarded".
-func outcomes(cs []host.Change) string {
+func outcomes(cs []changeset.Change) string {
 	counts := map[string]int{}
 	var order []string
 	for _, c := range cs {

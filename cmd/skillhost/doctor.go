@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/catalog"
+	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -59,9 +61,9 @@ type examination struct {
 	pluginWarnings, skillWarnings, missing []string
 	unknownGrants, ceilingWarnings         []string
 	programWarnings                        []string
-	skills                                 []*host.Skill
+	skills                                 []*skill.Skill
 	predictions, failing                   []host.Prediction
-	broken                                 []host.BrokenSkill
+	broken                                 []catalog.Broken
 	ok                                     bool
 	verdict                                string
 }
@@ -138,7 +140,7 @@ func (d examination) writeText(w io.Writer, h *host.Host) {
 		fmt.Fprintf(w, "             %s%s\n", r, state)
 	}
 	for _, b := range d.broken {
-		fmt.Fprintf(w, "           failed to load: %s: %s\n", host.Printable(b.Dir), host.Printable(b.Err.Error()))
+		fmt.Fprintf(w, "           failed to load: %s: %s\n", skill.Printable(b.Dir), skill.Printable(b.Err.Error()))
 	}
 	fmt.Fprintf(w, "platform:  %s\n", d.platform)
 	fmt.Fprintf(w, "sandbox:   enabled %v, strategy %s -> %s\n", h.Config.Sandbox.Enabled, h.Config.Sandbox.Strategy, d.strategy)
@@ -164,14 +166,14 @@ func (d examination) writeText(w io.Writer, h *host.Host) {
 	if d.predictions != nil {
 		fmt.Fprintf(w, "tools:     %d checked, %d would fail to start\n", len(d.predictions), len(d.failing))
 		for _, f := range d.failing {
-			fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", host.Printable(f.Skill), host.Printable(f.Tool), host.Printable(f.Problem), f.Fix)
+			fmt.Fprintf(w, "             %s/%s: %s\n               fix: %s\n", skill.Printable(f.Skill), skill.Printable(f.Tool), skill.Printable(f.Problem), f.Fix)
 		}
 	}
 	for _, pw := range d.programWarnings {
-		fmt.Fprintf(w, "programs:  warning: %s\n", host.Printable(pw))
+		fmt.Fprintf(w, "programs:  warning: %s\n", skill.Printable(pw))
 	}
 	for _, g := range d.unknownGrants {
-		fmt.Fprintf(w, "grants:    %s\n", host.Printable(g))
+		fmt.Fprintf(w, "grants:    %s\n", skill.Printable(g))
 	}
 	for _, c := range d.ceilingWarnings {
 		fmt.Fprintf(w, "ceiling:   warning: %s\n", c)
@@ -179,9 +181,9 @@ func (d examination) writeText(w io.Writer, h *host.Host) {
 	// Hosts a skill is given that the ceiling withholds (a run shows only
 	// a name that did not resolve).
 	for _, n := range h.NetworkWarnings() {
-		fmt.Fprintf(w, "network:   warning: %s\n", host.Printable(n))
+		fmt.Fprintf(w, "network:   warning: %s\n", skill.Printable(n))
 	}
-	fmt.Fprintf(w, "verdict:   %s\n", host.Printable(d.verdict))
+	fmt.Fprintf(w, "verdict:   %s\n", skill.Printable(d.verdict))
 }
 
 // diagnose states in one line whether runs are confined as configured.
@@ -218,7 +220,7 @@ func nonNilPredictions(p []host.Prediction) []host.Prediction {
 }
 
 // brokenJSON lists the skills that failed to load as {dir, error}.
-func brokenJSON(bs []host.BrokenSkill) []map[string]string {
+func brokenJSON(bs []catalog.Broken) []map[string]string {
 	out := []map[string]string{}
 	for _, b := range bs {
 		out = append(out, map[string]string{"dir": b.Dir, "error": b.Err.Error()})

@@ -9,18 +9,19 @@ import (
 	"text/tabwriter"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/match"
 )
 
 // curveThresholds are where the calibration curve is sampled.
 var curveThresholds = []float64{0.05, 0.1, 0.15, 0.2, 0.225, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6}
 
 type missJSON struct {
-	Line    int           `json:"line"`
-	Message string        `json:"message"`
-	Expect  string        `json:"expect,omitempty"`
-	Rank    int           `json:"rank,omitempty"`
-	Score   float64       `json:"score,omitempty"`
-	Top     []host.Scored `json:"top"`
+	Line    int            `json:"line"`
+	Message string         `json:"message"`
+	Expect  string         `json:"expect,omitempty"`
+	Rank    int            `json:"rank,omitempty"`
+	Score   float64        `json:"score,omitempty"`
+	Top     []match.Scored `json:"top"`
 	// matched is whether the top skill reached the threshold, from the
 	// unrounded score (Top's are rounded to four places, the threshold
 	// need not be).
@@ -28,12 +29,12 @@ type missJSON struct {
 }
 
 type evalJSON struct {
-	Labels string         `json:"labels"`
-	Skills int            `json:"skills"`
-	At     host.Metrics   `json:"metrics"`
-	Ranked host.Metrics   `json:"ranking_only"`
-	Misses []missJSON     `json:"misses"`
-	Curve  []host.Metrics `json:"curve"`
+	Labels string          `json:"labels"`
+	Skills int             `json:"skills"`
+	At     match.Metrics   `json:"metrics"`
+	Ranked match.Metrics   `json:"ranking_only"`
+	Misses []missJSON      `json:"misses"`
+	Curve  []match.Metrics `json:"curve"`
 }
 
 // evaluate measures the configured matcher on the catalog with the
@@ -44,7 +45,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		return usage(fmt.Errorf("--eval: %w", err))
 	}
 	defer f.Close()
-	labels, err := host.ReadLabels(f, path)
+	labels, err := match.ReadLabels(f, path)
 	if err != nil {
 		return usage(fmt.Errorf("--eval: %w", err))
 	}
@@ -53,7 +54,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 	if err != nil {
 		return usage(err)
 	}
-	ev, err := host.Evaluate(context.Background(), e, labels, path)
+	ev, err := match.Evaluate(context.Background(), e, labels, path)
 	if err != nil {
 		return usage(fmt.Errorf("--eval: %w", err))
 	}
@@ -66,9 +67,9 @@ func (a *app) evaluate(h *host.Host, path string) error {
 		out.Curve = append(out.Curve, round4(m))
 	}
 	for _, o := range ev.Misses(th) {
-		top := []host.Scored{}
+		top := []match.Scored{}
 		for _, s := range o.Top {
-			top = append(top, host.Scored{Name: s.Name, Score: round(s.Score)})
+			top = append(top, match.Scored{Name: s.Name, Score: round(s.Score)})
 		}
 		out.Misses = append(out.Misses, missJSON{Line: o.Label.Line, Message: o.Label.Message, Expect: o.Label.Expect, Rank: o.Rank, Score: round(o.Score), Top: top,
 			matched: len(o.Top) > 0 && o.Top[0].Score >= th})
@@ -120,7 +121,7 @@ func (a *app) evaluate(h *host.Host, path string) error {
 
 // round4 rounds m's measures to four places; the threshold is kept as
 // configured (0.18125 would not survive four places).
-func round4(m host.Metrics) host.Metrics {
+func round4(m match.Metrics) match.Metrics {
 	for _, v := range []*float64{&m.Hit1, &m.Hit3, &m.MRR, &m.Abstain, &m.Silent} {
 		*v = round(*v)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/internal/testskill"
@@ -62,7 +63,7 @@ if [ -e gate ]; then echo second after gate; else echo second without gate; fi
 				if err := json.Unmarshal(scanner.Bytes(), &e); err != nil {
 					t.Fatalf("line %q: %v", scanner.Text(), err)
 				}
-				if e.Event == events.ToolCallOutputDelta && e.Data["delta"] == "first\n" {
+				if e.Event == events.ToolCallOutputDelta && delta(t, e) == "first\n" {
 					if err := os.WriteFile(filepath.Join(work, "gate"), nil, 0o644); err != nil {
 						t.Fatal(err)
 					}
@@ -80,11 +81,11 @@ if [ -e gate ]; then echo second after gate; else echo second without gate; fi
 				if e.SequenceNumber != int64(i+1) {
 					t.Errorf("event %d (%s) has sequence %d", i, e.Event, e.SequenceNumber)
 				}
-				if e.Data["run_id"] != got[0].Data["run_id"] || e.Data["scope"] != "tool" {
-					t.Errorf("event %s: run %v scope %v", e.Event, e.Data["run_id"], e.Data["scope"])
+				if e.RunID != got[0].RunID || e.Scope != "tool" {
+					t.Errorf("event %s: run %v scope %v", e.Event, e.RunID, e.Scope)
 				}
 				if e.Event == events.ToolCallOutputDelta {
-					output.WriteString(e.Data["delta"].(string))
+					output.WriteString(delta(t, e))
 				}
 			}
 			if len(names) < 4 || names[0] != events.RunStarted || names[len(names)-2] != events.RunCompleted || names[len(names)-1] != events.StreamEnded {
@@ -93,16 +94,40 @@ if [ -e gate ]; then echo second after gate; else echo second without gate; fi
 			if output.String() != "first\nsecond after gate\n" {
 				t.Errorf("deltas carried %q: the first delta did not arrive while the script was running", output.String())
 			}
-			start, end := got[0].Data, got[len(got)-2].Data
-			if start["skill"] != "ticker" || start["tool"] != "tick" || start["strategy"] != strategy || start["grant"] == nil {
-				t.Errorf("run.started data %v", start)
+			var start struct {
+				host.RunStarted
+				Grant json.RawMessage `json:"grant"` // the grant's JSON form is for reading, not decoding
 			}
-			if end["output"] != "first\nsecond after gate\n" || end["exit_code"] != 0.0 || end["timed_out"] != false ||
-				end["duration_ms"].(float64) < 1000 || end["violations"] == nil {
-				t.Errorf("run.completed data %v", end)
+			var end struct {
+				host.RunReport
+				Grant      json.RawMessage   `json:"grant"`
+				Violations []json.RawMessage `json:"violations"`
+			}
+			if err := got[0].DecodeData(&start); err != nil {
+				t.Fatal(err)
+			}
+			if err := got[len(got)-2].DecodeData(&end); err != nil {
+				t.Fatal(err)
+			}
+			if start.Skill != "ticker" || start.Tool != "tick" || start.Strategy != strategy || len(start.Grant) == 0 {
+				t.Errorf("run.started data %+v", start)
+			}
+			if end.Output != "first\nsecond after gate\n" || end.ExitCode != 0 || end.TimedOut ||
+				end.DurationMS < 1000 || end.Violations == nil {
+				t.Errorf("run.completed data %+v", end)
 			}
 		})
 	}
+}
+
+// delta is the text of an output delta read from JSON.
+func delta(t *testing.T, e events.Event) string {
+	t.Helper()
+	var d host.OutputDelta
+	if err := e.DecodeData(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Delta
 }
 
 // TestRunEventsEnds checks the last events of runs that fail, time out or

@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/match"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 type scoreJSON struct {
@@ -113,10 +115,10 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 		if !x.Matched {
 			verdict = "below the threshold " + formatThreshold(threshold)
 		}
-		fmt.Fprintf(a.stdout, "%.3f  %s  (%s)\n", x.Score, host.Printable(x.Skill.Name), verdict)
+		fmt.Fprintf(a.stdout, "%.3f  %s  (%s)\n", x.Score, skill.Printable(x.Skill.Name), verdict)
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, t := range x.Explanation.Terms {
-			fmt.Fprintf(tw, "  %s\t%.3f\t%s\n", host.Printable(t.Term), t.Evidence, strings.Join(t.Fields, ", "))
+			fmt.Fprintf(tw, "  %s\t%.3f\t%s\n", skill.Printable(t.Term), t.Evidence, strings.Join(t.Fields, ", "))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -150,7 +152,7 @@ func (a *app) explain(h *host.Host, message string, limit int) error {
 	return nil
 }
 
-func scores(ms []host.Match) []scoreJSON {
+func scores(ms []match.Match) []scoreJSON {
 	out := []scoreJSON{}
 	for _, m := range ms {
 		out = append(out, scoreJSON{Name: m.Skill.Name, Score: round(m.Score)})
@@ -217,7 +219,7 @@ func (a *app) matchCmd() *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%.3f\t%s\t%s\n", m.Score, host.Printable(m.Skill.Name), oneLine(m.Skill.Description, 70))
+				fmt.Fprintf(tw, "%.3f\t%s\t%s\n", m.Score, skill.Printable(m.Skill.Name), oneLine(m.Skill.Description, 70))
 			}
 			return tw.Flush()
 		},
@@ -282,9 +284,9 @@ func (a *app) activateCmd() *cobra.Command {
 			}
 			var names []string
 			for _, m := range act.Skills {
-				names = append(names, fmt.Sprintf("%s (%.3f)", host.Printable(m.Skill.Name), m.Score))
+				names = append(names, fmt.Sprintf("%s (%.3f)", skill.Printable(m.Skill.Name), m.Score))
 			}
-			fmt.Fprintf(a.stdout, "# Skills: %s\n\n%s\n", strings.Join(names, ", "), host.Printable(act.Instructions))
+			fmt.Fprintf(a.stdout, "# Skills: %s\n\n%s\n", strings.Join(names, ", "), skill.Printable(act.Instructions))
 			if len(act.Tools) > 0 {
 				fmt.Fprintln(a.stdout, "\n# Tools")
 				for _, t := range act.Tools {
@@ -310,9 +312,9 @@ func (a *app) promptCmd() *cobra.Command {
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if a.jsonOut && !cmd.Flags().Changed("format") {
-				format = host.PromptJSON
+				format = match.FormatJSON
 			}
-			if format != host.PromptXML && format != host.PromptJSON {
+			if format != match.FormatXML && format != match.FormatJSON {
 				return usage(fmt.Errorf("--format: %q is neither xml nor json", format))
 			}
 			if budget < 0 {
@@ -338,7 +340,7 @@ func (a *app) promptCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&budget, "budget", 0, "maximum length in characters (0: no limit)")
-	cmd.Flags().StringVar(&format, "format", host.PromptXML, "xml or json")
+	cmd.Flags().StringVar(&format, "format", match.FormatXML, "xml or json")
 	cmd.Flags().StringVar(&message, "for", "", "rank skills by relevance to this message")
 	return cmd
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
-	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/mcpserver"
 )
 
 func (a *app) mcpCmd() *cobra.Command {
@@ -35,17 +36,17 @@ func (a *app) mcpCmd() *cobra.Command {
 			"same sandbox as `skillhost run`, plus skills_search and skill_activate, and each skill's files\n" +
 			"(its text files, and all of references/ and assets/) as resources. Changes on disk are announced to clients.\n\n" +
 			"Over HTTP it listens on loopback only, unless --allow-remote is given, and always requires a bearer\n" +
-			"token: the one in $" + host.MCPTokenEnv + ", or one generated and printed at start. Browser pages of\n" +
+			"token: the one in $" + mcpserver.TokenEnv + ", or one generated and printed at start. Browser pages of\n" +
 			"other origins are refused, idle sessions expire after 10 minutes and at most 64 are open at once.",
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			token := os.Getenv(host.MCPTokenEnv)
-			ws, err := host.ParseWorkspace(workspace)
+			token := os.Getenv(mcpserver.TokenEnv)
+			ws, err := grant.ParseWorkspace(workspace)
 			if err != nil {
 				return usage(fmt.Errorf("--workspace: %w", err))
 			}
 			if httpAddr != "" {
-				if err := host.CheckMCPListenAddr(httpAddr, allowRemote, token); err != nil {
+				if err := mcpserver.CheckListenAddr(httpAddr, allowRemote, token); err != nil {
 					return usage(err)
 				}
 			} else if allowRemote {
@@ -63,7 +64,7 @@ func (a *app) mcpCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slogLevel(a.logLevel)}))
-			opts := host.MCPOptions{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws, Review: review}
+			opts := mcpserver.Options{Strategy: strategy, DisclosureOnly: disclosureOnly, Logger: logger, Workspace: ws, Review: review}
 			switch tools {
 			case "activated":
 				opts.ToolsOnActivate = true
@@ -82,13 +83,13 @@ func (a *app) mcpCmd() *cobra.Command {
 				// script with network could otherwise call every tool.
 				generated := token == ""
 				if generated {
-					if token, err = host.NewMCPToken(); err != nil {
+					if token, err = mcpserver.NewToken(); err != nil {
 						return failed(err)
 					}
 				}
 				err = srv.ServeHTTP(ctx, httpAddr, allowRemote, token, func(addr net.Addr) {
 					if generated {
-						fmt.Fprintf(a.stderr, "skillhost: bearer token for this server: %s (set $%s to choose one)\n", token, host.MCPTokenEnv)
+						fmt.Fprintf(a.stderr, "skillhost: bearer token for this server: %s (set $%s to choose one)\n", token, mcpserver.TokenEnv)
 					}
 					fmt.Fprintf(a.stderr, "skillhost: serving MCP on http://%s\n", addr)
 				})
@@ -105,7 +106,7 @@ func (a *app) mcpCmd() *cobra.Command {
 	f.BoolVar(&review, "review", false, "ask the client's user (MCP elicitation) before a run's changes are applied; a client that cannot ask gets them kept")
 	f.StringVar(&workspace, "workspace", "read", "grant each call the client's roots (or, without roots, the working directory): none, read or read-write")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8765) instead of stdio")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+host.MCPTokenEnv+")")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address (requires $"+mcpserver.TokenEnv+")")
 	f.BoolVar(&disclosureOnly, "disclosure-only", false, "offer only skills_search and skill_activate, not a tool per script (as --tools none)")
 	f.StringVar(&tools, "tools", "activated", "which script tools to offer: activated (a skill's, once skill_activate names it), all, or none")
 	f.StringVar(&strategy, "strategy", "", "sandbox plugin for every call (overrides sandbox.strategy)")

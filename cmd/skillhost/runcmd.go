@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/host/events"
+	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 )
 
 func (a *app) runCmd() *cobra.Command {
@@ -130,25 +132,15 @@ func stopped(err error) string {
 
 // interruptedReport is the report of an interrupted run: its result if it
 // came back, else what the run's start said and the output so far.
-func interruptedReport(req host.RunRequest, res *host.RunResult, started map[string]any, output string, took time.Duration) host.RunReport {
+func interruptedReport(req host.RunRequest, res *host.RunReport, started *host.RunStarted, output string, took time.Duration) *host.RunReport {
 	if res != nil {
-		rep := res.Report()
-		rep.Interrupted = true
-		return rep
+		res.Interrupted = true
+		return res
 	}
-	rep := host.RunReport{Skill: req.Skill, Tool: req.Tool, Output: output, ExitCode: -1, DurationMS: took.Milliseconds(),
-		Strategy: req.Strategy, Violations: []shared.Violation{}, NotEnforced: []string{}, Interrupted: true}
-	if s, ok := started["skill"].(string); ok {
-		rep.Skill = s
-	}
-	if t, ok := started["tool"].(string); ok {
-		rep.Tool = t
-	}
-	if s, ok := started["strategy"].(string); ok {
-		rep.Strategy = s
-	}
-	if g, ok := started["grant"].(host.Grant); ok {
-		rep.Grant = g
+	rep := &host.RunReport{Skill: req.Skill, Tool: req.Tool, Output: output, ExitCode: -1, DurationMS: took.Milliseconds(),
+		Strategy: req.Strategy, Interrupted: true}
+	if started != nil {
+		rep.Skill, rep.Tool, rep.Strategy, rep.Grant = started.Skill, started.Tool, started.Strategy, started.Grant
 	}
 	return rep
 }
@@ -162,34 +154,32 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	// On a terminal, plain run shows the output as it comes; to a
 	// pipe it keeps the output and prints it once, as an agent
 	// reads it. Either way the output so far survives Ctrl-C.
-	live := !streamEvents && !a.jsonOut && host.IsTerminal(a.stdout)
-	var screen *host.TerminalWriter
+	live := !streamEvents && !a.jsonOut && term.IsTerminal(a.stdout)
+	var screen *term.Writer
 	var partial bytes.Buffer
-	var publish host.PublishFunc
+	var publish events.PublishFunc
 	// With --json, an interrupted run's report is made of what the
 	// events said: the run's start and its output so far.
-	var started map[string]any
+	var started *host.RunStarted
 	begun := time.Now()
 	switch {
 	case streamEvents:
-		publish = host.JSONLines(a.stdout)
+		publish = events.JSONLines(a.stdout)
 	default:
 		if live {
-			screen = host.NewTerminalWriter(a.stdout)
+			screen = term.NewWriter(a.stdout)
 		}
-		publish = func(e host.Event) error {
-			if e.Event == "run.started" { // events.RunStarted
-				started = e.Data
+		publish = func(e events.Event) error {
+			switch d := e.Data.(type) {
+			case host.RunStarted:
+				started = &d
+			case host.OutputDelta:
+				if live {
+					_, err := io.WriteString(screen, d.Delta)
+					return err
+				}
+				partial.WriteString(d.Delta)
 			}
-			if e.Event != host.OutputDelta {
-				return nil
-			}
-			delta, _ := e.Data["delta"].(string)
-			if live {
-				_, err := io.WriteString(screen, delta)
-				return err
-			}
-			partial.WriteString(delta)
 			return nil
 		}
 	}
@@ -211,7 +201,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 			fmt.Fprintf(a.stderr, "skillhost: %s\n", kept.Kept())
 		} else if res != nil {
 			for _, n := range res.ChangeNotes() {
-				fmt.Fprintln(a.stderr, host.Printable(n)) // paths the run chose
+				fmt.Fprintln(a.stderr, skill.Printable(n)) // paths the run chose
 			}
 		}
 		return &exitError{code: 128 + int(sig)}
@@ -235,7 +225,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 // showResult shows a finished run the way the flags ask (the output, when
 // not streamed already, then the verdict and what the run's changes and
 // violations call for) and returns its exit status.
-func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest, res *host.RunResult, streamEvents bool, screen *host.TerminalWriter) error {
+func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest, res *host.RunReport, streamEvents bool, screen *term.Writer) error {
 	live := screen != nil
 	switch {
 	case streamEvents:
@@ -250,7 +240,7 @@ func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest,
 			fmt.Fprintf(a.stderr, "\n%s\n", v)
 		}
 		for _, n := range res.ChangeNotes() {
-			fmt.Fprintln(a.stderr, host.Printable(n)) // paths the run chose
+			fmt.Fprintln(a.stderr, skill.Printable(n)) // paths the run chose
 		}
 	default:
 		if err := res.WriteText(a.stdout); err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 type toolJSON struct {
@@ -33,7 +35,7 @@ type skillJSON struct {
 // toolsJSON describes s's tools, each with its function name among fns
 // (host.Functions of the whole catalog), so that the names match those of
 // list --tools and the MCP server even where two collide after sanitising.
-func toolsJSON(s *host.Skill, fns []host.Function) []toolJSON {
+func toolsJSON(s *skill.Skill, fns []host.Function) []toolJSON {
 	name := map[string]string{}
 	for _, f := range fns {
 		if f.Skill == s.Name {
@@ -84,7 +86,7 @@ func (a *app) listCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTOOLS\tDESCRIPTION")
 			for _, s := range skills {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", host.Printable(s.Name), len(s.Tools), oneLine(s.Description, 80))
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", skill.Printable(s.Name), len(s.Tools), oneLine(s.Description, 80))
 			}
 			return tw.Flush()
 		},
@@ -97,14 +99,14 @@ func (a *app) listCmd() *cobra.Command {
 // oneLine shortens text to one line of at most n runes, with what a
 // terminal would act on (escape sequences) shown escaped.
 func oneLine(text string, n int) string {
-	text = host.Printable(strings.Join(strings.Fields(text), " "))
+	text = skill.Printable(strings.Join(strings.Fields(text), " "))
 	if r := []rune(text); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
 	return text
 }
 
-func (a *app) findSkill(h *host.Host, name string) (*host.Skill, error) {
+func (a *app) findSkill(h *host.Host, name string) (*skill.Skill, error) {
 	s, err := h.Catalog.Find(name)
 	if err != nil {
 		h.CatalogWarnings()
@@ -124,14 +126,14 @@ func (a *app) findSkill(h *host.Host, name string) (*host.Skill, error) {
 
 // skillGrant opens the host, finds a skill and computes its grant,
 // printing the warnings of both.
-func (a *app) skillGrant(name string) (*host.Host, *host.Skill, host.Grant, error) {
+func (a *app) skillGrant(name string) (*host.Host, *skill.Skill, grant.Grant, error) {
 	h, err := a.open()
 	if err != nil {
-		return nil, nil, host.Grant{}, err
+		return nil, nil, grant.Grant{}, err
 	}
 	s, err := a.findSkill(h, name)
 	if err != nil {
-		return nil, nil, host.Grant{}, err
+		return nil, nil, grant.Grant{}, err
 	}
 	c := h.Grant(s, "")
 	for _, w := range c.Warnings {
@@ -171,9 +173,9 @@ func (a *app) showCmd() *cobra.Command {
 				})
 			}
 			w := a.stdout
-			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", host.Printable(s.Name), oneLine(s.Description, 500), host.Printable(s.Dir))
-			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, networkWords(d.Network, d.Hosts), host.Seconds(d.Timeout), d.Trust))
-			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, networkWords(g.Network, egressHosts(g)), host.Seconds(g.Timeout), g.Trust))
+			fmt.Fprintf(w, "Name:         %s\nDescription:  %s\nPath:         %s\n", skill.Printable(s.Name), oneLine(s.Description, 500), skill.Printable(s.Dir))
+			fmt.Fprintf(w, "Declared:     %s\n", describeGrant(d.FSRead, d.FSWrite, networkWords(d.Network, d.Hosts), grant.Seconds(d.Timeout), d.Trust))
+			fmt.Fprintf(w, "Grant:        %s\n", describeGrant(g.FSRead, g.FSWrite, networkWords(g.Network, egressHosts(g)), grant.Seconds(g.Timeout), g.Trust))
 			if len(s.Tools) == 0 {
 				fmt.Fprintln(w, "Tools:        none")
 			} else {
@@ -181,17 +183,17 @@ func (a *app) showCmd() *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				for _, t := range s.Tools {
 					rel, _ := filepath.Rel(s.Dir, t.Script)
-					where := "(" + host.Printable(rel) + ")"
+					where := "(" + skill.Printable(rel) + ")"
 					desc := oneLine(t.Description, 70)
 					if strings.HasSuffix(desc, "("+rel+")") {
 						where = "" // a tool without a description is named by its path already
 					}
-					fmt.Fprintf(tw, "  %s\t%s\t%s\n", host.Printable(t.Name), desc, where)
+					fmt.Fprintf(tw, "  %s\t%s\t%s\n", skill.Printable(t.Name), desc, where)
 				}
 				tw.Flush()
 			}
 			a.printNotTools(w, s)
-			fmt.Fprintf(w, "\nInstructions:\n%s\n", host.Printable(s.Instructions))
+			fmt.Fprintf(w, "\nInstructions:\n%s\n", skill.Printable(s.Instructions))
 			return nil
 		},
 	}
@@ -199,14 +201,14 @@ func (a *app) showCmd() *cobra.Command {
 
 // printNotTools tells of the files under scripts/ that are not tools:
 // with --verbose each with its reason, otherwise how many.
-func (a *app) printNotTools(w io.Writer, s *host.Skill) {
+func (a *app) printNotTools(w io.Writer, s *skill.Skill) {
 	switch n := len(s.NotTools); {
 	case n == 0:
 	case a.verbose:
 		fmt.Fprintln(w, "Not tools:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, nt := range s.NotTools {
-			fmt.Fprintf(tw, "  %s\t%s\n", host.Printable(nt.Rel), host.Printable(nt.Reason))
+			fmt.Fprintf(tw, "  %s\t%s\n", skill.Printable(nt.Rel), skill.Printable(nt.Reason))
 		}
 		tw.Flush()
 	default:
@@ -221,7 +223,7 @@ type notToolJSON struct {
 }
 
 // notToolsJSON lists the files under scripts/ that are not tools.
-func notToolsJSON(s *host.Skill) []notToolJSON {
+func notToolsJSON(s *skill.Skill) []notToolJSON {
 	out := []notToolJSON{}
 	for _, nt := range s.NotTools {
 		out = append(out, notToolJSON{Path: nt.Rel, Reason: nt.Reason, Warned: nt.Warned})
@@ -249,7 +251,7 @@ func networkWords(on bool, hosts []string) string {
 	return list(hosts)
 }
 
-func egressHosts(g host.Grant) []string {
+func egressHosts(g grant.Grant) []string {
 	if g.Egress == nil {
 		return nil
 	}
@@ -295,7 +297,7 @@ func (a *app) grantCmd() *cobra.Command {
 			if a.jsonOut {
 				out := map[string]any{
 					"fs_read": nonNil(g.FSRead), "fs_write": nonNil(g.FSWrite), "network": g.Network,
-					"timeout": json.Number(host.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
+					"timeout": json.Number(grant.Seconds(g.Timeout)), "trust": g.Trust, "origins": origins,
 					"protected": nonNil(g.Protected),
 				}
 				if e := g.Egress; e != nil {
@@ -318,7 +320,7 @@ func (a *app) grantCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "fs_read:  %s\nfs_write: %s\nnetwork:  %s\ntimeout:  %ss (%s)\ntrust:    %s\n",
 				withOrigins(g.FSRead, origins.FSRead), withOrigins(g.FSWrite, origins.FSWrite), network,
-				host.Seconds(g.Timeout), origins.Timeout, g.Trust)
+				grant.Seconds(g.Timeout), origins.Timeout, g.Trust)
 			if len(g.FSWrite) > 0 {
 				fmt.Fprintln(a.stdout, h.WritesMeaning())
 			}
@@ -334,7 +336,7 @@ func workspaceFlag(cmd *cobra.Command, value string) (string, error) {
 	if !cmd.Flags().Changed("workspace") {
 		return "", nil
 	}
-	ws, err := host.ParseWorkspace(value)
+	ws, err := grant.ParseWorkspace(value)
 	if err != nil {
 		return "", usage(fmt.Errorf("--workspace: %w", err))
 	}

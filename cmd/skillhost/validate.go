@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/skill"
 )
 
 func (a *app) validateCmd() *cobra.Command {
@@ -26,7 +27,7 @@ func (a *app) validateCmd() *cobra.Command {
 			for _, r := range results {
 				allValid = allValid && r.Valid
 				for _, w := range r.Warnings {
-					fmt.Fprintf(a.stderr, "warning: %s: %s\n", host.Printable(r.Path), host.Printable(w))
+					fmt.Fprintf(a.stderr, "warning: %s: %s\n", skill.Printable(r.Path), skill.Printable(w))
 				}
 			}
 			if a.jsonOut {
@@ -36,16 +37,16 @@ func (a *app) validateCmd() *cobra.Command {
 			} else {
 				for _, r := range results {
 					if r.Valid {
-						fmt.Fprintf(a.stdout, "Valid skill: %s\n", host.Printable(r.Path))
+						fmt.Fprintf(a.stdout, "Valid skill: %s\n", skill.Printable(r.Path))
 					} else {
-						fmt.Fprintf(a.stdout, "Validation failed for %s:\n", host.Printable(r.Path))
+						fmt.Fprintf(a.stdout, "Validation failed for %s:\n", skill.Printable(r.Path))
 						for _, e := range r.Errors {
-							fmt.Fprintf(a.stdout, "  - %s\n", host.Printable(e))
+							fmt.Fprintf(a.stdout, "  - %s\n", skill.Printable(e))
 						}
 					}
 					if a.verbose {
 						for _, n := range r.NotTools {
-							fmt.Fprintf(a.stdout, "  not a tool: %s: %s\n", host.Printable(n.Rel), host.Printable(n.Reason))
+							fmt.Fprintf(a.stdout, "  not a tool: %s: %s\n", skill.Printable(n.Rel), skill.Printable(n.Reason))
 						}
 					}
 				}

@@ -143,8 +143,8 @@ func runTool(ctx context.Context, h *host.Host, cfg agentConfig, tools []host.Fu
 	fmt.Fprintf(cfg.Live, "[%s %s]\n", call.Function.Name, shown)
 	res, err := h.Run(ctx, req,
 		func(e events.Event) error {
-			if e.Event == events.ToolCallOutputDelta {
-				_, err := io.WriteString(cfg.Live, e.Data["delta"].(string))
+			if d, ok := e.Data.(host.OutputDelta); ok {
+				_, err := io.WriteString(cfg.Live, d.Delta)
 				return err
 			}
 			return nil

@@ -161,7 +161,7 @@ type call struct {
 	n     int
 	tool  string
 	runID string
-	res   *host.RunResult
+	res   *host.RunReport
 	err   error
 	took  time.Duration
 }
@@ -199,7 +199,7 @@ func (f *fleet) calls(n, concurrency int, strategy string) []call {
 		start := time.Now()
 		var runID string
 		res, err := f.h.Run(context.Background(), req, func(e events.Event) error {
-			if id, ok := e.Data["run_id"].(string); ok && runID == "" {
+			if id := e.RunID; id != "" && runID == "" {
 				runID = id
 			}
 			return nil
@@ -231,9 +231,9 @@ func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
 		case c.res.TimedOut:
 			outcome, kind = "timed out, as the skill's 3 s timeout says", "timed out"
 		case c.res.ExitCode != 0:
-			outcome, kind = fmt.Sprintf("exit %d: %s", c.res.ExitCode, strings.TrimSpace(string(c.res.Output))), fmt.Sprintf("exit %d", c.res.ExitCode)
+			outcome, kind = fmt.Sprintf("exit %d: %s", c.res.ExitCode, strings.TrimSpace(c.res.Output)), fmt.Sprintf("exit %d", c.res.ExitCode)
 		default:
-			outcome, kind = strings.ReplaceAll(strings.TrimSpace(string(c.res.Output)), "\n", " / "), "ok"
+			outcome, kind = strings.ReplaceAll(strings.TrimSpace(c.res.Output), "\n", " / "), "ok"
 		}
 		tally[c.tool+": "+kind]++
 		where := "?"
@@ -301,7 +301,7 @@ func row(f *fleet, label string, n, c int, strategy, tool string) {
 		switch {
 		case err != nil:
 			errs.Add(1)
-		case string(res.Output) != fmt.Sprintf("fast %d\n", i):
+		case res.Output != fmt.Sprintf("fast %d\n", i):
 			bad.Add(1)
 		}
 	})

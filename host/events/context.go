@@ -10,15 +10,27 @@ import (
 )
 
 // Event is one published event. Its JSON form is the reference's chunk:
-// {"event","data","timestamp","sequence_number","id"}.
+// {"event","data","timestamp","sequence_number","id"}, where data is the
+// payload's JSON object with the envelope (run_id, message_id, scope)
+// merged in, every key in alphabetical order (see MarshalJSON).
 type Event struct {
-	Event string         `json:"event"`
-	Data  map[string]any `json:"data"`
+	Event string
+	// Data is the payload. The host's run events carry package host's
+	// types (host.RunStarted, host.OutputDelta, host.RunCompleted,
+	// host.RunFailed, host.RunInterrupted, host.StreamEnded): consumers
+	// read them with a type switch. Other publishers' events carry what
+	// they passed to Publish (nil for none). An event decoded from JSON
+	// (UnmarshalJSON) carries the data object as a json.RawMessage; read it
+	// with DecodeData.
+	Data any
+	// RunID, MessageID and Scope are the envelope of the context that
+	// published the event; in JSON they are keys of data.
+	RunID, MessageID, Scope string
 	// Timestamp is the publication time in milliseconds since the epoch.
-	Timestamp      int64 `json:"timestamp"`
-	SequenceNumber int64 `json:"sequence_number"`
+	Timestamp      int64
+	SequenceNumber int64
 	// ID is "publish-<sequence_number>:<event>".
-	ID string `json:"id"`
+	ID string
 }
 
 // PublishFunc receives every event a context publishes. An error it
@@ -100,24 +112,21 @@ func (c *Context) Scope() string { return c.scope }
 // Counter returns the sequence counter this context draws from.
 func (c *Context) Counter() *Counter { return c.counter }
 
-// Publish builds an event, hands it to the callback and returns it. The
-// event's data is a copy of data plus run_id, message_id and scope, which
-// win over keys of the same name in data. The name is not checked against
-// the known events, so callers may publish their own. A failing or
-// panicking callback is reported through OnError; the event is returned
-// either way.
-func (c *Context) Publish(event string, data map[string]any) Event {
-	d := make(map[string]any, len(data)+3)
-	for k, v := range data {
-		d[k] = v
-	}
-	d["run_id"] = c.runID
-	d["message_id"] = c.messageID
-	d["scope"] = c.scope
+// Publish builds an event, hands it to the callback and returns it. data
+// is the event's payload (nil for none); it must marshal to a JSON object,
+// or to null. The context's run_id, message_id and scope form the
+// envelope, which wins over keys of the same name in data's JSON. The name
+// is not checked against the known events, so callers may publish their
+// own. A failing or panicking callback is reported through OnError; the
+// event is returned either way.
+func (c *Context) Publish(event string, data any) Event {
 	seq := c.counter.Next()
 	e := Event{
 		Event:          event,
-		Data:           d,
+		Data:           data,
+		RunID:          c.runID,
+		MessageID:      c.messageID,
+		Scope:          c.scope,
 		Timestamp:      c.now().UnixMilli(),
 		SequenceNumber: seq,
 		ID:             fmt.Sprintf("publish-%d:%s", seq, event),

@@ -191,8 +191,8 @@ func TestChildAndSibling(t *testing.T) {
 	if a, b := parent.Publish(RunStarted, nil), child.Publish(RunStarted, nil); a.SequenceNumber != 1 || b.SequenceNumber != 2 {
 		t.Errorf("parent then child got %d, %d; want 1, 2", a.SequenceNumber, b.SequenceNumber)
 	}
-	if rec.events[1].Data["run_id"] != "child_run" {
-		t.Errorf("child's event names run %v", rec.events[1].Data["run_id"])
+	if rec.events[1].RunID != "child_run" {
+		t.Errorf("child's event names run %v", rec.events[1].RunID)
 	}
 
 	rec2 := &recorder{}
@@ -200,7 +200,7 @@ func TestChildAndSibling(t *testing.T) {
 	first.Publish(RunStarted, nil)
 	sib := first.Sibling("second", "m2", "tool")
 	e := sib.Publish(RunStarted, nil)
-	if e.SequenceNumber != 2 || e.Data["run_id"] != "second" || e.Data["message_id"] != "m2" || e.Data["scope"] != "tool" || sib.ParentRunID() != "" {
+	if e.SequenceNumber != 2 || e.RunID != "second" || e.MessageID != "m2" || e.Scope != "tool" || sib.ParentRunID() != "" {
 		t.Errorf("sibling event %+v, parent %q", e, sib.ParentRunID())
 	}
 	if len(rec2.events) != 2 {
@@ -322,5 +322,62 @@ func TestJSONLines(t *testing.T) {
 	}
 	if strings.Contains(w.String(), `\u003c`) {
 		t.Error("HTML characters escaped")
+	}
+}
+
+// payload is a typed payload, as the host publishes.
+type payload struct {
+	Delta string `json:"delta"`
+	Zeta  int    `json:"zeta"`
+	Alpha []int  `json:"alpha,omitempty"`
+}
+
+// An event's JSON has the payload's keys and the envelope's in one object,
+// sorted, whatever the payload's type; decoded, it gives the envelope back
+// and the data to DecodeData.
+func TestEventJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		data any
+		want string
+	}{
+		{"nil", nil, `{"message_id":"m","run_id":"r","scope":"tool"}`},
+		{"map", map[string]any{"b": 1, "a": "<x>"}, `{"a":"<x>","b":1,"message_id":"m","run_id":"r","scope":"tool"}`},
+		{"struct", payload{Delta: "d", Zeta: 2, Alpha: []int{1}}, `{"alpha":[1],"delta":"d","message_id":"m","run_id":"r","scope":"tool","zeta":2}`},
+		{"spoofed envelope", map[string]string{"scope": "x", "run_id": "y"}, `{"message_id":"m","run_id":"r","scope":"tool"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			c := New(Options{RunID: "r", MessageID: "m", Scope: "tool", Publish: JSONLines(&b), Now: fixedClock})
+			c.Publish(ToolCallOutputDelta, tt.data)
+			want := `{"event":"tool_call.output.delta","data":` + tt.want + `,"timestamp":1700000123456,"sequence_number":1,"id":"publish-1:tool_call.output.delta"}` + "\n"
+			if b.String() != want {
+				t.Fatalf("JSON\n got %s\nwant %s", b.String(), want)
+			}
+			var e Event
+			if err := json.Unmarshal(b.Bytes(), &e); err != nil {
+				t.Fatal(err)
+			}
+			if e.RunID != "r" || e.MessageID != "m" || e.Scope != "tool" || e.SequenceNumber != 1 || e.Event != ToolCallOutputDelta {
+				t.Errorf("decoded %+v", e)
+			}
+			var p payload
+			if err := e.DecodeData(&p); err != nil {
+				t.Fatal(err)
+			}
+			if want, ok := tt.data.(payload); ok && (p.Delta != want.Delta || p.Zeta != want.Zeta) {
+				t.Errorf("DecodeData gave %+v, want %+v", p, want)
+			}
+		})
+	}
+	if err := New(Options{RunID: "r"}).Publish(RunStarted, payload{}).DecodeData(&payload{}); !errors.Is(err, ErrNotDecoded) {
+		t.Errorf("DecodeData of a published event: %v", err)
+	}
+	var b bytes.Buffer
+	var reported []error
+	New(Options{RunID: "r", Publish: JSONLines(&b), OnError: func(err error) { reported = append(reported, err) }}).Publish(RunStarted, []int{1})
+	if b.Len() != 0 || len(reported) != 1 || !strings.Contains(reported[0].Error(), "not a JSON object") {
+		t.Errorf("data that is not an object: wrote %q, reported %v", b.String(), reported)
 	}
 }

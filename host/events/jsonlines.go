@@ -1,7 +1,6 @@
 package events
 
 import (
-	"encoding/json"
 	"io"
 	"sync"
 )
@@ -12,12 +11,16 @@ import (
 // interface{ Flush() error }, it is flushed after every line.
 func JSONLines(w io.Writer) PublishFunc {
 	var mu sync.Mutex
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	var buf []byte
 	return func(e Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if err := enc.Encode(e); err != nil {
+		line, err := e.appendJSON(buf[:0])
+		if err != nil {
+			return err
+		}
+		buf = append(line, '\n')
+		if _, err := w.Write(buf); err != nil {
 			return err
 		}
 		if f, ok := w.(interface{ Flush() error }); ok {

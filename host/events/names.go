@@ -6,7 +6,10 @@
 //
 // A [Context] publishes events for one run through a callback; contexts
 // created from one another share a [Counter], so their events carry one
-// strictly increasing sequence number.
+// strictly increasing sequence number. An [Event]'s Data is a typed
+// payload (package host's run events: host.RunStarted, host.OutputDelta,
+// ...), read with a type switch; its JSON merges the payload's keys with
+// the run's envelope (run_id, message_id, scope) in one data object.
 package events
 
 import "slices"

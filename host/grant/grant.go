@@ -68,9 +68,53 @@ type Ceiling struct {
 }
 
 // Grant is the effective grant: declared ∩ ceiling, with absolute paths
-// resolved through symlinks. It is the contract's shared.Grant, which a
-// plain conversion hands to a plugin, with the host's JSON form.
-type Grant shared.Grant
+// resolved through symlinks. It is the host's own type: host/sandbox
+// converts it to the plugin contract's shared.Grant (docs/contract.md),
+// so a field the plugin need not know stays out of the contract.
+type Grant struct {
+	FSRead  []string
+	FSWrite []string
+	Network bool
+	Timeout time.Duration
+	Trust   string
+	// Protected are paths inside FSWrite that stay read-only (version
+	// control hooks and config, shell start-up files, skill roots...):
+	// each exists; missing ones the host checks after the run.
+	Protected []string
+	// Egress, when not nil (and Network set), narrows the network to
+	// named hosts reached through the backend's egress proxy.
+	Egress *Egress
+}
+
+// Egress is a grant's network by name: the host patterns a run may reach
+// ("host", "*.domain", either with ":port", IP literals), through the
+// backend's proxy.
+type Egress struct {
+	// Allow are the patterns a connection's host and port must match.
+	Allow []string
+	// Deny are patterns that win over Allow.
+	Deny []string
+	// Reasons maps a Deny or Allow pattern to the reason given to the
+	// command when a connection is refused for it.
+	Reasons map[string]string
+	// DenyAddresses are address ranges (CIDR) an allowed name may not
+	// resolve to.
+	DenyAddresses []string
+	// Declared and Ceiling are the skill's and the operator's patterns,
+	// quoted in the generic reason of a refusal.
+	Declared, Ceiling []string
+	// Credentials are secrets the proxy puts into requests to their host.
+	// The host adds them to the run's request alone (never to the grant
+	// a result shows), so a computed grant has none.
+	Credentials []Credential
+}
+
+// Credential is a secret the egress proxy injects: in requests to Host,
+// the header Header gets Prefix+Value wherever the command sent
+// Placeholder (found in the variable PlaceholderEnv), or nothing.
+type Credential struct {
+	Host, Header, Prefix, Value, Placeholder, PlaceholderEnv string
+}
 
 // Core reports whether the grant runs unconfined (an honoured trust: core).
 func (g Grant) Core() bool { return g.Trust == TrustCore }
@@ -101,7 +145,7 @@ type egressJSON struct {
 	Credentials   []string          `json:"credentials,omitempty"`
 }
 
-func egressOf(e *shared.Egress) *egressJSON {
+func egressOf(e *Egress) *egressJSON {
 	if e == nil {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"
 )
 
@@ -73,7 +72,7 @@ func networkGrant(d Declared, c Ceiling, from string, out *Computed) {
 			strings.Join(d.Hosts, ", "), strings.Join(c.Hosts, ", ")))
 		return
 	}
-	e := &shared.Egress{Allow: allow, Deny: slices.Clone(c.Deny), DenyAddresses: slices.Clone(c.DenyAddresses),
+	e := &Egress{Allow: allow, Deny: slices.Clone(c.Deny), DenyAddresses: slices.Clone(c.DenyAddresses),
 		Declared: orAny(d.Hosts), Ceiling: orAny(c.Hosts)}
 	if len(c.Reasons) > 0 {
 		e.Reasons = map[string]string{}

@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
-	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/skill"
 )
@@ -163,7 +162,7 @@ type catalogHost struct{ cat *catalog.Catalog }
 
 func (c catalogHost) Catalog() *catalog.Catalog { return c.cat }
 
-func (catalogHost) RunTool(context.Context, ToolCall, events.PublishFunc) (*ToolResult, error) {
+func (catalogHost) RunTool(context.Context, ToolCall, func(string) error) (*ToolResult, error) {
 	return nil, errors.New("catalogHost runs nothing")
 }
 

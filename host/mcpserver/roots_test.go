@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
-	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/shared"
 )
@@ -165,7 +164,7 @@ func (w *writingHost) Catalog() *catalog.Catalog { return w.cat }
 
 func (*writingHost) ApplyKept(string) (string, error) { return "", nil }
 
-func (w *writingHost) RunTool(_ context.Context, call ToolCall, _ events.PublishFunc) (*ToolResult, error) {
+func (w *writingHost) RunTool(_ context.Context, call ToolCall, _ func(string) error) (*ToolResult, error) {
 	w.mu.Lock()
 	w.calls = append(w.calls, call)
 	w.mu.Unlock()

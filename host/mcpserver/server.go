@@ -21,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
-	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/skill"
 )
@@ -38,10 +37,12 @@ const (
 // server to its callers.
 type Host interface {
 	Catalog() *catalog.Catalog
-	// RunTool runs a script tool exactly as `skillhost run` does, sending
-	// its events to publish when that is not nil; cancelling ctx stops the
-	// script and its process tree. An error means the tool could not run.
-	RunTool(ctx context.Context, call ToolCall, publish events.PublishFunc) (*ToolResult, error)
+	// RunTool runs a script tool exactly as `skillhost run` does, passing
+	// each piece of its output, as it comes, to output when that is not
+	// nil (an error it returns is reported, never stops the run);
+	// cancelling ctx stops the script and its process tree. An error means
+	// the tool could not run.
+	RunTool(ctx context.Context, call ToolCall, output func(delta string) error) (*ToolResult, error)
 	// ApplyKept applies a run's kept changes (after a review said yes)
 	// and says what became of them in a line for the agent.
 	ApplyKept(run string) (string, error)

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/skillhost/skillhost/host/catalog"
-	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/skill"
 )
 
@@ -106,21 +105,17 @@ func (s *Server) scriptHandler(spec toolSpec) mcp.ToolHandler {
 				run.Review = func(ctx context.Context, _, summary string) bool { return elicitApproval(ctx, req.Session, summary) }
 			}
 		}
-		var publish events.PublishFunc
+		var output func(string) error
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 			var sent int
-			publish = func(e events.Event) error {
-				if e.Event != events.ToolCallOutputDelta {
-					return nil
-				}
-				delta, _ := e.Data["delta"].(string)
+			output = func(delta string) error {
 				sent += len(delta)
 				return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 					ProgressToken: token, Message: delta, Progress: float64(sent),
 				})
 			}
 		}
-		res, err := s.h.RunTool(ctx, run, publish)
+		res, err := s.h.RunTool(ctx, run, output)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
