@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,14 @@ import (
 // for attacks on process lifetime) where it must succeed, so that no test
 // can pass because the attack itself is broken. Which attacks run depends on
 // what the backend claims in Info.Enforces: a claim it cannot keep fails.
+//
+// An attack is judged by what the harness sees outside the sandbox: a file
+// on the host, a token it planted turning up in the output, one of its
+// listeners reached, a process of its own touched, a segment in the host's
+// IPC namespace, processes left behind. The few whose only effect is a
+// marker the script prints, and which a namespace of the run's own keeps
+// inside it (attack.inside), count only against a backend whose declared
+// Info.Isolation shares that namespace with the host.
 
 // control says where an attack must succeed to prove it is real.
 type control int
@@ -296,6 +305,56 @@ else:
 			return now != "" && now != w.victimFiles
 		},
 		cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+	// Tracing the parent, judged by what the traced parent can do: it is
+	// made to create a file outside the grant (an openat injected at a
+	// system call it is stopped in). A parent inside the sandbox's
+	// namespaces cannot reach the file; one outside them, or outside the
+	// run's restrictions, can.
+	{name: "make the parent write outside the grant through ptrace", claim: claimProcess, python: true, requires: onAMD64,
+		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.base, "outside", "traced-"+o.run)) },
+		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.base, "outside", "traced-"+o.run)) },
+		script: `
+import ctypes, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+SEIZE, INTERRUPT, GETREGS, SETREGS, PEEK, POKE, STEP, DETACH = 0x4206, 0x4207, 12, 13, 1, 4, 9, 17
+def err(what):
+    print(what + ":", os.strerror(ctypes.get_errno())); sys.exit(0)
+pid = os.getppid()
+path = (os.environ["BASE"] + "/outside/traced-" + os.environ["RUN"]).encode() + b"\0"
+if libc.ptrace(SEIZE, pid, None, None) != 0: err("seize")
+if libc.ptrace(INTERRUPT, pid, None, None) != 0: err("interrupt")
+os.waitpid(pid, 0x40000000)
+regs = (ctypes.c_ulong * 27)()
+if libc.ptrace(GETREGS, pid, None, regs) != 0: err("getregs")
+saved = list(regs)
+RAX, RCX, RDX, RSI, RDI, ORIG, RIP, RSP, R10 = 10, 11, 12, 13, 14, 15, 16, 19, 7
+def peek(a):
+    ctypes.set_errno(0)
+    v = libc.ptrace(PEEK, pid, ctypes.c_void_p(a), None)
+    if v == -1 and ctypes.get_errno(): err("peek")
+    return v & 0xffffffffffffffff
+if peek(saved[RIP] - 2) & 0xffff != 0x050f:
+    print("not stopped in a system call"); libc.ptrace(DETACH, pid, None, None); sys.exit(0)
+buf = (saved[RSP] - 4096) & ~7
+words = [path[i:i+8].ljust(8, b"\0") for i in range(0, len(path), 8)]
+old = [peek(buf + 8*i) for i in range(len(words))]
+for i, w in enumerate(words):
+    if libc.ptrace(POKE, pid, ctypes.c_void_p(buf + 8*i), ctypes.c_void_p(struct.unpack("<Q", w)[0])) != 0: err("poke")
+regs[RAX], regs[ORIG], regs[RIP] = 257, 0xffffffffffffffff, saved[RIP] - 2
+regs[RDI], regs[RSI], regs[RDX], regs[R10] = 0xffffffffffffff9c, buf, 0o1101, 0o644
+if libc.ptrace(SETREGS, pid, None, regs) != 0: err("setregs")
+if libc.ptrace(STEP, pid, None, None) != 0: err("step")
+os.waitpid(pid, 0x40000000)
+libc.ptrace(GETREGS, pid, None, regs)
+print("openat in the parent returned", ctypes.c_long(regs[RAX]).value)
+for i, w in enumerate(old):
+    libc.ptrace(POKE, pid, ctypes.c_void_p(buf + 8*i), ctypes.c_void_p(w))
+for i, v in enumerate(saved): regs[i] = v
+libc.ptrace(SETREGS, pid, None, regs)
+libc.ptrace(DETACH, pid, None, None)
+`},
 	{name: "ptrace the parent", claim: claimProcess, inside: insidePID("$PPID is a process of the run's own"), python: true, script: `
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -1586,6 +1645,14 @@ func openFilesLimit(pid int) string {
 				return f[0] + " " + f[1]
 			}
 		}
+	}
+	return ""
+}
+
+// onAMD64: the attack's machine code is x86-64's.
+func onAMD64(*world) string {
+	if runtime.GOARCH != "amd64" {
+		return "the attack injects an x86-64 system call; this is " + runtime.GOARCH
 	}
 	return ""
 }
