@@ -20,7 +20,8 @@ type fake struct{ last shared.Request }
 
 func (f *fake) Info(context.Context) (shared.Info, error) {
 	return shared.Info{Name: "fake", Version: "1.2.3", ContractVersions: []int{1}, Platform: "test/test",
-		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true, Egress: true}, Remote: true}, nil
+		Enforces: shared.Enforcement{FSRead: true, Timeout: true, ResourceLimits: true, Egress: true}, Remote: true,
+		Isolation: shared.Isolation{Network: shared.PrivateUnlessNetwork, PID: shared.Private, Mount: shared.Private}}, nil
 }
 
 func (f *fake) Probe(context.Context) (shared.Probe, error) {

@@ -2,6 +2,7 @@ package shared
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -323,6 +324,85 @@ type Info struct {
 	// Remote says the backend runs commands elsewhere, so it needs
 	// Request.Skill, Command and Mounts rather than host paths alone.
 	Remote bool `json:"remote,omitempty"`
+	// Isolation says which of the host's namespaces the backend's runs do
+	// not share. The zero value, every namespace shared, is the safe
+	// declaration: the escape suite then counts every effect a run has,
+	// even one that stays inside a namespace of its own, as an escape.
+	Isolation Isolation `json:"isolation,omitzero"`
+}
+
+// Isolation is a backend's declaration of the Linux namespaces its runs
+// get (namespaces(7)), each a promise kept for every run it names: a
+// backend that cannot create one for a run refuses the run, or declares
+// it shared.
+type Isolation struct {
+	// Network: the run's own network stack (interfaces, loopback, ports,
+	// abstract Unix sockets, netlink).
+	Network Namespace `json:"network,omitempty"`
+	// IPC: the run's own System V IPC objects and POSIX message queues.
+	IPC Namespace `json:"ipc,omitempty"`
+	// PID: the run's own process ids; the host's processes, including the
+	// backend's, are out of its sight and reach.
+	PID Namespace `json:"pid,omitempty"`
+	// Mount: the run's own mount table.
+	Mount Namespace `json:"mount,omitempty"`
+	// User: the run's own user and group ids and capabilities.
+	User Namespace `json:"user,omitempty"`
+}
+
+// Namespace says when a backend's runs get a namespace of their own.
+type Namespace int
+
+// Namespace declarations.
+const (
+	// Shared: runs share the host's namespace (the zero value).
+	Shared Namespace = iota
+	// Private: every run has a namespace of its own.
+	Private
+	// PrivateUnlessNetwork: a run has a namespace of its own unless its
+	// grant opens the whole network (Grant.Network without Grant.Egress),
+	// when it shares the host's. A network namespace that stays empty but
+	// for a loopback and, for network by name, the route to an egress
+	// proxy is declared so.
+	PrivateUnlessNetwork
+)
+
+// For reports whether a run with grant g gets a namespace of its own.
+func (n Namespace) For(g Grant) bool {
+	switch n {
+	case Private:
+		return true
+	case PrivateUnlessNetwork:
+		return !g.Network || g.Egress != nil
+	}
+	return false
+}
+
+// String names the declaration as the JSON form does.
+func (n Namespace) String() string {
+	switch n {
+	case Shared:
+		return "shared"
+	case Private:
+		return "private"
+	case PrivateUnlessNetwork:
+		return "private_unless_network"
+	}
+	return "Namespace(" + strconv.Itoa(int(n)) + ")"
+}
+
+// MarshalText renders the declaration by name ("private").
+func (n Namespace) MarshalText() ([]byte, error) { return []byte(n.String()), nil }
+
+// UnmarshalText reads a declaration by name.
+func (n *Namespace) UnmarshalText(b []byte) error {
+	for _, c := range []Namespace{Shared, Private, PrivateUnlessNetwork} {
+		if string(b) == c.String() {
+			*n = c
+			return nil
+		}
+	}
+	return fmt.Errorf("namespace declaration %q: want shared, private or private_unless_network", b)
 }
 
 // ProbeStatus is a backend's health on this machine.

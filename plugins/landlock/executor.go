@@ -118,7 +118,26 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 			FSRead: true, FSWrite: true, Network: true, Timeout: true,
 			ResourceLimits: true, ProcessIsolation: true, Egress: true, StagedWrites: true,
 		},
+		Isolation: e.isolation(),
 	}, nil
+}
+
+// isolation declares the namespaces runs get: where the kernel gives the
+// read-only view (a run that cannot have it fails), new PID and mount
+// namespaces, a user namespace when the plugin is not root, and a network
+// namespace with nothing in it unless the grant opens the whole network;
+// System V IPC stays the host's. Without the view, namespaces are not
+// promised, so none is declared.
+func (e *Executor) isolation() shared.Isolation {
+	f, _ := e.kernel()
+	if !f.ReadOnlyView {
+		return shared.Isolation{}
+	}
+	iso := shared.Isolation{Network: shared.PrivateUnlessNetwork, PID: shared.Private, Mount: shared.Private}
+	if f.Uid != 0 {
+		iso.User = shared.Private
+	}
+	return iso
 }
 
 // Close, as the plugin exits, stops the spare supervisor waiting for a next

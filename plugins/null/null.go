@@ -23,7 +23,8 @@ type Executor struct{}
 func New() *Executor { return &Executor{} }
 
 // Info implements shared.Executor. It claims timeouts and nothing else: the
-// null backend confines nothing.
+// null backend confines nothing, and its runs share every namespace of the
+// host (Isolation's zero value).
 func (*Executor) Info(context.Context) (shared.Info, error) {
 	return shared.Info{
 		Name:             "null",

@@ -44,7 +44,8 @@ type Executor struct {
 // New returns the Seatbelt backend.
 func New() *Executor { return &Executor{sandboxExec: SandboxExec, goos: runtime.GOOS} }
 
-// Info implements shared.Executor.
+// Info implements shared.Executor. Seatbelt has no namespaces: Isolation
+// stays the zero value, every one shared with the host.
 func (e *Executor) Info(context.Context) (shared.Info, error) {
 	return shared.Info{
 		Name:             "seatbelt",

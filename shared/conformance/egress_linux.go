@@ -541,7 +541,7 @@ func (w *egressWorld) request(argv []string, run string) shared.Request {
 	}
 }
 
-func (w *egressWorld) execute(b Backend, req shared.Request) outcome { return executeOn(b, req) }
+func (w *egressWorld) execute(b Backend, req shared.Request) outcome { return executeOn(b, req, nil) }
 
 // otherRun starts a run that writes its proxy URL to work/other-proxy and
 // waits until told to stop; it returns once the URL is there.

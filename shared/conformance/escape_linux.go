@@ -5,13 +5,19 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +39,14 @@ import (
 // for attacks on process lifetime) where it must succeed, so that no test
 // can pass because the attack itself is broken. Which attacks run depends on
 // what the backend claims in Info.Enforces: a claim it cannot keep fails.
+//
+// An attack is judged by what the harness sees outside the sandbox: a file
+// on the host, a token it planted turning up in the output, one of its
+// listeners reached, a process of its own touched, a segment in the host's
+// IPC namespace, processes left behind. The few whose only effect is a
+// marker the script prints, and which a namespace of the run's own keeps
+// inside it (attack.inside), count only against a backend whose declared
+// Info.Isolation shares that namespace with the host.
 
 // control says where an attack must succeed to prove it is real.
 type control int
@@ -48,6 +62,9 @@ type outcome struct {
 	res  shared.Result
 	err  error
 	took time.Duration
+	// seen: the attack's watch saw its effect from outside while the run
+	// was going.
+	seen bool
 }
 
 type attack struct {
@@ -82,42 +99,103 @@ type attack struct {
 	// requires, if set, prepares what the attack needs on this machine,
 	// or says why it cannot (the attack is then skipped).
 	requires func(w *world) string
+	// watch, if set, is called from outside the sandbox with each line
+	// of the run's output as it streams (a line only says when to look,
+	// never whether the attack worked) and reports whether it sees the
+	// attack's effect; the outcome's seen records that it once did.
+	watch func(w *world, run, line string) bool
+	// inside, if set, names the namespace that keeps the attack's effect
+	// inside the run when the backend declares it private: the effect
+	// (a marker the script prints) then counts as an escape only for a
+	// backend whose runs share that namespace with the host.
+	inside *insideOnly
 }
+
+// insideOnly is a namespace that contains an attack's effect, and why.
+type insideOnly struct {
+	name string // as in Info.Isolation: "network", "pid", "mount"
+	of   func(shared.Isolation) shared.Namespace
+	why  string // what the effect reaches inside a namespace of its own
+}
+
+var (
+	insideNetwork = func(why string) *insideOnly {
+		return &insideOnly{"network", func(i shared.Isolation) shared.Namespace { return i.Network }, why}
+	}
+	insidePID = func(why string) *insideOnly {
+		return &insideOnly{"pid", func(i shared.Isolation) shared.Namespace { return i.PID }, why}
+	}
+	insideMount = func(why string) *insideOnly {
+		return &insideOnly{"mount", func(i shared.Isolation) shared.Namespace { return i.Mount }, why}
+	}
+)
+
+// seenOutside: the attack's watch saw its effect during the run.
+func seenOutside(_ *world, o outcome) bool { return o.seen }
+
+// leaked returns a check that the output holds what the harness planted
+// outside the grant (and the script could learn only by reading it).
+func leaked(what func(w *world) string) func(*world, outcome) bool {
+	return func(w *world, o outcome) bool {
+		s := what(w)
+		return s != "" && strings.Contains(o.out, s)
+	}
+}
+
+// secretLeaked: the run's output holds the secret file's content.
+var secretLeaked = leaked(func(w *world) string { return w.token("secret") })
 
 func marker(_ *world, o outcome) bool { return strings.Contains(o.out, "ESCAPED") }
 
 var attacks = []attack{
-	{name: "read ssh key in $HOME", claim: claimFSRead, script: `cat "$HOME/.ssh/id_rsa" && echo ESCAPED`},
-	{name: "read /etc/shadow", claim: claimFSRead, script: `head -c 16 /etc/shadow >/dev/null && echo ESCAPED`, rootOnly: true},
-	{name: "read a file outside the grant by absolute path", claim: claimFSRead, script: `cat "$SECRET" && echo ESCAPED`},
-	{name: "read outside the grant by .. traversal", claim: claimFSRead, script: `cat "$WORK/../secret/data.txt" && echo ESCAPED`},
-	{name: "read through a symlink planted in a granted directory", claim: claimFSRead, script: `ln -s "$SECRET" "$WORK/link" && cat "$WORK/link" && echo ESCAPED`},
-	{name: "read through a symlink shipped inside the skill", claim: claimFSRead, script: `cat "$SKILL_DIR/references/leak" && echo ESCAPED`},
-	{name: "read through a hard link made in a granted directory", claim: claimFSRead, script: `ln "$BASE/secret/linkable.txt" "$WORK/hard" && cat "$WORK/hard" && echo ESCAPED`},
-	{name: "read the host's working directory", claim: claimFSRead, script: `cat ./cwd-file.txt && echo ESCAPED`},
-	{name: "list $HOME", claim: claimFSRead, script: `ls -a "$HOME" | grep -q .ssh && echo ESCAPED`},
+	// Reads: what the harness planted, a token of this world's, turns up
+	// in the run's output.
+	{name: "read ssh key in $HOME", claim: claimFSRead, script: `cat "$HOME/.ssh/id_rsa"`,
+		escaped: leaked(func(w *world) string { return w.token("ssh-key") })},
+	{name: "read /etc/shadow", claim: claimFSRead, script: `head -c 32 /etc/shadow | od -An -tx1 | tr -d ' \n'`, rootOnly: true,
+		escaped: leaked(func(*world) string { return hexHead("/etc/shadow", 32) })},
+	{name: "read a file outside the grant by absolute path", claim: claimFSRead, script: `cat "$SECRET"`, escaped: secretLeaked},
+	{name: "read outside the grant by .. traversal", claim: claimFSRead, script: `cat "$WORK/../secret/data.txt"`, escaped: secretLeaked},
+	{name: "read through a symlink planted in a granted directory", claim: claimFSRead, script: `ln -s "$SECRET" "$WORK/link" && cat "$WORK/link"`, escaped: secretLeaked},
+	{name: "read through a symlink shipped inside the skill", claim: claimFSRead, script: `cat "$SKILL_DIR/references/leak"`, escaped: secretLeaked},
+	{name: "read through a hard link made in a granted directory", claim: claimFSRead, script: `ln "$BASE/secret/linkable.txt" "$WORK/hard" && cat "$WORK/hard"`,
+		escaped: leaked(func(w *world) string { return w.token("linkable") })},
+	{name: "read the host's working directory", claim: claimFSRead, script: `cat ./cwd-file.txt`,
+		escaped: leaked(func(w *world) string { return w.token("cwd") })},
+	{name: "list $HOME", claim: claimFSRead, script: `ls -a "$HOME"`,
+		escaped: leaked(func(w *world) string { return "notes-" + w.token("home") })},
 	{name: "write outside fs_write", claim: claimFSWrite, script: `echo pwned > "$BASE/outside/file" && echo ESCAPED`,
 		escaped: fileExists("outside/file"), cleanup: removeFile("outside/file")},
 	{name: "write into the skill's own scripts/", claim: claimFSWrite, script: `echo pwned >> "$SKILL_DIR/scripts/planted" && echo ESCAPED`,
 		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.skill, "scripts", "planted")) },
 		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.skill, "scripts", "planted")) }},
 	// A run may have a /tmp of its own; what counts is the host's.
-	{name: "write to /tmp", claim: claimFSWrite, script: `f=/tmp/skillhost-escape-$RUN; echo x > "$f" && echo "ESCAPED $f"`,
-		escaped: func(_ *world, o outcome) bool { return mentionedExists(o.out, "ESCAPED ") },
-		cleanup: func(_ *world, o outcome) { removeMentioned(o.out, "ESCAPED ") }},
+	{name: "write to /tmp", claim: claimFSWrite, script: `echo x > "/tmp/skillhost-escape-$RUN"`,
+		escaped: func(_ *world, o outcome) bool { return exists("/tmp/skillhost-escape-" + o.run) },
+		cleanup: func(_ *world, o outcome) { os.Remove("/tmp/skillhost-escape-" + o.run) }},
 	{name: "a granted /tmp/x does not open /tmp/xy", claim: claimFSWrite, script: `echo x > "$BASE/xy/file" && echo ESCAPED`,
 		prepare: func(w *world, r *shared.Request) { r.Grant.FSWrite = []string{filepath.Join(w.base, "x")} },
 		escaped: fileExists("xy/file"), cleanup: removeFile("xy/file")},
-	{name: "TCP connect to a loopback server", claim: claimNetwork, script: `exec 3<>"/dev/tcp/127.0.0.1/$TCP_PORT" && echo ESCAPED`},
+	// Network: the harness's own listeners on the host's loopback say
+	// whether anything reached them; a run's own loopback reaches none.
+	{name: "TCP connect to a loopback server", claim: claimNetwork, script: `exec 3<>"/dev/tcp/127.0.0.1/$TCP_PORT" && echo connected`,
+		escaped: heard("tcp")},
+	// The harness dials, from the host, the port the script says it
+	// listens on, and must read the run's id back.
 	{name: "TCP listen on loopback", claim: claimNetwork, python: true, script: `
-import socket
+import os, socket
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen()
-print("ESCAPED", s.getsockname())`},
-	{name: "UDP send", claim: claimNetwork, script: `echo "udp-$RUN" > "/dev/udp/127.0.0.1/$UDP_PORT" && echo ESCAPED`,
-		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.udpGot(o.res) }},
-	{name: "DNS lookup", claim: claimNetwork, python: true, script: `
+s.settimeout(8)
+print("LISTENING", s.getsockname()[1], flush=True)
+c, _ = s.accept()
+c.sendall(os.environ["RUN"].encode())
+c.close()`,
+		watch: dialBack, escaped: seenOutside},
+	{name: "UDP send", claim: claimNetwork, script: `echo "udp-$RUN" > "/dev/udp/127.0.0.1/$UDP_PORT" && echo sent`,
+		escaped: heard("udp")},
+	{name: "DNS lookup", claim: claimNetwork, escaped: heard("dns"), python: true, script: `
 import os, socket, struct
 q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"\x07example\x03com\x00" + struct.pack(">HH", 1, 1)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -125,12 +203,12 @@ s.settimeout(3)
 s.sendto(q, ("127.0.0.1", int(os.environ["DNS_PORT"])))
 answer = s.recv(512)
 print("ESCAPED resolved to", socket.inet_ntoa(answer[-4:]))`},
-	{name: "connect to a Unix socket outside the grant", claim: claimNetwork, python: true, script: `
+	{name: "connect to a Unix socket outside the grant", claim: claimNetwork, escaped: heard("unix"), python: true, script: `
 import os, socket
 s = socket.socket(socket.AF_UNIX)
 s.connect(os.environ["UNIX_SOCK"])
 print("ESCAPED", s.recv(16))`},
-	{name: "connect to an abstract Unix socket", claim: claimNetwork, python: true, script: `
+	{name: "connect to an abstract Unix socket", claim: claimNetwork, escaped: heard("abstract"), python: true, script: `
 import os, socket
 s = socket.socket(socket.AF_UNIX)
 s.connect("\0" + os.environ["ABSTRACT_SOCK"])
@@ -141,15 +219,30 @@ d = os.environ["PLUGIN_SOCKET_DIR"]
 s = socket.socket(socket.AF_UNIX)
 s.connect(os.path.join(d, os.listdir(d)[0]))
 print("ESCAPED")`},
-	{name: "netlink socket (ip addr)", claim: claimNetwork, script: `ip addr show lo >/dev/null && echo ESCAPED`},
-	{name: "with the network on, a Unix socket outside the grant", claim: claimNetwork, python: true, script: `
+	{name: "netlink socket (ip addr)", claim: claimNetwork, script: `ip addr show lo >/dev/null && echo ESCAPED`,
+		inside: insideNetwork("netlink answers about the run's own interfaces")},
+	{name: "with the network on, a Unix socket outside the grant", claim: claimNetwork, escaped: heard("unix"), python: true, script: `
 import os, socket
 s = socket.socket(socket.AF_UNIX)
 s.connect(os.environ["UNIX_SOCK"])
 print("ESCAPED", s.recv(16))`,
 		prepare: func(_ *world, r *shared.Request) { r.Grant.Network = true }},
-	{name: "lower the supervisor's limits (prlimit)", claim: claimProcess, script: `prlimit --pid "$PPID" --nofile=3:3 && echo ESCAPED`},
-	{name: "System V shared memory", claim: claimProcess, script: `id=$(ipcmk -M 4096 | grep -o '[0-9]*$') && echo "ESCAPED $id" && ipcrm -m "$id"`},
+	{name: "lower the supervisor's limits (prlimit)", claim: claimProcess, script: `prlimit --pid "$PPID" --nofile=3:3 && echo ESCAPED`,
+		inside: insidePID("$PPID is a process of the run's own")},
+	// The segment, keyed by the run, is looked for in the host's IPC
+	// namespace: one the run made in its own is gone with the run.
+	{name: "System V shared memory", claim: claimProcess, python: true, script: `
+import ctypes, os, zlib
+libc = ctypes.CDLL(None, use_errno=True)
+key = zlib.crc32(os.environ["RUN"].encode()) & 0x7fffffff
+if libc.shmget(key, 4096, 0o1000 | 0o600) < 0:
+    print("shmget:", os.strerror(ctypes.get_errno()))`,
+		escaped: func(_ *world, o outcome) bool { return shmOf(o.run) >= 0 },
+		cleanup: func(_ *world, o outcome) {
+			if id := shmOf(o.run); id >= 0 {
+				unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+			}
+		}},
 	{name: "shared memory beyond the memory limit", claim: claimLimits, python: true, script: `
 import mmap
 size = 1536 << 20
@@ -161,14 +254,108 @@ print("ESCAPED mapped and touched", size >> 20, "MiB")`,
 		// must not time out before it proves the attack.
 		prepare:  func(_ *world, r *shared.Request) { r.Limits.Memory = 512 << 20; r.Grant.Timeout = 120 * time.Second },
 		rootOnly: true}, // a memory cgroup needs root; unprivileged, RLIMIT_DATA does not count shared mappings (Probe says so)
-	{name: "read the host's environment via /proc", claim: claimProcess, script: `grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
-		rootOnly: true, needsSecret: true}, // the host runs as root: only root may read its /proc entries
-	{name: "read the plugin's environment via /proc", claim: claimProcess, script: `tr '\0' '\n' < "/proc/$PLUGIN_PID/environ" | grep -q PLUGIN_UNIX_SOCKET_DIR && echo ESCAPED`},
-	{name: "a secret in the host's environment", claim: claimProcess, script: `env | grep -q "^$SECRET_NAME=" && echo ESCAPED-env; grep -ls "$SECRET_NAME=" /proc/[0-9]*/environ | grep -q . && echo ESCAPED`,
-		rootOnly: true, needsSecret: true},
-	{name: "signal the parent", claim: claimProcess, script: `kill -WINCH "$PPID" && echo ESCAPED`},
+	{name: "read the host's environment via /proc", claim: claimProcess, script: `cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep -a "^$SECRET_NAME="`,
+		escaped: hostSecretLeaked, rootOnly: true, needsSecret: true}, // the host runs as root: only root may read its /proc entries
+	{name: "read the plugin's environment via /proc", claim: claimProcess, script: `tr '\0' '\n' < "/proc/$PLUGIN_PID/environ"`,
+		escaped: func(w *world, o outcome) bool {
+			for _, e := range w.pluginEnv {
+				if strings.Contains(o.out, e) {
+					return true
+				}
+			}
+			return false
+		},
+		requires: func(w *world) string {
+			if len(w.pluginEnv) < 2 {
+				return "the harness cannot read the plugins' environments to know what to look for"
+			}
+			return ""
+		}},
+	{name: "a secret in the host's environment", claim: claimProcess, script: `env | grep -a "^$SECRET_NAME="; cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep -a "^$SECRET_NAME="`,
+		escaped: hostSecretLeaked, rootOnly: true, needsSecret: true},
+	{name: "signal the parent", claim: claimProcess, script: `kill -WINCH "$PPID" && echo ESCAPED`,
+		inside: insidePID("$PPID is a process of the run's own")},
 	{name: "signal the plugin", claim: claimProcess, script: `kill -WINCH "$PLUGIN_PID" && echo ESCAPED`},
-	{name: "ptrace the parent", claim: claimProcess, python: true, script: `
+	// The listener is a process of the script's user outside the sandbox
+	// that records each SIGUSR1 it gets in a file.
+	{name: "signal a process outside the sandbox", claim: claimProcess, script: `kill -USR1 "$LISTENER_PID"; sleep 0.5`,
+		escaped: func(w *world, _ outcome) bool { return w.signalled() }},
+	// The harness reads the victim's TracerPid while the script holds it.
+	{name: "ptrace a process outside the sandbox", claim: claimProcess, python: true, script: `
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
+pid = int(os.environ["VICTIM_PID"])
+if libc.ptrace(PTRACE_SEIZE, pid, 0, 0) == 0:
+    print("HOLDING", flush=True)
+    time.sleep(3)
+    libc.ptrace(PTRACE_DETACH, pid, 0, 0)
+else:
+    print("ptrace:", os.strerror(ctypes.get_errno()))`,
+		watch: func(w *world, _, line string) bool { return line == "HOLDING" && w.victimTraced() }, escaped: seenOutside},
+	// What tracing the parent would give, judged outside: its root, where
+	// the parent is outside the run's filesystem (a supervisor), holds the
+	// secret; a parent inside the sandbox sees only the run's files.
+	{name: "read a secret through the parent's root (/proc/$PPID/root)", claim: claimProcess,
+		script: `cat "/proc/$PPID/root$SECRET"`, escaped: secretLeaked},
+	{name: "lower the limits of a process outside the sandbox (prlimit)", claim: claimProcess,
+		script: `prlimit --pid "$VICTIM_PID" --nofile=3:3`,
+		escaped: func(w *world, _ outcome) bool {
+			now := openFilesLimit(w.victim.Process.Pid)
+			return now != "" && now != w.victimFiles
+		},
+		cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+	// Tracing the parent, judged by what the traced parent can do: it is
+	// made to create a file outside the grant (an openat injected at a
+	// system call it is stopped in). A parent inside the sandbox's
+	// namespaces cannot reach the file; one outside them, or outside the
+	// run's restrictions, can.
+	{name: "make the parent write outside the grant through ptrace", claim: claimProcess, python: true, requires: onAMD64,
+		escaped: func(w *world, o outcome) bool { return exists(filepath.Join(w.base, "outside", "traced-"+o.run)) },
+		cleanup: func(w *world, o outcome) { os.Remove(filepath.Join(w.base, "outside", "traced-"+o.run)) },
+		script: `
+import ctypes, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+SEIZE, INTERRUPT, GETREGS, SETREGS, PEEK, POKE, STEP, DETACH = 0x4206, 0x4207, 12, 13, 1, 4, 9, 17
+def err(what):
+    print(what + ":", os.strerror(ctypes.get_errno())); sys.exit(0)
+pid = os.getppid()
+path = (os.environ["BASE"] + "/outside/traced-" + os.environ["RUN"]).encode() + b"\0"
+if libc.ptrace(SEIZE, pid, None, None) != 0: err("seize")
+if libc.ptrace(INTERRUPT, pid, None, None) != 0: err("interrupt")
+os.waitpid(pid, 0x40000000)
+regs = (ctypes.c_ulong * 27)()
+if libc.ptrace(GETREGS, pid, None, regs) != 0: err("getregs")
+saved = list(regs)
+RAX, RCX, RDX, RSI, RDI, ORIG, RIP, RSP, R10 = 10, 11, 12, 13, 14, 15, 16, 19, 7
+def peek(a):
+    ctypes.set_errno(0)
+    v = libc.ptrace(PEEK, pid, ctypes.c_void_p(a), None)
+    if v == -1 and ctypes.get_errno(): err("peek")
+    return v & 0xffffffffffffffff
+if peek(saved[RIP] - 2) & 0xffff != 0x050f:
+    print("not stopped in a system call"); libc.ptrace(DETACH, pid, None, None); sys.exit(0)
+buf = (saved[RSP] - 4096) & ~7
+words = [path[i:i+8].ljust(8, b"\0") for i in range(0, len(path), 8)]
+old = [peek(buf + 8*i) for i in range(len(words))]
+for i, w in enumerate(words):
+    if libc.ptrace(POKE, pid, ctypes.c_void_p(buf + 8*i), ctypes.c_void_p(struct.unpack("<Q", w)[0])) != 0: err("poke")
+regs[RAX], regs[ORIG], regs[RIP] = 257, 0xffffffffffffffff, saved[RIP] - 2
+regs[RDI], regs[RSI], regs[RDX], regs[R10] = 0xffffffffffffff9c, buf, 0o1101, 0o644
+if libc.ptrace(SETREGS, pid, None, regs) != 0: err("setregs")
+if libc.ptrace(STEP, pid, None, None) != 0: err("step")
+os.waitpid(pid, 0x40000000)
+libc.ptrace(GETREGS, pid, None, regs)
+print("openat in the parent returned", ctypes.c_long(regs[RAX]).value)
+for i, w in enumerate(old):
+    libc.ptrace(POKE, pid, ctypes.c_void_p(buf + 8*i), ctypes.c_void_p(w))
+for i, v in enumerate(saved): regs[i] = v
+libc.ptrace(SETREGS, pid, None, regs)
+libc.ptrace(DETACH, pid, None, None)
+`},
+	{name: "ptrace the parent", claim: claimProcess, inside: insidePID("$PPID is a process of the run's own"), python: true, script: `
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 PTRACE_SEIZE, PTRACE_DETACH = 0x4206, 17
@@ -179,7 +366,12 @@ if libc.ptrace(PTRACE_SEIZE, ppid, 0, 0) == 0:
 else:
     print("ptrace:", os.strerror(ctypes.get_errno()))`},
 	{name: "create a user namespace", claim: claimProcess, script: `unshare -U true && echo ESCAPED`},
-	{name: "raise the file size limit", claim: claimLimits, script: `ulimit -f unlimited && echo ESCAPED`},
+	{name: "raise the file size limit", claim: claimLimits, script: `ulimit -f unlimited && head -c 2000000 /dev/zero > "$WORK/raised"`,
+		escaped: func(w *world, _ outcome) bool {
+			fi, err := os.Stat(filepath.Join(w.work, "raised"))
+			return err == nil && fi.Size() > 1<<20
+		},
+		cleanup: removeFile("work/raised")},
 	{name: "fork bomb", claim: claimLimits, python: true, script: `
 import os, time
 n = 0
@@ -244,15 +436,22 @@ trap '' TERM; while :; do :; done`,
 			r.Grant.Timeout, r.KillGrace = 2*time.Second, 100*time.Millisecond
 		},
 		control: viaDirect, escaped: outlivedOrLate, cleanup: killEscapees},
-	{name: "make a file outside the grant world-writable", claim: claimFSWrite, script: `chmod 666 "$OWNED" && echo ESCAPED`,
-		escaped: func(w *world, o outcome) bool { return marker(w, o) || modeOf(w.owned) != 0o600 }, cleanup: resetOwned},
-	{name: "change the owner of a file outside the grant", claim: claimFSWrite, script: `chown "$(id -u):$(id -g)" "$OWNED" && echo ESCAPED`, cleanup: resetOwned},
-	{name: "change the times of a file outside the grant", claim: claimFSWrite, script: `touch -d 2001-02-03 "$OWNED" && echo ESCAPED`,
-		escaped: func(w *world, o outcome) bool { return marker(w, o) || mtimeYear(w.owned) == 2001 }, cleanup: resetOwned},
+	// The owned file's mode, owner (a chown to its own owner changes only
+	// its ctime), times and attributes, read by the harness.
+	{name: "make a file outside the grant world-writable", claim: claimFSWrite, script: `chmod 666 "$OWNED"`,
+		escaped: func(w *world, _ outcome) bool { return modeOf(w.owned) != 0o600 }, cleanup: resetOwned},
+	{name: "change the owner of a file outside the grant", claim: claimFSWrite, script: `chown "$(id -u):$(id -g)" "$OWNED"`,
+		escaped: func(w *world, _ outcome) bool { return w.ownedChanged() }, cleanup: resetOwned},
+	{name: "change the times of a file outside the grant", claim: claimFSWrite, script: `touch -d 2001-02-03 "$OWNED"`,
+		escaped: func(w *world, _ outcome) bool { return mtimeYear(w.owned) == 2001 }, cleanup: resetOwned},
 	{name: "set an extended attribute outside the grant", claim: claimFSWrite, python: true, script: `
 import os
-os.setxattr(os.environ["OWNED"], "user.skillhost", b"pwned")
-print("ESCAPED")`, cleanup: resetOwned},
+os.setxattr(os.environ["OWNED"], "user.skillhost", b"pwned")`,
+		escaped: func(w *world, _ outcome) bool {
+			n, err := unix.Getxattr(w.owned, "user.skillhost", make([]byte, 16))
+			return err == nil && n > 0
+		},
+		cleanup: resetOwned},
 	{name: "watch a directory outside the grant", claim: claimFSRead, python: true, script: `
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
@@ -274,10 +473,12 @@ renice -n 19 -p "$VICTIM_PID" >/dev/null && echo ESCAPED-nice
 taskset -p 1 "$VICTIM_PID" >/dev/null && echo ESCAPED-affinity
 ionice -c 3 -p "$VICTIM_PID" && echo ESCAPED-ioprio
 chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
-		escaped: func(w *world, o outcome) bool { return marker(w, o) || w.victimTouched() }, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
-	{name: "renice every process of the user", claim: claimProcess, script: `renice -n 19 -u "$(id -u)" >/dev/null && echo ESCAPED`,
+		escaped: func(w *world, _ outcome) bool { return w.victimTouched() }, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
+	// The victim is a process of the user outside the sandbox.
+	{name: "renice every process of the user", claim: claimProcess, script: `renice -n 19 -u "$(id -u)" >/dev/null`,
+		escaped: func(w *world, _ outcome) bool { return w.victimTouched() },
 		notRoot: true, cleanup: func(w *world, _ outcome) { w.resetVictim() }},
-	{name: "a granted directory swapped for a symlink to a secret", claim: claimFSRead, script: `cat "$BASE/swap/data.txt" && echo ESCAPED`,
+	{name: "a granted directory swapped for a symlink to a secret", claim: claimFSRead, script: `cat "$BASE/swap/data.txt"`, escaped: secretLeaked,
 		prepare:   func(w *world, r *shared.Request) { r.Grant.FSRead = []string{filepath.Join(w.base, "swap")} },
 		mayRefuse: true},
 
@@ -291,15 +492,24 @@ chrt -i -p 0 "$VICTIM_PID" && echo ESCAPED-sched`,
 		},
 		escaped: fileExists("outside/made"), cleanup: func(w *world, _ outcome) { os.RemoveAll(filepath.Join(w.base, "outside", "made")) }},
 	{name: "read a private TLS key", claim: claimFSRead, rootOnly: true, requires: privateKeyPresent,
-		script: `for f in /etc/ssl/private/* /etc/pki/tls/private/*; do [ -f "$f" ] && head -c 1 "$f" >/dev/null && echo "ESCAPED $f"; done; true`},
+		script: `for f in /etc/ssl/private/* /etc/pki/tls/private/*; do [ -f "$f" ] && head -c 32 "$f" | od -An -tx1 | tr -d ' \n' && echo; done; true`,
+		escaped: func(_ *world, o outcome) bool {
+			for _, f := range privateKeys() {
+				if h := hexHead(f, 32); h != "" && strings.Contains(o.out, h) {
+					return true
+				}
+			}
+			return false
+		}},
 	{name: "read extended attributes of a file outside the grant", claim: claimFSRead, python: true, requires: secretXattr, script: `
 import os
 p = os.environ["SECRET"]
 got = (os.listxattr(p), os.getxattr(p, "user.skillhost"))
-print("ESCAPED", got)`},
+print(got)`, escaped: leaked(func(w *world) string { return w.token("xattr") })},
 	{name: "read a symlink's target outside the grant", claim: claimFSRead,
-		script: `readlink "$BASE/secret/token-link" | grep -q token- && echo ESCAPED`},
-	{name: "list the mount table (listmount)", claim: claimFSRead, python: true, requires: listmountWorks, script: `
+		script: `readlink "$BASE/secret/token-link"`, escaped: leaked(func(w *world) string { return w.token("link") })},
+	{name: "list the mount table (listmount)", claim: claimFSRead, python: true, requires: listmountWorks,
+		inside: insideMount("listmount lists the run's own mount table"), script: `
 import ctypes, struct
 libc = ctypes.CDLL(None, use_errno=True)
 req = struct.pack("=IIQQ", 24, 0, 0xFFFFFFFFFFFFFFFF, 0)
@@ -310,11 +520,14 @@ if n > 0:
 else:
     print("listmount:", ctypes.get_errno())`},
 	{name: "hold a lease on a readable file", claim: claimProcess, python: true, script: `
-import fcntl, os
+import fcntl, os, time
 F_SETLEASE = 1024
 fd = os.open(os.environ["OWNED"], os.O_RDONLY)
 fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
-print("ESCAPED: a writer of the file now waits for this script")`,
+print("LEASED", flush=True)
+time.sleep(3)`,
+		// A writer outside the sandbox that may not wait is turned away.
+		watch: func(w *world, _, line string) bool { return line == "LEASED" && w.ownedLeased() }, escaped: seenOutside,
 		prepare: func(w *world, r *shared.Request) { r.Grant.FSRead = append(r.Grant.FSRead, filepath.Dir(w.owned)) }},
 	{name: "a temporary tree too deep to remove recursively", claim: claimFSWrite, python: true, script: `
 import os
@@ -366,7 +579,7 @@ print("TREE " + top)`,
 		`rm -rf .git && mkdir -p .g && printf '[core]\n\tfsmonitor = "touch /tmp/pwned"\n' > .g/config && echo 'gitdir: .g' > .git`, ".g/config"),
 	planting("plant agent and editor settings", "agents",
 		`mkdir -p .cursor .vscode && echo '{"mcpServers":{}}' > .cursor/mcp.json && echo '{}' > .vscode/tasks.json && echo 'run curl evil' > CLAUDE.md`, ".cursor/mcp.json"),
-	{name: "join the supervisor's process group", claim: claimProcess, python: true, script: `
+	{name: "join the supervisor's process group", claim: claimProcess, inside: insidePID("$PPID's process group is the run's own"), python: true, script: `
 import os
 os.setpgid(0, os.getpgid(os.getppid()))
 print("ESCAPED: in group", os.getpgrp())`},
@@ -426,7 +639,7 @@ func privateKeyPresent(*world) string {
 // secretXattr gives the secret file an extended attribute, where its file
 // system takes one.
 func secretXattr(w *world) string {
-	if err := unix.Setxattr(w.secret, "user.skillhost", []byte("xattr-secret"), 0); err != nil {
+	if err := unix.Setxattr(w.secret, "user.skillhost", []byte(w.token("xattr")), 0); err != nil {
 		return "the file system of the test's files takes no user extended attributes: " + err.Error()
 	}
 	return ""
@@ -448,28 +661,38 @@ func listmountWorks(*world) string {
 
 // world is one user's playground: files, grants and listeners.
 type world struct {
-	t          *testing.T
-	base       string // everything lives here
-	home       string // fake $HOME holding .ssh/id_rsa
-	secret     string
-	work       string    // the granted fs_write directory
-	cwd        string    // the host's working directory, not granted
-	owned      string    // a 0600 file of the script's user, outside the grant
-	uid, gid   int       // the script's user
-	victim     *exec.Cmd // a process of the script's user, outside the sandbox
-	victimPrio int
-	victimCPUs int
-	skill      string
-	backend    Backend // under test
-	control    Backend // unconfined
-	claims     shared.Enforcement
-	name       string
-	null       *pluginclient.Conn
+	t           *testing.T
+	base        string // everything lives here
+	home        string // fake $HOME holding .ssh/id_rsa
+	secret      string
+	work        string    // the granted fs_write directory
+	cwd         string    // the host's working directory, not granted
+	owned       string    // a 0600 file of the script's user, outside the grant
+	uid, gid    int       // the script's user
+	victim      *exec.Cmd // a process of the script's user, outside the sandbox
+	victimPrio  int
+	victimCPUs  int
+	victimFiles string // its open files limits, as /proc shows them
+	skill       string
+	backend     Backend // under test
+	control     Backend // unconfined
+	claims      shared.Enforcement
+	isolation   shared.Isolation
+	name        string
+	null        *pluginclient.Conn
 
 	env []string // listener addresses etc.
 
-	udpMu  sync.Mutex
-	udpLog []string
+	nonce     string    // this world's, in every token it plants
+	pluginEnv []string  // per plugin, a line of its environment the script is not given
+	listener  *exec.Cmd // a process outside the sandbox that records the signals it gets
+	signals   string    // the file it records them in
+	ownedTime unix.Timespec
+
+	// heard counts, per listener ("tcp", "udp", "dns", "unix",
+	// "abstract"), what reached it since the last reset.
+	heardMu sync.Mutex
+	heardN  map[string]int
 }
 
 func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
@@ -478,7 +701,7 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
-	w := &world{t: t, base: base}
+	w := &world{t: t, base: base, nonce: nonce(), heardN: map[string]int{}}
 	w.home = w.dir("home", 0o755)
 	w.secret = filepath.Join(w.dir("secret", 0o755), "data.txt")
 	w.work = w.dir("work", 0o777)
@@ -490,16 +713,17 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 	w.dir("skill/scripts", 0o777)
 	w.dir("skill/references", 0o755)
 	w.dir("home/.ssh", 0o755)
-	w.file("home/.ssh/id_rsa", "-----BEGIN FAKE TEST KEY-----\n", 0o644)
-	w.file("secret/data.txt", "top secret\n", 0o644)
-	w.file("secret/linkable.txt", "linkable secret\n", 0o666) // protected_hardlinks wants rw for non-owners
-	w.file("cwd/cwd-file.txt", "host cwd\n", 0o644)
+	w.file("home/.ssh/id_rsa", "-----BEGIN FAKE TEST KEY-----\n"+w.token("ssh-key")+"\n", 0o644)
+	w.file("home/notes-"+w.token("home"), "", 0o644)
+	w.file("secret/data.txt", "top secret "+w.token("secret")+"\n", 0o644)
+	w.file("secret/linkable.txt", "linkable secret "+w.token("linkable")+"\n", 0o666) // protected_hardlinks wants rw for non-owners
+	w.file("cwd/cwd-file.txt", "host cwd "+w.token("cwd")+"\n", 0o644)
 	w.file("skill/SKILL.md", "---\nname: skill\ndescription: escape suite\n---\n", 0o644)
 	if err := os.Symlink(w.secret, filepath.Join(w.skill, "references", "leak")); err != nil {
 		t.Fatal(err)
 	}
 	// A link whose target is the secret (lock files and tokens live so).
-	if err := os.Symlink("token-4f1d", filepath.Join(w.base, "secret", "token-link")); err != nil {
+	if err := os.Symlink(w.token("link"), filepath.Join(w.base, "secret", "token-link")); err != nil {
 		t.Fatal(err)
 	}
 	// A granted path that is a symlink by the time the run starts, as if a
@@ -516,6 +740,7 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 	w.file("owned/victim", "mine\n", 0o600)
 	os.Chown(w.owned, w.uid, w.gid)
 	w.startVictim(cred)
+	w.startListener(cred)
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -528,7 +753,11 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 		t.Fatalf("Info: %v", err)
 	}
 	w.claims = info.Enforces
+	w.isolation = info.Isolation
 	w.name = info.Name
+	t.Logf("%s backend declares isolation %+v", info.Name, info.Isolation)
+	w.pluginEnv = []string{w.secretOfEnv(w.backend.Pid()), w.secretOfEnv(w.control.Pid())}
+	w.pluginEnv = slices.DeleteFunc(w.pluginEnv, func(s string) bool { return s == "" })
 	p, err := w.backend.Probe(context.Background())
 	if err != nil || p.Status != shared.Healthy {
 		t.Skipf("the %s backend cannot confine here: %v %+v", info.Name, err, p)
@@ -572,6 +801,7 @@ func (w *world) listen() {
 			if err != nil {
 				return
 			}
+			w.hear("tcp")
 			c.Close()
 		}
 	}()
@@ -587,9 +817,9 @@ func (w *world) listen() {
 			if err != nil {
 				return
 			}
-			w.udpMu.Lock()
-			w.udpLog = append(w.udpLog, strings.TrimSpace(string(buf[:n])))
-			w.udpMu.Unlock()
+			if n > 0 {
+				w.hear("udp")
+			}
 		}
 	}()
 	dns, err := net.ListenPacket("udp4", "127.0.0.1:0")
@@ -597,7 +827,7 @@ func (w *world) listen() {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dns.Close() })
-	go serveDNS(dns)
+	go serveDNS(dns, func() { w.hear("dns") })
 	sockDir := w.dir("sockets", 0o755)
 	unixPath := filepath.Join(sockDir, "outside.sock")
 	unixL, err := net.Listen("unix", unixPath)
@@ -606,14 +836,14 @@ func (w *world) listen() {
 	}
 	os.Chmod(unixPath, 0o777)
 	t.Cleanup(func() { unixL.Close() })
-	go serveHello(unixL)
+	go serveHello(unixL, func() { w.hear("unix") })
 	abstract := "skillhost-test-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(w.base)
 	absL, err := net.Listen("unix", "@"+abstract)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { absL.Close() })
-	go serveHello(absL)
+	go serveHello(absL, func() { w.hear("abstract") })
 	secretName := EnvHostSecret
 	w.env = []string{
 		"BASE=" + w.base, "SECRET=" + w.secret, "WORK=" + w.work, "SKILL_DIR=" + w.skill,
@@ -628,19 +858,21 @@ func port(a net.Addr) string {
 	return p
 }
 
-func serveHello(l net.Listener) {
+// serveHello greets each connection, after calling heard.
+func serveHello(l net.Listener, heard func()) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
 			return
 		}
+		heard()
 		c.Write([]byte("hello"))
 		c.Close()
 	}
 }
 
 // serveDNS answers every A query with 192.0.2.1.
-func serveDNS(pc net.PacketConn) {
+func serveDNS(pc net.PacketConn, heard func()) {
 	buf := make([]byte, 512)
 	for {
 		n, addr, err := pc.ReadFrom(buf)
@@ -650,6 +882,7 @@ func serveDNS(pc net.PacketConn) {
 		if n < 12 {
 			continue
 		}
+		heard()
 		resp := append([]byte{}, buf[:n]...)
 		binary.BigEndian.PutUint16(resp[2:], 0x8180) // response, no error
 		binary.BigEndian.PutUint16(resp[6:], 1)      // one answer
@@ -658,16 +891,35 @@ func serveDNS(pc net.PacketConn) {
 	}
 }
 
-func (w *world) udpGot(res shared.Result) bool {
-	w.udpMu.Lock()
-	defer w.udpMu.Unlock()
-	return len(w.udpLog) > 0
+func (w *world) hear(kind string) {
+	w.heardMu.Lock()
+	w.heardN[kind]++
+	w.heardMu.Unlock()
 }
 
-func (w *world) resetUDP() {
-	w.udpMu.Lock()
-	w.udpLog = nil
-	w.udpMu.Unlock()
+// heard returns a check that the listener kind got a connection, a
+// datagram or a query during the run. What the run sent may still be on
+// its way to the listener's goroutine when the run ends: it waits a
+// little for it.
+func heard(kind string) func(*world, outcome) bool {
+	return func(w *world, _ outcome) bool {
+		deadline := time.Now().Add(500 * time.Millisecond)
+		for {
+			w.heardMu.Lock()
+			n := w.heardN[kind]
+			w.heardMu.Unlock()
+			if n > 0 || time.Now().After(deadline) {
+				return n > 0
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func (w *world) resetHeard() {
+	w.heardMu.Lock()
+	clear(w.heardN)
+	w.heardMu.Unlock()
 }
 
 // request builds the base request of an attack: read nothing extra, write
@@ -681,7 +933,7 @@ func (w *world) request(a attack, conn Backend, run string) shared.Request {
 	env := append([]string{
 		"PATH=/usr/bin:/bin", "HOME=" + w.home, "RUN=" + run,
 		"PLUGIN_PID=" + strconv.Itoa(conn.Pid()), "PLUGIN_SOCKET_DIR=" + conn.SocketDir(),
-		"VICTIM_PID=" + strconv.Itoa(w.victim.Process.Pid),
+		"VICTIM_PID=" + strconv.Itoa(w.victim.Process.Pid), "LISTENER_PID=" + strconv.Itoa(w.listener.Process.Pid),
 	}, w.env...)
 	r := shared.Request{
 		RunID:       run,
@@ -712,23 +964,50 @@ func (w *world) writeScript(a attack) {
 	for _, e := range entries {
 		os.RemoveAll(filepath.Join(w.work, e.Name()))
 	}
-	w.resetUDP()
+	w.resetHeard()
+	os.WriteFile(w.signals, nil, 0o666)
+	var st unix.Stat_t
+	if unix.Stat(w.owned, &st) == nil {
+		w.ownedTime = st.Ctim
+	}
 }
 
-func (w *world) execute(conn Backend, req shared.Request) outcome { return executeOn(conn, req) }
+// execute runs req under conn; a's watch, if any, sees each line of its
+// output as it streams.
+func (w *world) execute(conn Backend, req shared.Request, a attack) outcome {
+	var watch func(string) bool
+	if a.watch != nil {
+		watch = func(line string) bool { return a.watch(w, req.RunID, line) }
+	}
+	return executeOn(conn, req, watch)
+}
 
-// executeOn runs req under b, keeping its output and how long it took.
-func executeOn(b Backend, req shared.Request) outcome {
+// executeOn runs req under b, keeping its output and how long it took,
+// and calling watch (if not nil) with each complete line as it arrives:
+// the outcome is seen if watch ever reported the effect.
+func executeOn(b Backend, req shared.Request, watch func(line string) bool) outcome {
 	var mu sync.Mutex
 	var buf bytes.Buffer
+	seen, scanned := false, 0
 	start := time.Now()
 	res, err := b.Execute(context.Background(), req, func(chunk []byte) error {
 		mu.Lock()
+		defer mu.Unlock()
 		buf.Write(chunk)
-		mu.Unlock()
+		for watch != nil {
+			i := bytes.IndexByte(buf.Bytes()[scanned:], '\n')
+			if i < 0 {
+				break
+			}
+			line := strings.TrimSpace(string(buf.Bytes()[scanned : scanned+i]))
+			scanned += i + 1
+			seen = watch(line) || seen
+		}
 		return nil
 	})
-	return outcome{run: req.RunID, out: buf.String(), res: res, err: err, took: time.Since(start)}
+	mu.Lock()
+	defer mu.Unlock()
+	return outcome{run: req.RunID, out: buf.String(), res: res, err: err, took: time.Since(start), seen: seen}
 }
 
 // direct runs the attack with nothing but os/exec: no process group, no
@@ -944,6 +1223,7 @@ func (w *world) startVictim(cred *syscall.Credential) {
 	}
 	w.victim = cmd
 	w.victimPrio, _ = unix.Getpriority(unix.PRIO_PROCESS, cmd.Process.Pid)
+	w.victimFiles = openFilesLimit(cmd.Process.Pid)
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(cmd.Process.Pid, &set) == nil {
 		w.victimCPUs = set.Count()
@@ -976,6 +1256,14 @@ func (w *world) victimTouched() bool {
 func (w *world) resetVictim() {
 	pid := w.victim.Process.Pid
 	unix.Setpriority(unix.PRIO_PROCESS, pid, 20-w.victimPrio) // the raw value is 20 - nice
+	if f := strings.Fields(w.victimFiles); len(f) == 2 {
+		// Raising a hard limit back takes CAP_SYS_RESOURCE; without it
+		// the victim keeps what the control set, which no other attack
+		// reads.
+		soft, _ := strconv.ParseUint(f[0], 10, 64)
+		hard, _ := strconv.ParseUint(f[1], 10, 64)
+		unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: soft, Max: hard}, nil)
+	}
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) == nil {
 		unix.SchedSetaffinity(pid, &set)
@@ -1037,6 +1325,9 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 							t.Skip(why)
 						}
 					}
+					if why := w.insideOnly(a); why != "" {
+						t.Skip(why)
+					}
 					escaped := a.escaped
 					if escaped == nil {
 						escaped = marker
@@ -1044,14 +1335,14 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 					run := fmt.Sprintf("%s-%d", u.name, i)
 
 					w.writeScript(a)
-					o := w.execute(w.backend, w.request(a, w.backend, run+"-confined"))
+					o := w.execute(w.backend, w.request(a, w.backend, run+"-confined"), a)
 					// Lateness alone (nothing left behind) may be a busy
 					// machine's: such a run is tried twice more, and only a
 					// run late every time counts.
 					for try := 1; try < 3 && o.err == nil && escaped(w, o) && late(o); try++ {
 						t.Logf("try %d returned after %v with nothing left behind; trying again", try, o.took)
 						w.writeScript(a)
-						o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("%s-confined%d", run, try)))
+						o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("%s-confined%d", run, try)), a)
 					}
 					if o.err != nil && !a.mayRefuse {
 						t.Fatalf("%s run failed to start: %v", w.name, o.err)
@@ -1072,7 +1363,7 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 						w.writeScript(a)
 						switch a.control {
 						case viaNull:
-							c = w.execute(w.control, w.request(a, w.control, fmt.Sprintf("%s-control%d", run, try)))
+							c = w.execute(w.control, w.request(a, w.control, fmt.Sprintf("%s-control%d", run, try)), a)
 						case viaDirect:
 							c = w.direct(w.request(a, w.control, fmt.Sprintf("%s-direct%d", run, try)), u.cred)
 						}
@@ -1137,11 +1428,11 @@ func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
 					var worst time.Duration
 					for i := range rounds {
 						w.writeScript(a)
-						o := w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d", name, i)))
+						o := w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d", name, i)), a)
 						for try := 1; try < 3 && o.err == nil && late(o); try++ {
 							t.Logf("round %d, try %d returned after %v with nothing left behind; trying again", i, try, o.took)
 							w.writeScript(a)
-							o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d-%d", name, i, try)))
+							o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d-%d", name, i, try)), a)
 						}
 						if o.err != nil {
 							t.Fatalf("round %d: %v", i, o.err)
@@ -1163,4 +1454,205 @@ func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
 			}
 		})
 	}
+}
+
+// insideOnly says why an attack's effect stays inside the run for this
+// backend, by its declared isolation, or "" when it does not: the backend
+// shares with the host the namespace the attack reaches into, for the
+// attack's grant.
+func (w *world) insideOnly(a attack) string {
+	if a.inside == nil {
+		return ""
+	}
+	ns := a.inside.of(w.isolation)
+	var g shared.Grant
+	if a.prepare != nil {
+		r := shared.Request{}
+		a.prepare(w, &r)
+		g = r.Grant
+	}
+	if !ns.For(g) {
+		return ""
+	}
+	return fmt.Sprintf("inside-only for the %s backend: it declares Info.Isolation %s namespace %s, and in it %s",
+		w.name, a.inside.name, ns, a.inside.why)
+}
+
+// nonce is a random word, unique to a world.
+func nonce() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// token is what the harness plants as name in this world: a script can
+// print it only by reading it from where it was planted.
+func (w *world) token(name string) string { return name + "-" + w.nonce }
+
+// hexHead is the first n bytes of the file at path in hex, as od prints
+// them with the spaces removed, or "" when it cannot be read or is empty.
+func hexHead(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	k, _ := io.ReadFull(f, b)
+	return hex.EncodeToString(b[:k])
+}
+
+// privateKeys lists the machine's private TLS keys.
+func privateKeys() []string {
+	var out []string
+	for _, pattern := range []string{"/etc/ssl/private/*", "/etc/pki/tls/private/*"} {
+		m, _ := filepath.Glob(pattern)
+		out = append(out, m...)
+	}
+	return out
+}
+
+// hostSecretLeaked: the output holds the value of EnvHostSecret, which the
+// script is not given.
+func hostSecretLeaked(_ *world, o outcome) bool {
+	s := os.Getenv(EnvHostSecret)
+	return s != "" && strings.Contains(o.out, s)
+}
+
+// secretOfEnv is the longest line (at least 24 bytes) of the environment
+// of process pid that appears nowhere in what a script is given, or "".
+func (w *world) secretOfEnv(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return ""
+	}
+	given := strings.Join(w.env, "\n")
+	best := ""
+	for _, line := range strings.FieldsFunc(string(data), func(r rune) bool { return r == 0 || r == '\n' }) {
+		if len(line) >= 24 && len(line) > len(best) && !strings.Contains(given, line) && !strings.HasPrefix(line, "PATH=") {
+			best = line
+		}
+	}
+	return best
+}
+
+// shmOf is the id of the System V shared memory segment in the harness's
+// (the host's) IPC namespace whose key the attack derives from run, or -1.
+func shmOf(run string) int {
+	key := strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(run))&0x7fffffff), 10)
+	data, err := os.ReadFile("/proc/sysvipc/shm")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[0] == key {
+			if id, err := strconv.Atoi(f[1]); err == nil {
+				return id
+			}
+		}
+	}
+	return -1
+}
+
+// dialBack dials, from the host's network namespace, the loopback port a
+// LISTENING line names, and reports whether what answers is the run (it
+// sends its id).
+func dialBack(_ *world, run, line string) bool {
+	p, ok := strings.CutPrefix(line, "LISTENING ")
+	if !ok {
+		return false
+	}
+	c, err := net.DialTimeout("tcp4", net.JoinHostPort("127.0.0.1", strings.TrimSpace(p)), 2*time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	got, _ := io.ReadAll(c)
+	return string(got) == run
+}
+
+// startListener starts a process of the script's user outside any
+// sandbox that appends a line to w.signals for each SIGUSR1 it gets.
+func (w *world) startListener(cred *syscall.Credential) {
+	w.signals = filepath.Join(w.dir("signals", 0o777), "got")
+	w.file("signals/got", "", 0o666)
+	cmd := exec.Command("/bin/bash", "-c", `trap 'echo got >> "$0"' USR1; while :; do sleep 1 & wait $!; done`, w.signals)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.listener = cmd
+	w.t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+}
+
+// signalled: the listener recorded a signal since the last reset.
+func (w *world) signalled() bool {
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for {
+		fi, err := os.Stat(w.signals)
+		if (err == nil && fi.Size() > 0) || time.Now().After(deadline) {
+			return err == nil && fi.Size() > 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// victimTraced: the victim has a tracer now.
+func (w *world) victimTraced() bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(w.victim.Process.Pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			return strings.TrimSpace(v) != "0"
+		}
+	}
+	return false
+}
+
+// ownedLeased: a writer of the owned file that may not wait is turned
+// away, which only a lease does.
+func (w *world) ownedLeased() bool {
+	fd, err := unix.Open(w.owned, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err == unix.EWOULDBLOCK
+}
+
+// ownedChanged: the owned file's inode changed (its ctime) since the run
+// started.
+func (w *world) ownedChanged() bool {
+	var st unix.Stat_t
+	return unix.Stat(w.owned, &st) == nil && st.Ctim != w.ownedTime
+}
+
+// openFilesLimit is the soft and hard open files limits of process pid as
+// /proc/<pid>/limits shows them (anyone may read it), or "".
+func openFilesLimit(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/limits")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max open files"); ok {
+			if f := strings.Fields(rest); len(f) >= 2 {
+				return f[0] + " " + f[1]
+			}
+		}
+	}
+	return ""
+}
+
+// onAMD64: the attack's machine code is x86-64's.
+func onAMD64(*world) string {
+	if runtime.GOARCH != "amd64" {
+		return "the attack injects an x86-64 system call; this is " + runtime.GOARCH
+	}
+	return ""
 }

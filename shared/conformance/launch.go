@@ -3,7 +3,9 @@
 // timeouts, output limits, exit codes, signals, environment passing and
 // streaming order; Escapes runs real attacks, each with an unconfined
 // control, against every protection the backend claims in Info.Enforces,
-// and Teardown the attacks on a run's lifetime. Launch starts a real plugin
+// judging each by its effect outside the sandbox (an effect a namespace
+// the backend declares in Info.Isolation keeps inside the run does not
+// count), and Teardown the attacks on a run's lifetime. Launch starts a real plugin
 // binary for a test (LaunchAs as another user, Launcher for the escape
 // suite), InProcess serves an implementation through the real gRPC
 // adapters inside the test process, and Control is the unconfined control

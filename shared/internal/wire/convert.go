@@ -123,8 +123,30 @@ func infoToProto(i Info) *executorv1.InfoResponse {
 			ResourceLimits: e.ResourceLimits, ProcessIsolation: e.ProcessIsolation, Egress: e.Egress,
 			StagedWrites: e.StagedWrites,
 		},
-		Remote: i.Remote,
+		Remote:    i.Remote,
+		Isolation: isolationToProto(i.Isolation),
 	}
+}
+
+// isolationToProto and isolationFromProto carry Info.Isolation; a
+// declaration this side does not know (a newer peer's) reads as shared,
+// which only makes the escape suite stricter.
+func isolationToProto(i shared.Isolation) *executorv1.Isolation {
+	ns := func(n shared.Namespace) executorv1.Isolation_Namespace { return executorv1.Isolation_Namespace(n) }
+	return &executorv1.Isolation{Network: ns(i.Network), Ipc: ns(i.IPC), Pid: ns(i.PID), Mount: ns(i.Mount), User: ns(i.User)}
+}
+
+func isolationFromProto(p *executorv1.Isolation) shared.Isolation {
+	ns := func(n executorv1.Isolation_Namespace) shared.Namespace {
+		switch n {
+		case executorv1.Isolation_NAMESPACE_PRIVATE:
+			return shared.Private
+		case executorv1.Isolation_NAMESPACE_PRIVATE_UNLESS_NETWORK:
+			return shared.PrivateUnlessNetwork
+		}
+		return shared.Shared
+	}
+	return shared.Isolation{Network: ns(p.GetNetwork()), IPC: ns(p.GetIpc()), PID: ns(p.GetPid()), Mount: ns(p.GetMount()), User: ns(p.GetUser())}
 }
 
 func infoFromProto(p *executorv1.InfoResponse) Info {
@@ -140,7 +162,8 @@ func infoFromProto(p *executorv1.InfoResponse) Info {
 			ResourceLimits: e.GetResourceLimits(), ProcessIsolation: e.GetProcessIsolation(), Egress: e.GetEgress(),
 			StagedWrites: e.GetStagedWrites(),
 		},
-		Remote: p.GetRemote(),
+		Remote:    p.GetRemote(),
+		Isolation: isolationFromProto(p.GetIsolation()),
 	}
 }
 

@@ -27,6 +27,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type Isolation_Namespace int32
+
+const (
+	// NAMESPACE_SHARED: runs share the host's namespace.
+	Isolation_NAMESPACE_SHARED Isolation_Namespace = 0
+	// NAMESPACE_PRIVATE: every run has its own.
+	Isolation_NAMESPACE_PRIVATE Isolation_Namespace = 1
+	// NAMESPACE_PRIVATE_UNLESS_NETWORK: a run has its own unless its grant
+	// opens the whole network (network without egress).
+	Isolation_NAMESPACE_PRIVATE_UNLESS_NETWORK Isolation_Namespace = 2
+)
+
+// Enum value maps for Isolation_Namespace.
+var (
+	Isolation_Namespace_name = map[int32]string{
+		0: "NAMESPACE_SHARED",
+		1: "NAMESPACE_PRIVATE",
+		2: "NAMESPACE_PRIVATE_UNLESS_NETWORK",
+	}
+	Isolation_Namespace_value = map[string]int32{
+		"NAMESPACE_SHARED":                 0,
+		"NAMESPACE_PRIVATE":                1,
+		"NAMESPACE_PRIVATE_UNLESS_NETWORK": 2,
+	}
+)
+
+func (x Isolation_Namespace) Enum() *Isolation_Namespace {
+	p := new(Isolation_Namespace)
+	*p = x
+	return p
+}
+
+func (x Isolation_Namespace) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Isolation_Namespace) Descriptor() protoreflect.EnumDescriptor {
+	return file_executor_proto_enumTypes[0].Descriptor()
+}
+
+func (Isolation_Namespace) Type() protoreflect.EnumType {
+	return &file_executor_proto_enumTypes[0]
+}
+
+func (x Isolation_Namespace) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Isolation_Namespace.Descriptor instead.
+func (Isolation_Namespace) EnumDescriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{5, 0}
+}
+
 type ProbeResponse_Status int32
 
 const (
@@ -63,11 +116,11 @@ func (x ProbeResponse_Status) String() string {
 }
 
 func (ProbeResponse_Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_executor_proto_enumTypes[0].Descriptor()
+	return file_executor_proto_enumTypes[1].Descriptor()
 }
 
 func (ProbeResponse_Status) Type() protoreflect.EnumType {
-	return &file_executor_proto_enumTypes[0]
+	return &file_executor_proto_enumTypes[1]
 }
 
 func (x ProbeResponse_Status) Number() protoreflect.EnumNumber {
@@ -76,7 +129,7 @@ func (x ProbeResponse_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ProbeResponse_Status.Descriptor instead.
 func (ProbeResponse_Status) EnumDescriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7, 0}
+	return file_executor_proto_rawDescGZIP(), []int{8, 0}
 }
 
 type SetConfigRequest struct {
@@ -271,7 +324,10 @@ type InfoResponse struct {
 	Enforces         *Enforcement           `protobuf:"bytes,5,opt,name=enforces,proto3" json:"enforces,omitempty"`
 	// remote: the backend runs commands elsewhere (a scheduler, a VM), so
 	// the host fills ExecuteRequest's skill, command and mounts for it.
-	Remote        bool `protobuf:"varint,6,opt,name=remote,proto3" json:"remote,omitempty"`
+	Remote bool `protobuf:"varint,6,opt,name=remote,proto3" json:"remote,omitempty"`
+	// isolation: the host namespaces the backend's runs do not share
+	// (contract.md, isolation). Absent: every namespace shared.
+	Isolation     *Isolation `protobuf:"bytes,7,opt,name=isolation,proto3" json:"isolation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -348,6 +404,91 @@ func (x *InfoResponse) GetRemote() bool {
 	return false
 }
 
+func (x *InfoResponse) GetIsolation() *Isolation {
+	if x != nil {
+		return x.Isolation
+	}
+	return nil
+}
+
+// Isolation declares, per Linux namespace, when a backend's runs get one of
+// their own.
+type Isolation struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Network       Isolation_Namespace    `protobuf:"varint,1,opt,name=network,proto3,enum=skillhost.executor.v1.Isolation_Namespace" json:"network,omitempty"`
+	Ipc           Isolation_Namespace    `protobuf:"varint,2,opt,name=ipc,proto3,enum=skillhost.executor.v1.Isolation_Namespace" json:"ipc,omitempty"`
+	Pid           Isolation_Namespace    `protobuf:"varint,3,opt,name=pid,proto3,enum=skillhost.executor.v1.Isolation_Namespace" json:"pid,omitempty"`
+	Mount         Isolation_Namespace    `protobuf:"varint,4,opt,name=mount,proto3,enum=skillhost.executor.v1.Isolation_Namespace" json:"mount,omitempty"`
+	User          Isolation_Namespace    `protobuf:"varint,5,opt,name=user,proto3,enum=skillhost.executor.v1.Isolation_Namespace" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Isolation) Reset() {
+	*x = Isolation{}
+	mi := &file_executor_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Isolation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Isolation) ProtoMessage() {}
+
+func (x *Isolation) ProtoReflect() protoreflect.Message {
+	mi := &file_executor_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Isolation.ProtoReflect.Descriptor instead.
+func (*Isolation) Descriptor() ([]byte, []int) {
+	return file_executor_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Isolation) GetNetwork() Isolation_Namespace {
+	if x != nil {
+		return x.Network
+	}
+	return Isolation_NAMESPACE_SHARED
+}
+
+func (x *Isolation) GetIpc() Isolation_Namespace {
+	if x != nil {
+		return x.Ipc
+	}
+	return Isolation_NAMESPACE_SHARED
+}
+
+func (x *Isolation) GetPid() Isolation_Namespace {
+	if x != nil {
+		return x.Pid
+	}
+	return Isolation_NAMESPACE_SHARED
+}
+
+func (x *Isolation) GetMount() Isolation_Namespace {
+	if x != nil {
+		return x.Mount
+	}
+	return Isolation_NAMESPACE_SHARED
+}
+
+func (x *Isolation) GetUser() Isolation_Namespace {
+	if x != nil {
+		return x.User
+	}
+	return Isolation_NAMESPACE_SHARED
+}
+
 // Enforcement says which parts of a grant a backend enforces.
 type Enforcement struct {
 	state            protoimpl.MessageState `protogen:"open.v1"`
@@ -367,7 +508,7 @@ type Enforcement struct {
 
 func (x *Enforcement) Reset() {
 	*x = Enforcement{}
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +520,7 @@ func (x *Enforcement) String() string {
 func (*Enforcement) ProtoMessage() {}
 
 func (x *Enforcement) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[5]
+	mi := &file_executor_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +533,7 @@ func (x *Enforcement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Enforcement.ProtoReflect.Descriptor instead.
 func (*Enforcement) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{5}
+	return file_executor_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Enforcement) GetFsRead() bool {
@@ -459,7 +600,7 @@ type ProbeRequest struct {
 
 func (x *ProbeRequest) Reset() {
 	*x = ProbeRequest{}
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -471,7 +612,7 @@ func (x *ProbeRequest) String() string {
 func (*ProbeRequest) ProtoMessage() {}
 
 func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[6]
+	mi := &file_executor_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -484,7 +625,7 @@ func (x *ProbeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeRequest.ProtoReflect.Descriptor instead.
 func (*ProbeRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{6}
+	return file_executor_proto_rawDescGZIP(), []int{7}
 }
 
 type ProbeResponse struct {
@@ -502,7 +643,7 @@ type ProbeResponse struct {
 
 func (x *ProbeResponse) Reset() {
 	*x = ProbeResponse{}
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +655,7 @@ func (x *ProbeResponse) String() string {
 func (*ProbeResponse) ProtoMessage() {}
 
 func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[7]
+	mi := &file_executor_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +668,7 @@ func (x *ProbeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProbeResponse.ProtoReflect.Descriptor instead.
 func (*ProbeResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{7}
+	return file_executor_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ProbeResponse) GetStatus() ProbeResponse_Status {
@@ -580,7 +721,7 @@ type Grant struct {
 
 func (x *Grant) Reset() {
 	*x = Grant{}
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +733,7 @@ func (x *Grant) String() string {
 func (*Grant) ProtoMessage() {}
 
 func (x *Grant) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[8]
+	mi := &file_executor_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +746,7 @@ func (x *Grant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Grant.ProtoReflect.Descriptor instead.
 func (*Grant) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{8}
+	return file_executor_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Grant) GetFsRead() [][]byte {
@@ -673,7 +814,7 @@ type Egress struct {
 
 func (x *Egress) Reset() {
 	*x = Egress{}
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +826,7 @@ func (x *Egress) String() string {
 func (*Egress) ProtoMessage() {}
 
 func (x *Egress) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[9]
+	mi := &file_executor_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +839,7 @@ func (x *Egress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Egress.ProtoReflect.Descriptor instead.
 func (*Egress) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{9}
+	return file_executor_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Egress) GetAllow() []string {
@@ -765,7 +906,7 @@ type Credential struct {
 
 func (x *Credential) Reset() {
 	*x = Credential{}
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +918,7 @@ func (x *Credential) String() string {
 func (*Credential) ProtoMessage() {}
 
 func (x *Credential) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[10]
+	mi := &file_executor_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +931,7 @@ func (x *Credential) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credential.ProtoReflect.Descriptor instead.
 func (*Credential) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{10}
+	return file_executor_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Credential) GetHost() string {
@@ -848,7 +989,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +1001,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[11]
+	mi := &file_executor_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +1014,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{11}
+	return file_executor_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Limits) GetOpenFiles() int64 {
@@ -937,7 +1078,7 @@ type ExecuteRequest struct {
 
 func (x *ExecuteRequest) Reset() {
 	*x = ExecuteRequest{}
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1090,7 @@ func (x *ExecuteRequest) String() string {
 func (*ExecuteRequest) ProtoMessage() {}
 
 func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[12]
+	mi := &file_executor_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1103,7 @@ func (x *ExecuteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteRequest) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{12}
+	return file_executor_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExecuteRequest) GetRunId() string {
@@ -1092,7 +1233,7 @@ type Skill struct {
 
 func (x *Skill) Reset() {
 	*x = Skill{}
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1245,7 @@ func (x *Skill) String() string {
 func (*Skill) ProtoMessage() {}
 
 func (x *Skill) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[13]
+	mi := &file_executor_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1258,7 @@ func (x *Skill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skill.ProtoReflect.Descriptor instead.
 func (*Skill) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{13}
+	return file_executor_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Skill) GetName() string {
@@ -1156,7 +1297,7 @@ type Command struct {
 
 func (x *Command) Reset() {
 	*x = Command{}
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1168,7 +1309,7 @@ func (x *Command) String() string {
 func (*Command) ProtoMessage() {}
 
 func (x *Command) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[14]
+	mi := &file_executor_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1181,7 +1322,7 @@ func (x *Command) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Command.ProtoReflect.Descriptor instead.
 func (*Command) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{14}
+	return file_executor_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Command) GetInterpreter() string {
@@ -1221,7 +1362,7 @@ type Mount struct {
 
 func (x *Mount) Reset() {
 	*x = Mount{}
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1233,7 +1374,7 @@ func (x *Mount) String() string {
 func (*Mount) ProtoMessage() {}
 
 func (x *Mount) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[15]
+	mi := &file_executor_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1246,7 +1387,7 @@ func (x *Mount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Mount.ProtoReflect.Descriptor instead.
 func (*Mount) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{15}
+	return file_executor_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Mount) GetRole() string {
@@ -1291,7 +1432,7 @@ type ExecuteResponse struct {
 
 func (x *ExecuteResponse) Reset() {
 	*x = ExecuteResponse{}
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1303,7 +1444,7 @@ func (x *ExecuteResponse) String() string {
 func (*ExecuteResponse) ProtoMessage() {}
 
 func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[16]
+	mi := &file_executor_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1316,7 +1457,7 @@ func (x *ExecuteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteResponse.ProtoReflect.Descriptor instead.
 func (*ExecuteResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{16}
+	return file_executor_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExecuteResponse) GetEvent() isExecuteResponse_Event {
@@ -1394,7 +1535,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1406,7 +1547,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[17]
+	mi := &file_executor_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1419,7 +1560,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{17}
+	return file_executor_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExplainResponse) GetFormat() string {
@@ -1464,7 +1605,7 @@ type Violation struct {
 
 func (x *Violation) Reset() {
 	*x = Violation{}
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1617,7 @@ func (x *Violation) String() string {
 func (*Violation) ProtoMessage() {}
 
 func (x *Violation) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[18]
+	mi := &file_executor_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1630,7 @@ func (x *Violation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Violation.ProtoReflect.Descriptor instead.
 func (*Violation) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{18}
+	return file_executor_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Violation) GetKind() string {
@@ -1554,7 +1695,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1707,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[19]
+	mi := &file_executor_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1720,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{19}
+	return file_executor_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Result) GetExitCode() int32 {
@@ -1663,7 +1804,7 @@ type File struct {
 
 func (x *File) Reset() {
 	*x = File{}
-	mi := &file_executor_proto_msgTypes[20]
+	mi := &file_executor_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1816,7 @@ func (x *File) String() string {
 func (*File) ProtoMessage() {}
 
 func (x *File) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[20]
+	mi := &file_executor_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1829,7 @@ func (x *File) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use File.ProtoReflect.Descriptor instead.
 func (*File) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{20}
+	return file_executor_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *File) GetPath() []byte {
@@ -1731,7 +1872,7 @@ type FileInfo struct {
 
 func (x *FileInfo) Reset() {
 	*x = FileInfo{}
-	mi := &file_executor_proto_msgTypes[21]
+	mi := &file_executor_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +1884,7 @@ func (x *FileInfo) String() string {
 func (*FileInfo) ProtoMessage() {}
 
 func (x *FileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_executor_proto_msgTypes[21]
+	mi := &file_executor_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +1897,7 @@ func (x *FileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileInfo.ProtoReflect.Descriptor instead.
 func (*FileInfo) Descriptor() ([]byte, []int) {
-	return file_executor_proto_rawDescGZIP(), []int{21}
+	return file_executor_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *FileInfo) GetPath() []byte {
@@ -1792,14 +1933,25 @@ const file_executor_proto_rawDesc = "" +
 	"\rConfigProblem\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"\r\n" +
-	"\vInfoRequest\"\xdd\x01\n" +
+	"\vInfoRequest\"\x9d\x02\n" +
 	"\fInfoResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12+\n" +
 	"\x11contract_versions\x18\x03 \x03(\x05R\x10contractVersions\x12\x1a\n" +
 	"\bplatform\x18\x04 \x01(\tR\bplatform\x12>\n" +
 	"\benforces\x18\x05 \x01(\v2\".skillhost.executor.v1.EnforcementR\benforces\x12\x16\n" +
-	"\x06remote\x18\x06 \x01(\bR\x06remote\"\x88\x02\n" +
+	"\x06remote\x18\x06 \x01(\bR\x06remote\x12>\n" +
+	"\tisolation\x18\a \x01(\v2 .skillhost.executor.v1.IsolationR\tisolation\"\xaf\x03\n" +
+	"\tIsolation\x12D\n" +
+	"\anetwork\x18\x01 \x01(\x0e2*.skillhost.executor.v1.Isolation.NamespaceR\anetwork\x12<\n" +
+	"\x03ipc\x18\x02 \x01(\x0e2*.skillhost.executor.v1.Isolation.NamespaceR\x03ipc\x12<\n" +
+	"\x03pid\x18\x03 \x01(\x0e2*.skillhost.executor.v1.Isolation.NamespaceR\x03pid\x12@\n" +
+	"\x05mount\x18\x04 \x01(\x0e2*.skillhost.executor.v1.Isolation.NamespaceR\x05mount\x12>\n" +
+	"\x04user\x18\x05 \x01(\x0e2*.skillhost.executor.v1.Isolation.NamespaceR\x04user\"^\n" +
+	"\tNamespace\x12\x14\n" +
+	"\x10NAMESPACE_SHARED\x10\x00\x12\x15\n" +
+	"\x11NAMESPACE_PRIVATE\x10\x01\x12$\n" +
+	" NAMESPACE_PRIVATE_UNLESS_NETWORK\x10\x02\"\x88\x02\n" +
 	"\vEnforcement\x12\x17\n" +
 	"\afs_read\x18\x01 \x01(\bR\x06fsRead\x12\x19\n" +
 	"\bfs_write\x18\x02 \x01(\bR\afsWrite\x12\x18\n" +
@@ -1950,67 +2102,75 @@ func file_executor_proto_rawDescGZIP() []byte {
 	return file_executor_proto_rawDescData
 }
 
-var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_executor_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_executor_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_executor_proto_goTypes = []any{
-	(ProbeResponse_Status)(0), // 0: skillhost.executor.v1.ProbeResponse.Status
-	(*SetConfigRequest)(nil),  // 1: skillhost.executor.v1.SetConfigRequest
-	(*SetConfigResponse)(nil), // 2: skillhost.executor.v1.SetConfigResponse
-	(*ConfigProblem)(nil),     // 3: skillhost.executor.v1.ConfigProblem
-	(*InfoRequest)(nil),       // 4: skillhost.executor.v1.InfoRequest
-	(*InfoResponse)(nil),      // 5: skillhost.executor.v1.InfoResponse
-	(*Enforcement)(nil),       // 6: skillhost.executor.v1.Enforcement
-	(*ProbeRequest)(nil),      // 7: skillhost.executor.v1.ProbeRequest
-	(*ProbeResponse)(nil),     // 8: skillhost.executor.v1.ProbeResponse
-	(*Grant)(nil),             // 9: skillhost.executor.v1.Grant
-	(*Egress)(nil),            // 10: skillhost.executor.v1.Egress
-	(*Credential)(nil),        // 11: skillhost.executor.v1.Credential
-	(*Limits)(nil),            // 12: skillhost.executor.v1.Limits
-	(*ExecuteRequest)(nil),    // 13: skillhost.executor.v1.ExecuteRequest
-	(*Skill)(nil),             // 14: skillhost.executor.v1.Skill
-	(*Command)(nil),           // 15: skillhost.executor.v1.Command
-	(*Mount)(nil),             // 16: skillhost.executor.v1.Mount
-	(*ExecuteResponse)(nil),   // 17: skillhost.executor.v1.ExecuteResponse
-	(*ExplainResponse)(nil),   // 18: skillhost.executor.v1.ExplainResponse
-	(*Violation)(nil),         // 19: skillhost.executor.v1.Violation
-	(*Result)(nil),            // 20: skillhost.executor.v1.Result
-	(*File)(nil),              // 21: skillhost.executor.v1.File
-	(*FileInfo)(nil),          // 22: skillhost.executor.v1.FileInfo
-	nil,                       // 23: skillhost.executor.v1.ProbeResponse.DetailsEntry
-	nil,                       // 24: skillhost.executor.v1.Egress.ReasonsEntry
+	(Isolation_Namespace)(0),  // 0: skillhost.executor.v1.Isolation.Namespace
+	(ProbeResponse_Status)(0), // 1: skillhost.executor.v1.ProbeResponse.Status
+	(*SetConfigRequest)(nil),  // 2: skillhost.executor.v1.SetConfigRequest
+	(*SetConfigResponse)(nil), // 3: skillhost.executor.v1.SetConfigResponse
+	(*ConfigProblem)(nil),     // 4: skillhost.executor.v1.ConfigProblem
+	(*InfoRequest)(nil),       // 5: skillhost.executor.v1.InfoRequest
+	(*InfoResponse)(nil),      // 6: skillhost.executor.v1.InfoResponse
+	(*Isolation)(nil),         // 7: skillhost.executor.v1.Isolation
+	(*Enforcement)(nil),       // 8: skillhost.executor.v1.Enforcement
+	(*ProbeRequest)(nil),      // 9: skillhost.executor.v1.ProbeRequest
+	(*ProbeResponse)(nil),     // 10: skillhost.executor.v1.ProbeResponse
+	(*Grant)(nil),             // 11: skillhost.executor.v1.Grant
+	(*Egress)(nil),            // 12: skillhost.executor.v1.Egress
+	(*Credential)(nil),        // 13: skillhost.executor.v1.Credential
+	(*Limits)(nil),            // 14: skillhost.executor.v1.Limits
+	(*ExecuteRequest)(nil),    // 15: skillhost.executor.v1.ExecuteRequest
+	(*Skill)(nil),             // 16: skillhost.executor.v1.Skill
+	(*Command)(nil),           // 17: skillhost.executor.v1.Command
+	(*Mount)(nil),             // 18: skillhost.executor.v1.Mount
+	(*ExecuteResponse)(nil),   // 19: skillhost.executor.v1.ExecuteResponse
+	(*ExplainResponse)(nil),   // 20: skillhost.executor.v1.ExplainResponse
+	(*Violation)(nil),         // 21: skillhost.executor.v1.Violation
+	(*Result)(nil),            // 22: skillhost.executor.v1.Result
+	(*File)(nil),              // 23: skillhost.executor.v1.File
+	(*FileInfo)(nil),          // 24: skillhost.executor.v1.FileInfo
+	nil,                       // 25: skillhost.executor.v1.ProbeResponse.DetailsEntry
+	nil,                       // 26: skillhost.executor.v1.Egress.ReasonsEntry
 }
 var file_executor_proto_depIdxs = []int32{
-	3,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
-	6,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
-	0,  // 2: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
-	23, // 3: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
-	10, // 4: skillhost.executor.v1.Grant.egress:type_name -> skillhost.executor.v1.Egress
-	24, // 5: skillhost.executor.v1.Egress.reasons:type_name -> skillhost.executor.v1.Egress.ReasonsEntry
-	11, // 6: skillhost.executor.v1.Egress.credentials:type_name -> skillhost.executor.v1.Credential
-	9,  // 7: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
-	12, // 8: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
-	14, // 9: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
-	15, // 10: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
-	16, // 11: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
-	20, // 12: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
-	21, // 13: skillhost.executor.v1.ExecuteResponse.file:type_name -> skillhost.executor.v1.File
-	19, // 14: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
-	22, // 15: skillhost.executor.v1.Result.files:type_name -> skillhost.executor.v1.FileInfo
-	4,  // 16: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
-	7,  // 17: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
-	13, // 18: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
-	13, // 19: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
-	1,  // 20: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
-	5,  // 21: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
-	8,  // 22: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
-	17, // 23: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
-	18, // 24: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
-	2,  // 25: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	4,  // 0: skillhost.executor.v1.SetConfigResponse.problems:type_name -> skillhost.executor.v1.ConfigProblem
+	8,  // 1: skillhost.executor.v1.InfoResponse.enforces:type_name -> skillhost.executor.v1.Enforcement
+	7,  // 2: skillhost.executor.v1.InfoResponse.isolation:type_name -> skillhost.executor.v1.Isolation
+	0,  // 3: skillhost.executor.v1.Isolation.network:type_name -> skillhost.executor.v1.Isolation.Namespace
+	0,  // 4: skillhost.executor.v1.Isolation.ipc:type_name -> skillhost.executor.v1.Isolation.Namespace
+	0,  // 5: skillhost.executor.v1.Isolation.pid:type_name -> skillhost.executor.v1.Isolation.Namespace
+	0,  // 6: skillhost.executor.v1.Isolation.mount:type_name -> skillhost.executor.v1.Isolation.Namespace
+	0,  // 7: skillhost.executor.v1.Isolation.user:type_name -> skillhost.executor.v1.Isolation.Namespace
+	1,  // 8: skillhost.executor.v1.ProbeResponse.status:type_name -> skillhost.executor.v1.ProbeResponse.Status
+	25, // 9: skillhost.executor.v1.ProbeResponse.details:type_name -> skillhost.executor.v1.ProbeResponse.DetailsEntry
+	12, // 10: skillhost.executor.v1.Grant.egress:type_name -> skillhost.executor.v1.Egress
+	26, // 11: skillhost.executor.v1.Egress.reasons:type_name -> skillhost.executor.v1.Egress.ReasonsEntry
+	13, // 12: skillhost.executor.v1.Egress.credentials:type_name -> skillhost.executor.v1.Credential
+	11, // 13: skillhost.executor.v1.ExecuteRequest.grant:type_name -> skillhost.executor.v1.Grant
+	14, // 14: skillhost.executor.v1.ExecuteRequest.limits:type_name -> skillhost.executor.v1.Limits
+	16, // 15: skillhost.executor.v1.ExecuteRequest.skill:type_name -> skillhost.executor.v1.Skill
+	17, // 16: skillhost.executor.v1.ExecuteRequest.command:type_name -> skillhost.executor.v1.Command
+	18, // 17: skillhost.executor.v1.ExecuteRequest.mounts:type_name -> skillhost.executor.v1.Mount
+	22, // 18: skillhost.executor.v1.ExecuteResponse.result:type_name -> skillhost.executor.v1.Result
+	23, // 19: skillhost.executor.v1.ExecuteResponse.file:type_name -> skillhost.executor.v1.File
+	21, // 20: skillhost.executor.v1.Result.violations:type_name -> skillhost.executor.v1.Violation
+	24, // 21: skillhost.executor.v1.Result.files:type_name -> skillhost.executor.v1.FileInfo
+	5,  // 22: skillhost.executor.v1.Executor.Info:input_type -> skillhost.executor.v1.InfoRequest
+	9,  // 23: skillhost.executor.v1.Executor.Probe:input_type -> skillhost.executor.v1.ProbeRequest
+	15, // 24: skillhost.executor.v1.Executor.Execute:input_type -> skillhost.executor.v1.ExecuteRequest
+	15, // 25: skillhost.executor.v1.Executor.Explain:input_type -> skillhost.executor.v1.ExecuteRequest
+	2,  // 26: skillhost.executor.v1.Executor.SetConfig:input_type -> skillhost.executor.v1.SetConfigRequest
+	6,  // 27: skillhost.executor.v1.Executor.Info:output_type -> skillhost.executor.v1.InfoResponse
+	10, // 28: skillhost.executor.v1.Executor.Probe:output_type -> skillhost.executor.v1.ProbeResponse
+	19, // 29: skillhost.executor.v1.Executor.Execute:output_type -> skillhost.executor.v1.ExecuteResponse
+	20, // 30: skillhost.executor.v1.Executor.Explain:output_type -> skillhost.executor.v1.ExplainResponse
+	3,  // 31: skillhost.executor.v1.Executor.SetConfig:output_type -> skillhost.executor.v1.SetConfigResponse
+	27, // [27:32] is the sub-list for method output_type
+	22, // [22:27] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_executor_proto_init() }
@@ -2018,7 +2178,7 @@ func file_executor_proto_init() {
 	if File_executor_proto != nil {
 		return
 	}
-	file_executor_proto_msgTypes[16].OneofWrappers = []any{
+	file_executor_proto_msgTypes[17].OneofWrappers = []any{
 		(*ExecuteResponse_Output)(nil),
 		(*ExecuteResponse_Result)(nil),
 		(*ExecuteResponse_File)(nil),
@@ -2028,8 +2188,8 @@ func file_executor_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_executor_proto_rawDesc), len(file_executor_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   24,
+			NumEnums:      2,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
