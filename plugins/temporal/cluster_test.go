@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1009,4 +1011,178 @@ func TestDoctorWarnsNoWorker(t *testing.T) {
 	if !strings.Contains(string(out), "warning: temporal: no worker polls task queue q-doctor-empty") {
 		t.Errorf("doctor does not warn of the empty queue:\n%s", out)
 	}
+}
+
+// metricsAddr is where a worker started with --log-json --metrics serves.
+func metricsAddr(t *testing.T, log *logLines) string {
+	t.Helper()
+	for _, line := range log.all() {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["@message"] == "serving task queue" {
+			if a, _ := m["metrics"].(string); a != "" {
+				return a
+			}
+		}
+	}
+	t.Fatalf("no metrics address in the worker's log:\n%s", strings.Join(log.all(), "\n"))
+	return ""
+}
+
+// get fetches http://addr/path and returns its status and body.
+func get(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// scrape reads the worker's /metrics: the value of each series without
+// labels, by name.
+func scrape(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	code, body := get(t, addr, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", code, body)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(body, "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(name, "temporal_") {
+			out["temporal_*"]++
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && !strings.Contains(name, "{") {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// checkCounts fails for each metric of want whose value differs.
+func checkCounts(t *testing.T, when string, got map[string]float64, want map[string]float64) {
+	t.Helper()
+	for name, v := range want {
+		if got[name] != v {
+			t.Errorf("%s: %s = %v, want %v", when, name, got[name], v)
+		}
+	}
+}
+
+// pluginPid is the pid of the worker's local plugin (its child).
+func pluginPid(t *testing.T, worker int) int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(worker) && strings.Contains(s, "(skillhost-sandb") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	t.Fatalf("no plugin process under worker %d", worker)
+	return 0
+}
+
+// A worker's /metrics, /healthz and /readyz (issue 39, point 2): the
+// counts follow its runs (started = completed + failed + refused, the
+// cache's misses then hits), /readyz is ready while it serves, brings a
+// dead local plugin back (counted), says draining once SIGTERM came
+// while /healthz stays up, and a worker started again counts from zero.
+func TestWorkerMetricsAndReadiness(t *testing.T) {
+	cmd, log := startWorker(t, cluster.address, cluster.namespace, "q-metrics", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	addr := metricsAddr(t, log)
+	if code, body := get(t, addr, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	if code, body := get(t, addr, "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz of a serving worker: %d %s", code, body)
+	}
+	e := host(t, "q-metrics", nil)
+	skill := skillDir(t, map[string]string{"scripts/slow.sh": "echo begun\nsleep 1.5\necho done\nexit \"${1:-0}\"\n"})
+
+	// During a run: one started, one active.
+	var during map[string]float64
+	req := remote(t, skill, "scripts/slow.sh", nil)
+	var once sync.Once
+	c := collected{}
+	c.res, c.err = e.Execute(context.Background(), req, func([]byte) error {
+		once.Do(func() { during = scrape(t, addr) })
+		return nil
+	})
+	if c.err != nil || c.res.ExitCode != 0 {
+		t.Fatalf("first run: %v %+v", c.err, c.res)
+	}
+	checkCounts(t, "during the first run", during, map[string]float64{"skillhost_worker_runs_started_total": 1, "skillhost_worker_runs_active": 1,
+		"skillhost_worker_runs_completed_total": 0})
+	if c := execute(context.Background(), e, remote(t, skill, "scripts/slow.sh", []string{"3"})); c.err != nil || c.res.ExitCode != 3 {
+		t.Fatalf("second run: %v %+v", c.err, c.res)
+	}
+	over := remote(t, skill, "scripts/slow.sh", nil)
+	over.Grant.Network = true
+	if c := execute(context.Background(), e, over); c.err == nil {
+		t.Fatalf("a job over the default ceiling ran: %+v", c.res)
+	}
+	after := scrape(t, addr)
+	checkCounts(t, "after three jobs", after, map[string]float64{"skillhost_worker_runs_started_total": 3, "skillhost_worker_runs_completed_total": 1,
+		"skillhost_worker_runs_failed_total": 1, "skillhost_worker_runs_refused_total": 1, "skillhost_worker_runs_active": 0,
+		"skillhost_worker_skill_cache_misses_total": 1, "skillhost_worker_skill_cache_hits_total": 1,
+		"skillhost_worker_run_duration_seconds_count": 2, "skillhost_worker_plugin_restarts_total": 0})
+	if after["skillhost_worker_skill_cache_bytes"] <= 0 || after["skillhost_worker_run_duration_seconds_sum"] < 3 {
+		t.Errorf("cache bytes %v, run seconds %v", after["skillhost_worker_skill_cache_bytes"], after["skillhost_worker_run_duration_seconds_sum"])
+	}
+	if after["temporal_*"] == 0 {
+		t.Error("no metric of the Temporal SDK on /metrics")
+	}
+
+	// A dead local plugin: /readyz starts it again, and it is counted.
+	syscall.Kill(pluginPid(t, cmd.Process.Pid), syscall.SIGKILL)
+	waitFor(t, "/readyz to bring the plugin back", func() bool {
+		code, _ := get(t, addr, "/readyz")
+		return code == http.StatusOK && scrape(t, addr)["skillhost_worker_plugin_restarts_total"] == 1
+	})
+
+	// Draining: not ready, still alive, and the run it holds completes.
+	var draining string
+	var healthz int
+	once = sync.Once{}
+	c.res, c.err = e.Execute(context.Background(), remote(t, skill, "scripts/slow.sh", nil), func([]byte) error {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			waitFor(t, "/readyz to say draining", func() bool {
+				code, body := get(t, addr, "/readyz")
+				draining = body
+				return code == http.StatusServiceUnavailable
+			})
+			healthz, _ = get(t, addr, "/healthz")
+		})
+		return nil
+	})
+	if c.err != nil || c.res.ExitCode != 0 || !strings.Contains(draining, "draining") || healthz != http.StatusOK {
+		t.Errorf("a run during the drain: %v %+v; /readyz %q, /healthz %d", c.err, c.res, draining, healthz)
+	}
+	cmd.Wait()
+
+	// Started again: ready, counting from zero.
+	_, log = startWorker(t, cluster.address, cluster.namespace, "q-metrics", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	addr = metricsAddr(t, log)
+	if code, body := get(t, addr, "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz after the restart: %d %s", code, body)
+	}
+	checkCounts(t, "after the restart", scrape(t, addr), map[string]float64{"skillhost_worker_runs_started_total": 0})
+	if c := execute(context.Background(), e, remote(t, skill, "scripts/slow.sh", nil)); c.err != nil || c.res.ExitCode != 0 {
+		t.Fatalf("a run after the restart: %v %+v", c.err, c.res)
+	}
+	checkCounts(t, "a run after the restart", scrape(t, addr), map[string]float64{"skillhost_worker_runs_started_total": 1,
+		"skillhost_worker_runs_completed_total": 1, "skillhost_worker_skill_cache_misses_total": 1, "skillhost_worker_runs_active": 0})
 }

@@ -229,7 +229,7 @@ func (e *Executor) connect() (*hostConn, error) {
 	if e.settings.Address == "" {
 		return nil, errors.New("no cluster: set plugins.config.temporal.address (host:port)")
 	}
-	c, err := e.settings.dial("skillhost-host")
+	c, err := e.settings.dial("skillhost-host", nil)
 	if err != nil {
 		return nil, err
 	}
