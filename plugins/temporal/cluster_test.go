@@ -997,19 +997,43 @@ func TestProbeListsWorkers(t *testing.T) {
 	}
 }
 
-// doctor with the temporal strategy warns when no worker polls its queue.
+// doctor with the temporal strategy warns when no worker polls its
+// queue, and exits 1 as no run could start; with two workers it lists
+// both, with their versions, and passes.
 func TestDoctorWarnsNoWorker(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
-	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-doctor-empty\n",
+	skill := filepath.Join(dir, "skills", "hello")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: hello\ndescription: says hello\n---\nRun scripts/hello.sh.\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755)
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-doctor\n",
 		cluster.address, cluster.namespace)), 0o644)
-	cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "doctor")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), "warning: temporal: no worker polls task queue q-doctor-empty") {
-		t.Errorf("doctor does not warn of the empty queue:\n%s", out)
+	doctor := func() (int, string) {
+		cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "doctor")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := doctor()
+	if code != 1 || !strings.Contains(out, "warning: temporal: no worker polls task queue q-doctor") ||
+		!strings.Contains(out, "PROBLEM: the temporal strategy has no worker") {
+		t.Errorf("doctor with no worker: exit %d\n%s", code, out)
+	}
+	worker(t, "q-doctor", nil, "--identity", "worker-a")
+	worker(t, "q-doctor", nil, "--identity", "worker-b")
+	waitFor(t, "doctor to list both workers", func() bool {
+		code, out = doctor()
+		return strings.Contains(out, "workers: 2: ")
+	})
+	for _, w := range []string{"worker-a (skillhost-worker " + temporal.Version + ")", "worker-b (skillhost-worker " + temporal.Version + ")"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor does not list %s:\n%s", w, out)
+		}
+	}
+	if code != 0 || strings.Contains(out, "no worker polls") {
+		t.Errorf("doctor with two workers: exit %d\n%s", code, out)
 	}
 }
 
