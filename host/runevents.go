@@ -131,6 +131,7 @@ type RunReport struct {
 	DurationMS  int64              `json:"duration_ms"`
 	Grant       grant.Grant        `json:"grant"`
 	Strategy    string             `json:"strategy"`
+	Worker      string             `json:"worker,omitempty"` // the fleet worker that ran it (remote strategies)
 	Violations  []shared.Violation `json:"violations"`
 	NotEnforced []string           `json:"not_enforced"`
 	// Changes are a staged run's changes: applied, refused, conflicts,
@@ -153,7 +154,7 @@ func (r *RunResult) Report() RunReport {
 	rep := RunReport{
 		Output: r.outputString(), ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
 		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: r.Grant,
-		Strategy: r.Strategy, Violations: violations, NotEnforced: notEnforced, Changes: r.Changes,
+		Strategy: r.Strategy, Worker: r.Worker, Violations: violations, NotEnforced: notEnforced, Changes: r.Changes,
 	}
 	if r.Skill != nil {
 		rep.Skill = r.Skill.Name

@@ -1210,3 +1210,45 @@ func TestWorkerMetricsAndReadiness(t *testing.T) {
 	checkCounts(t, "a run after the restart", scrape(t, addr), map[string]float64{"skillhost_worker_runs_started_total": 1,
 		"skillhost_worker_runs_completed_total": 1, "skillhost_worker_skill_cache_misses_total": 1, "skillhost_worker_runs_active": 0})
 }
+
+// The run report names the worker that ran it (issue 39, point 7): in
+// `skillhost run --json` and in the run's completed event.
+func TestReportNamesWorker(t *testing.T) {
+	worker(t, "q-report", nil, "--identity", "worker-r")
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "skills", "hello")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: hello\ndescription: says hello\n---\nRun scripts/hello.sh.\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755)
+	config := filepath.Join(dir, "config.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-report\n",
+		cluster.address, cluster.namespace)), 0o644)
+	run := func(flags ...string) string {
+		args := []string{"--config", config, "--skills", filepath.Join(dir, "skills"), "run", "hello", "hello", "--workspace", "none"}
+		cmd := exec.Command(testbin.Path(cliPkg), append(args, flags...)...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("skillhost run %v: %v\n%s", flags, err, out)
+		}
+		return string(out)
+	}
+	var rep map[string]any
+	out := run("--json")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep["worker"] != "worker-r" || rep["output"] != "hello\n" {
+		t.Errorf("--json does not name the worker: %v\n%s", err, out)
+	}
+	out = run("--events")
+	var completed map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && strings.Contains(line, `"worker"`) {
+			completed = ev
+		}
+	}
+	if completed == nil || completed["event"] != "run.completed" || !strings.Contains(fmt.Sprint(completed["data"]), "worker:worker-r") {
+		t.Errorf("no event names the worker:\n%s", out)
+	}
+	t.Logf("the event naming the worker: %v", completed)
+}

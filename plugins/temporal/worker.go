@@ -426,6 +426,7 @@ func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 		return Outcome{}, refuse("worker %s: send the output: %v", f.name, serr)
 	}
 	res.Files, res.FilesTruncated = run.files(job.Request.FileLimit)
+	res.Worker = f.name
 	f.mu.Lock()
 	f.ran[job.Request.RunID] = true
 	f.mu.Unlock()
