@@ -1252,3 +1252,49 @@ func TestReportNamesWorker(t *testing.T) {
 	}
 	t.Logf("the event naming the worker: %v", completed)
 }
+
+// Version skew (issue 39, point 6): a job from an older host (one that
+// did not carry versions yet) runs on this worker; a job from a newer
+// host (a newer contract, a newer release), as an old worker would get
+// during a rolling upgrade done hosts first, is refused with the reason
+// before anything runs.
+func TestVersionSkew(t *testing.T) {
+	worker(t, "q-skew", nil, tmpCeiling()...)
+	e := host(t, "q-skew", nil)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(out, 0o777)
+	marker := filepath.Join(out, "ran")
+	skill := skillDir(t, map[string]string{"scripts/mark.sh": "echo ran >> " + marker + "\necho ok\n"})
+	req := func() shared.Request {
+		r := remote(t, skill, "scripts/mark.sh", nil)
+		r.Grant.FSWrite = []string{out}
+		return r
+	}
+	ran := func() int { data, _ := os.ReadFile(marker); return strings.Count(string(data), "ran") }
+
+	e.Job = func(j *temporal.Job) { j.Contract, j.HostVersion = 0, "" }
+	if c := execute(context.Background(), e, req()); c.err != nil || c.out != "ok\n" || ran() != 1 {
+		t.Fatalf("an old job on a new worker: %v %+v %q, ran %d", c.err, c.res, c.out, ran())
+	}
+	for _, tc := range []struct {
+		name     string
+		contract int
+		version  string
+		want     string
+	}{
+		{"a newer contract", shared.ContractVersion + 1, "9.0.0", "serves contract versions 1 to " + strconv.Itoa(shared.ContractVersion)},
+		{"a newer release", shared.ContractVersion, "9.0.0", "older than the host (skillhost-temporal 9.0.0)"},
+	} {
+		e.Job = func(j *temporal.Job) { j.Contract, j.HostVersion = tc.contract, tc.version }
+		c := execute(context.Background(), e, req())
+		if c.err == nil || !strings.Contains(c.err.Error(), tc.want) || !strings.Contains(c.err.Error(), "upgrade the workers first") {
+			t.Errorf("%s on an old worker: %v %+v %q", tc.name, c.err, c.res, c.out)
+		}
+	}
+	if n := ran(); n != 1 {
+		t.Errorf("the script ran %d times; the refused jobs must not run", n)
+	}
+}

@@ -379,6 +379,9 @@ func (f *Fleet) count(ran bool, err error, res shared.Result, took time.Duration
 // run is exec's work; ran says whether the local plugin was asked to run
 // the script.
 func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
+	if why := skew(f.name, job); why != "" {
+		return Outcome{}, refuse("%s", why)
+	}
 	if missing := lacks(f.info.Enforces, job.Require); missing != "" {
 		return Outcome{}, refuse("worker %s runs the %s strategy, which does not enforce %s; the host's temporal settings claim it", f.name, f.opts.Strategy, missing)
 	}
