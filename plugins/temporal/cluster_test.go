@@ -1168,6 +1168,7 @@ func TestWorkerMetricsAndReadiness(t *testing.T) {
 	if after["temporal_*"] == 0 {
 		t.Error("no metric of the Temporal SDK on /metrics")
 	}
+	t.Logf("the worker's resident memory after three jobs: %.1f MiB", after["process_resident_memory_bytes"]/(1<<20))
 
 	// A dead local plugin: /readyz starts it again, and it is counted.
 	syscall.Kill(pluginPid(t, cmd.Process.Pid), syscall.SIGKILL)
