@@ -1,12 +1,10 @@
-//go:build temporalserver
-
 // Command fleet runs skill tools on a fleet: it starts an in-process
 // Temporal server and two workers (each confining its runs with the
 // Landlock plugin), then makes 40 mixed calls through the host, as an
 // agent platform would, and prints how each ended and which worker ran
 // how many. It is what `make demo-fleet` runs:
 //
-//	make build && go run -tags temporalserver ./examples/fleet
+//	make build && cd examples/fleet && go run . -bin ../../bin
 //
 // -calls, -concurrency and -workers change the mix; -bench measures the
 // per-call overhead against the same runs local and the throughput with
@@ -107,7 +105,7 @@ func start(nWorkers int, bin string, separate bool) (*fleet, error) {
 	f.out = filepath.Join(work, "out")
 	os.MkdirAll(f.out, 0o777)
 	os.Chmod(f.out, 0o777)
-	skills, _ := filepath.Abs("examples/fleet/skills")
+	skills, _ := filepath.Abs("skills") // the module's directory, where make demo-fleet runs it
 	f.h, err = host.Open(host.Options{ConfigPath: config, SkillRoots: []string{skills}, PluginDirs: []string{bin}, Warnings: os.Stderr})
 	if err != nil {
 		f.stop()

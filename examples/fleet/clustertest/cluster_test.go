@@ -1,6 +1,4 @@
-//go:build temporalserver
-
-package temporal_test
+package clustertest_test
 
 import (
 	"bufio"
@@ -48,7 +46,16 @@ var cluster struct {
 }
 
 func TestMain(m *testing.M) {
-	if _, err := testbin.Build(temporalPkg, landlockPkg, nullPkg, cliPkg); err != nil {
+	// The binaries are the main module's, built there (testbin builds in
+	// the module of the working directory).
+	here, _ := os.Getwd()
+	if err := os.Chdir(filepath.Join(here, "..", "..", "..")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_, err := testbin.Build(temporalPkg, landlockPkg, nullPkg, cliPkg)
+	os.Chdir(here)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -727,7 +734,8 @@ func TestCLIClusterLost(t *testing.T) {
 		}
 	}()
 	address, namespace := ts.GetFrontendHostPort(), ts.GetDefaultNamespace()
-	workerAt(t, address, namespace, "q-cli-cluster", nil, nil)
+	_, wlog := startWorker(t, address, namespace, "q-cli-cluster", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	maddr := metricsAddr(t, wlog)
 	r := startCLI(t, address, namespace, "q-cli-cluster", "      heartbeat_timeout: 3\n")
 	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
 	time.Sleep(500 * time.Millisecond)
@@ -754,6 +762,18 @@ func TestCLIClusterLost(t *testing.T) {
 	}
 	if sleeping(r.marker) {
 		t.Errorf("the script still runs on the worker %v after the cluster stopped", time.Since(lost))
+	}
+	// The worker says so once, in its log and on /readyz.
+	var why string
+	waitFor(t, "the worker's log and /readyz to say it lost the cluster", func() bool {
+		var code int
+		code, why = get(t, maddr, "/readyz")
+		return code == http.StatusServiceUnavailable && slices.ContainsFunc(wlog.all(), func(l string) bool {
+			return strings.Contains(l, `"@message":"lost the cluster"`)
+		})
+	})
+	if !strings.Contains(why, "lost the cluster at "+address) {
+		t.Errorf("/readyz: %q", why)
 	}
 }
 
