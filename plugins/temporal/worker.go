@@ -256,6 +256,11 @@ func (f *Fleet) plugin() (*pluginclient.Conn, error) {
 	if f.local.Alive() {
 		return f.local, nil
 	}
+	if f.stopped {
+		// Stop closed it, or is about to: none is started that nothing
+		// would close.
+		return nil, errors.New("the worker is stopping")
+	}
 	f.local.Close()
 	f.metrics.pluginRestarts.Inc()
 	f.log.Warn("the local plugin died; starting it again", "strategy", f.opts.Strategy)
