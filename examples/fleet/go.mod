@@ -3,6 +3,7 @@ module github.com/skillhost/skillhost/examples/fleet
 go 1.26.0
 
 require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/skillhost/skillhost v0.0.0
 	go.temporal.io/sdk v1.38.0
 	go.temporal.io/server v1.30.4
@@ -86,7 +87,6 @@ require (
 	github.com/mitchellh/copystructure v1.2.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/mitchellh/reflectwalk v1.0.2 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v0.1.9 // indirect
 	github.com/nexus-rpc/sdk-go v0.5.1 // indirect

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/proto"
@@ -1233,7 +1234,8 @@ func TestWorkerMetricsAndReadiness(t *testing.T) {
 }
 
 // The run report names the worker that ran it (issue 39, point 7): in
-// `skillhost run --json` and in the run's completed event.
+// `skillhost run --json`, in the run's completed event, and in an MCP
+// call's structured content.
 func TestReportNamesWorker(t *testing.T) {
 	worker(t, "q-report", nil, "--identity", "worker-r")
 	dir := t.TempDir()
@@ -1272,6 +1274,28 @@ func TestReportNamesWorker(t *testing.T) {
 		t.Errorf("no event names the worker:\n%s", out)
 	}
 	t.Logf("the event naming the worker: %v", completed)
+
+	os.WriteFile(config, fmt.Appendf(nil, "sandbox:\n  strategy: temporal\nskills:\n  grants:\n    hello: {workspace: none}\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-report\n",
+		cluster.address, cluster.namespace), 0o644)
+	cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "mcp", "--tools", "all")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "fleet-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("skillhost mcp: %v\n%s", err, stderr.String())
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "hello__hello"})
+	if err != nil || res.IsError {
+		t.Fatalf("the MCP call: %v %+v\n%s", err, res, stderr.String())
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["worker"] != "worker-r" {
+		t.Errorf("the MCP result's structured content does not name the worker: %v", res.StructuredContent)
+	}
 }
 
 // Version skew (issue 39, point 6): a job from an older host (one that
