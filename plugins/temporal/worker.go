@@ -326,6 +326,16 @@ func refuseFor(reason string, err error) error {
 // refusedType starts an application error's type that is a refusal.
 const refusedType = "skillhost.refused:"
 
+// Reasons of a worker's own refusals (shared.RefusedFor of the host's
+// error), besides the local plugin's.
+const (
+	// ReasonCeiling: the job's grant is over the worker's ceiling.
+	ReasonCeiling = "ceiling"
+	// ReasonVersion: the job comes from a host the worker cannot serve
+	// (a newer contract or release).
+	ReasonVersion = "version"
+)
+
 // exec is the activity: one job, run under the local plugin, logged as
 // it starts and ends (never its arguments, environment or output).
 func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
@@ -385,13 +395,13 @@ func (f *Fleet) count(ran bool, err error, res shared.Result, took time.Duration
 // the script.
 func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 	if why := skew(f.name, job); why != "" {
-		return Outcome{}, refuse("%s", why)
+		return Outcome{}, refuseFor(ReasonVersion, errors.New(why))
 	}
 	if missing := lacks(f.info.Enforces, job.Require); missing != "" {
 		return Outcome{}, refuse("worker %s runs the %s strategy, which does not enforce %s; the host's temporal settings claim it", f.name, f.opts.Strategy, missing)
 	}
 	if why := f.opts.Ceiling.check(f.name, job.Request, f.opts.SharedPaths); why != "" {
-		return Outcome{}, refuse("%s", why)
+		return Outcome{}, refuseFor(ReasonCeiling, errors.New(why))
 	}
 	hb := newBeat(ctx)
 	defer hb.stop()

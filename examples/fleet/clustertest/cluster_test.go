@@ -904,6 +904,9 @@ func TestWorkerCeiling(t *testing.T) {
 				t.Errorf("%s: %q does not say %q", tc.name, c.err, w)
 			}
 		}
+		if r := shared.RefusedFor(c.err); r != temporal.ReasonCeiling {
+			t.Errorf("%s: refused for %q, want %q", tc.name, r, temporal.ReasonCeiling)
+		}
 		if strings.Contains(c.out, "SECRET") {
 			t.Errorf("%s: the secret was read: %q", tc.name, c.out)
 		}
@@ -1335,8 +1338,9 @@ func TestVersionSkew(t *testing.T) {
 	} {
 		e.Job = func(j *temporal.Job) { j.Contract, j.HostVersion = tc.contract, tc.version }
 		c := execute(context.Background(), e, req())
-		if c.err == nil || !strings.Contains(c.err.Error(), tc.want) || !strings.Contains(c.err.Error(), "upgrade the workers first") {
-			t.Errorf("%s on an old worker: %v %+v %q", tc.name, c.err, c.res, c.out)
+		if c.err == nil || !strings.Contains(c.err.Error(), tc.want) || !strings.Contains(c.err.Error(), "upgrade the workers first") ||
+			shared.RefusedFor(c.err) != temporal.ReasonVersion {
+			t.Errorf("%s on an old worker: %v (refused for %q) %+v %q", tc.name, c.err, shared.RefusedFor(c.err), c.res, c.out)
 		}
 	}
 	if n := ran(); n != 1 {
