@@ -16,9 +16,10 @@ demo: build
 	BIN=$(BIN) ./examples/demo.sh
 
 ## demo-fleet: build, then 40 mixed calls on an in-process Temporal server
-## with two workers (docs/fleet.md)
+## with two workers (docs/fleet.md); examples/fleet is a module of its own,
+## which alone requires the Temporal server
 demo-fleet: build
-	$(GO) run -tags temporalserver ./examples/fleet -bin $(BIN)
+	cd examples/fleet && $(GO) run . -bin $(abspath $(BIN))
 
 ## test: formatting, vet, cross-builds, the whole test suite with -race, the
 ## fleet's tests against a real in-process Temporal server, then a short
@@ -29,14 +30,15 @@ test: fmt-check vet cross
 	$(MAKE) fuzz-smoke
 
 ## test-fleet: the Temporal backend against a real in-process server. The
-## server is only in tests and the example (build tag temporalserver), and
-## built without -race: it takes minutes to compile, twice that with it.
+## server is only in the fleet example's module (examples/fleet, with the
+## tests in examples/fleet/clustertest), and built without -race: it takes
+## minutes to compile, twice that with it.
 test-fleet:
-	$(GO) test -tags temporalserver -count=1 ./plugins/temporal/
+	cd examples/fleet && $(GO) test -count=1 ./clustertest/
 
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags temporalserver ./plugins/temporal/ ./examples/fleet/
+	cd examples/fleet && $(GO) vet ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

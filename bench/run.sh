@@ -183,7 +183,7 @@ $t
 done
 
 echo "== fleet (Temporal, in-process server)" >&2
-fleet=$(go run -tags temporalserver ./examples/fleet -bench -bin "$bin" 2>&1) || fleet="(failed: $fleet)"
+fleet=$(cd examples/fleet && go run . -bench -bin "$bin" 2>&1) || fleet="(failed: $fleet)"
 
 echo "== Go benchmarks (warm calls, plugin start, concurrency)" >&2
 gobench=$(go test -run '^$' -bench 'PluginStart|Call' -benchtime "${BENCHTIME:-100x}" ./host/sandbox/ 2>&1 | grep -E '^(Benchmark|cpu:)' || true)
@@ -254,7 +254,7 @@ ver() { "$@" 2>&1 | head -1; }
 	echo "$catalog"
 	echo "## The fleet: runs on a Temporal cluster"
 	echo
-	echo "\`go run -tags temporalserver ./examples/fleet -bench\`: an in-process Temporal server, the host and the"
+	echo "\`go run . -bench\` in examples/fleet: an in-process Temporal server, the host and the"
 	echo "workers on this machine; \`echo\` under Landlock per call (docs/fleet.md)."
 	echo
 	echo "$fleet"

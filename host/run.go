@@ -234,7 +234,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	}
 	h.timing.mark("settle (staged writes applied, or created paths set aside)")
 	rep := &RunReport{Skill: p.skill.Name, Tool: p.tool.Name, ExitCode: r.ExitCode, Signal: r.Signal, TimedOut: r.TimedOut,
-		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: p.grant, Strategy: p.strategy,
+		Truncated: r.Truncated, DurationMS: r.Duration.Milliseconds(), Grant: p.grant, Strategy: p.strategy, Worker: r.Worker,
 		Violations: r.Violations, NotEnforced: r.NotEnforced, Changes: changes}
 	if req.ChunkedOutput {
 		rep.chunks = out.chunks

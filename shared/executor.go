@@ -291,6 +291,9 @@ type Result struct {
 	// left out. The host writes them back and keeps only their paths.
 	Files          []File
 	FilesTruncated bool
+	// Worker names what ran the command, for a remote backend (a fleet
+	// worker's identity); empty for a local run.
+	Worker string
 }
 
 // Enforcement says which parts of a grant a backend enforces.

@@ -75,17 +75,23 @@ func examine(ctx context.Context, h *host.Host) examination {
 	// the host only names the platform.
 	d := examination{platform: runtime.GOOS + "/" + runtime.GOARCH}
 	d.reports, d.pluginWarnings = h.Plugins(ctx)
+	name, confine := h.Strategy()
+	// A fleet with no worker on its queue (the temporal plugin's probe
+	// says "workers: none: ..."): a warning, and a problem when it is the
+	// strategy, as every run would wait and fail.
+	idle := ""
 	for _, r := range d.reports {
-		// A fleet with no worker on its queue (the temporal plugin's
-		// probe says "workers: none: ...").
 		if r.Probe != nil && strings.HasPrefix(r.Probe.Details["workers"], "none:") {
-			d.pluginWarnings = append(d.pluginWarnings, fmt.Sprintf("%s: %s", r.Name, strings.TrimPrefix(r.Probe.Details["workers"], "none: ")))
+			why := strings.TrimPrefix(r.Probe.Details["workers"], "none: ")
+			d.pluginWarnings = append(d.pluginWarnings, fmt.Sprintf("%s: %s", r.Name, why))
+			if r.Name == name {
+				idle = why
+			}
 		}
 	}
 	d.skills = h.Catalog.All()
 	d.skillWarnings = h.Catalog.Warnings()
 	d.broken = h.Catalog.Broken()
-	name, confine := h.Strategy()
 	d.strategy = name
 	d.ok, d.verdict = diagnose(h, name, confine, d.reports)
 	d.missing = h.MissingRoots()
@@ -99,6 +105,8 @@ func examine(ctx context.Context, h *host.Host) examination {
 	}
 	switch {
 	case !d.ok:
+	case idle != "":
+		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: the %s strategy has no worker: %s", name, idle)
 	case len(d.missing) > 0:
 		d.ok, d.verdict = false, fmt.Sprintf("PROBLEM: skill root %s does not exist; fix skills.roots or --skills", strings.Join(d.missing, ", "))
 	case len(d.skills) == 0:

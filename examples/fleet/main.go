@@ -1,12 +1,10 @@
-//go:build temporalserver
-
 // Command fleet runs skill tools on a fleet: it starts an in-process
 // Temporal server and two workers (each confining its runs with the
 // Landlock plugin), then makes 40 mixed calls through the host, as an
 // agent platform would, and prints how each ended and which worker ran
 // how many. It is what `make demo-fleet` runs:
 //
-//	make build && go run -tags temporalserver ./examples/fleet
+//	make build && cd examples/fleet && go run . -bin ../../bin
 //
 // -calls, -concurrency and -workers change the mix; -bench measures the
 // per-call overhead against the same runs local and the throughput with
@@ -19,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +92,7 @@ func start(nWorkers int, bin string, separate bool) (*fleet, error) {
 		w, err := temporal.StartWorker(temporal.WorkerOptions{
 			Connection: temporal.Connection{Address: addr, Namespace: ns},
 			PluginsDir: bin, CacheDir: filepath.Join(work, fmt.Sprintf("worker-%d", i+1)),
-			Identity: fmt.Sprintf("worker-%d", i+1), Concurrency: 4,
+			Identity: fmt.Sprintf("worker-%d", i+1), Concurrency: 4, MetricsAddr: "127.0.0.1:0",
 		})
 		if err != nil {
 			f.stop()
@@ -106,7 +105,7 @@ func start(nWorkers int, bin string, separate bool) (*fleet, error) {
 	f.out = filepath.Join(work, "out")
 	os.MkdirAll(f.out, 0o777)
 	os.Chmod(f.out, 0o777)
-	skills, _ := filepath.Abs("examples/fleet/skills")
+	skills, _ := filepath.Abs("skills") // the module's directory, where make demo-fleet runs it
 	f.h, err = host.Open(host.Options{ConfigPath: config, SkillRoots: []string{skills}, PluginDirs: []string{bin}, Warnings: os.Stderr})
 	if err != nil {
 		f.stop()
@@ -236,9 +235,14 @@ func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
 			outcome, kind = strings.ReplaceAll(strings.TrimSpace(c.res.Output), "\n", " / "), "ok"
 		}
 		tally[c.tool+": "+kind]++
+		// The run report names its worker; a call that failed before a
+		// result has none, and the workers' own records say.
 		where := "?"
+		if c.res != nil && c.res.Worker != "" {
+			where = c.res.Worker
+		}
 		for _, w := range f.workers {
-			if w.Ran(c.runID) {
+			if where == "?" && w.Ran(c.runID) {
 				where = w.Name()
 			}
 		}
@@ -257,7 +261,52 @@ func run(nCalls, concurrency, nWorkers int, bench bool, bin string) error {
 	for _, k := range keys {
 		fmt.Printf("  %-28s %d\n", k, tally[k])
 	}
+	return f.metricsSummary()
+}
+
+// metricsSummary prints what each worker's /metrics says of its runs,
+// its skill cache and its local plugin, as Prometheus would scrape it.
+func (f *fleet) metricsSummary() error {
+	fmt.Println("\nworkers' metrics (GET /metrics):")
+	fmt.Printf("  %-9s %7s %9s %6s %7s %6s %10s %14s %11s %8s\n", "worker", "started", "completed", "failed", "refused", "active",
+		"mean run s", "cache hit/miss", "cache bytes", "restarts")
+	for _, w := range f.workers {
+		m, err := scrape(w.MetricsAddr())
+		if err != nil {
+			return fmt.Errorf("%s: %w", w.Name(), err)
+		}
+		mean := 0.0
+		if n := m["skillhost_worker_run_duration_seconds_count"]; n > 0 {
+			mean = m["skillhost_worker_run_duration_seconds_sum"] / n
+		}
+		p := "skillhost_worker_"
+		cache := fmt.Sprintf("%.0f/%.0f", m[p+"skill_cache_hits_total"], m[p+"skill_cache_misses_total"])
+		fmt.Printf("  %-9s %7.0f %9.0f %6.0f %7.0f %6.0f %10.2f %14s %11.0f %8.0f\n", w.Name(), m[p+"runs_started_total"],
+			m[p+"runs_completed_total"], m[p+"runs_failed_total"], m[p+"runs_refused_total"], m[p+"runs_active"], mean,
+			cache, m[p+"skill_cache_bytes"], m[p+"plugin_restarts_total"])
+	}
 	return nil
+}
+
+// scrape reads the series without labels of the /metrics at addr.
+func scrape(addr string) (map[string]float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), " ")
+		if v, err := strconv.ParseFloat(value, 64); ok && err == nil && !strings.HasPrefix(name, "#") {
+			out[name] = v
+		}
+	}
+	return out, sc.Err()
 }
 
 // benchmark measures, in one run, the per-call overhead of a remote run

@@ -99,7 +99,7 @@ func (s *Server) Handler(token string, limits HTTPLimits) http.Handler {
 		}
 		return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
 	}
-	return auth.RequireBearerToken(verify, nil)(h)
+	return auth.RequireBearerToken(verify, nil)(s.withMetrics(h))
 }
 
 // sameOrigin reports whether r has no Origin header (not a browser) or one

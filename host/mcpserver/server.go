@@ -143,6 +143,8 @@ type Server struct {
 
 	reviewsMu sync.Mutex
 	reviews   map[reviewKey]*pendingReview // runs awaiting a client's answer (mrtrVersion)
+
+	callMetrics callMetrics // served at /metrics over HTTP (metrics.go)
 }
 
 // reviewKey names a run awaiting review in the session that made it: a

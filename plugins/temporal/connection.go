@@ -69,12 +69,13 @@ func (c Connection) check() []shared.ConfigProblem {
 	return out
 }
 
-// dial connects to the cluster as identity.
-func (c Connection) dial(identity string) (client.Client, error) {
+// dial connects to the cluster as identity; the SDK's metrics go to
+// metrics (nil: nowhere).
+func (c Connection) dial(identity string, metrics client.MetricsHandler) (client.Client, error) {
 	host, _ := os.Hostname()
 	opts := client.Options{HostPort: c.Address, Namespace: c.namespace(),
 		Identity: fmt.Sprintf("%s@%s:%d", identity, host, os.Getpid()),
-		Logger:   tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))}
+		Logger:   tlog.NewStructuredLogger(slog.New(slog.DiscardHandler)), MetricsHandler: metrics}
 	if c.TLS.CAFile != "" || c.TLS.CertFile != "" || c.TLS.ServerName != "" {
 		cfg := &tls.Config{ServerName: c.TLS.ServerName, MinVersion: tls.VersionTLS12}
 		if c.TLS.CAFile != "" {

@@ -94,6 +94,9 @@ type Executor struct {
 	// Started, if set, is told each run's workflow id as it starts (to
 	// look the run up on the cluster).
 	Started func(workflowID string)
+	// Job, if set, may change each job before it is sent: tests play a
+	// host of another release with it.
+	Job func(*Job)
 }
 
 type tarRef struct {
@@ -229,7 +232,7 @@ func (e *Executor) connect() (*hostConn, error) {
 	if e.settings.Address == "" {
 		return nil, errors.New("no cluster: set plugins.config.temporal.address (host:port)")
 	}
-	c, err := e.settings.dial("skillhost-host")
+	c, err := e.settings.dial("skillhost-host", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -355,11 +358,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if req.FileLimit > maxFiles {
 		req.FileLimit = maxFiles
 	}
-	id := req.RunID
-	if id == "" {
-		id = newID()
-	}
-	job := Job{ID: id + "-" + newID()[:8], Sum: sumOf(req), Request: req, HostQueue: conn.queue, Require: s.claims()}
+	job := e.newJob(req, conn.queue, s)
 	// A caller that stops taking output (emit fails) ends the run, as a
 	// local run would.
 	ctx, stop := context.WithCancel(ctx)
@@ -429,6 +428,21 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, fmt.Errorf("worker %s sent %d bytes of output and %d arrived", out.Worker, out.Sent, st.sent)
 	}
 	return out.Result, nil
+}
+
+// newJob is the job of req, whose worker fetches its skill from
+// hostQueue.
+func (e *Executor) newJob(req shared.Request, hostQueue string, s Settings) Job {
+	id := req.RunID
+	if id == "" {
+		id = newID()
+	}
+	job := Job{ID: id + "-" + newID()[:8], Sum: sumOf(req), Request: req, HostQueue: hostQueue, Require: s.claims(),
+		Contract: shared.ContractVersion, HostVersion: Version}
+	if e.Job != nil {
+		e.Job(&job)
+	}
+	return job
 }
 
 // stream is a run's output on its way to the caller: chunks are passed on

@@ -71,6 +71,13 @@ type Job struct {
 	// Require is what the worker's local strategy must enforce: what the
 	// host-side plugin claims.
 	Require shared.Enforcement
+	// Contract is the version of the plugin contract (shared.Request's)
+	// the host speaks, and HostVersion its release of this backend
+	// (Version); a worker that cannot serve them refuses the job before
+	// anything runs (see skew). Both are zero from a host before they
+	// were carried.
+	Contract    int
+	HostVersion string
 }
 
 // Outcome is a worker's answer. The output went ahead of it, as

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,6 +31,8 @@ type skillCache struct {
 	// holding each skill, which eviction leaves alone.
 	busy  map[string]*sync.Mutex
 	inUse map[string]int
+	// size is the bytes the cache held after its last eviction.
+	size atomic.Int64
 }
 
 func newSkillCache(dir string, limit int64) (*skillCache, error) {
@@ -66,6 +69,7 @@ func (c *skillCache) evict() {
 	}
 	var all []kept
 	var total int64
+	defer func() { c.size.Store(total) }()
 	for _, e := range entries {
 		if _, err := hexOf("sha256:" + e.Name()); err != nil || !e.IsDir() {
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,10 @@ type WorkerOptions struct {
 	// Logger gets a line per run, per change of the connection to the
 	// cluster, and per drain (default: none).
 	Logger hclog.Logger
+	// MetricsAddr, if set, is where the worker serves its Prometheus
+	// metrics (/metrics), /healthz and /readyz; port 0 picks a free one
+	// (see Fleet.MetricsAddr).
+	MetricsAddr string
 }
 
 // Fleet is a running fleet worker.
@@ -72,7 +77,12 @@ type Fleet struct {
 
 	log     hclog.Logger
 	running atomic.Int64  // runs in progress
+	lost    atomic.Bool   // the cluster does not answer
 	done    chan struct{} // closed by Stop: the cluster watch ends
+	metrics *workerMetrics
+
+	http     *http.Server // serves MetricsAddr, if set
+	httpAddr string
 
 	mu      sync.Mutex
 	ran     map[string]bool // the run ids of the requests this worker ran
@@ -120,6 +130,7 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		return nil, err
 	}
 	sweep(o.CacheDir)
+	cache.evict() // and measures it
 	local, err := launchLocal(o)
 	if err != nil {
 		return nil, err
@@ -135,13 +146,15 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 		local.Close()
 		return nil, err
 	}
-	c, err := o.dial("skillhost-worker")
+	f := &Fleet{opts: o, local: local, info: info, cache: cache, name: o.Identity, ran: map[string]bool{},
+		log: o.Logger, done: make(chan struct{})}
+	f.metrics = newWorkerMetrics(func() float64 { return float64(f.running.Load()) }, func() float64 { return float64(cache.size.Load()) })
+	c, err := o.dial("skillhost-worker", f.metrics.sdk.handler())
 	if err != nil {
 		local.Close()
 		return nil, err
 	}
-	f := &Fleet{opts: o, client: c, local: local, info: info, cache: cache, name: o.Identity, ran: map[string]bool{},
-		log: o.Logger, done: make(chan struct{})}
+	f.client = c
 	f.worker = worker.New(c, o.taskQueue(), worker.Options{
 		MaxConcurrentActivityExecutionSize: o.Concurrency,
 		// Output and cancellation travel on heartbeats: sent often, they
@@ -158,6 +171,12 @@ func StartWorker(o WorkerOptions) (*Fleet, error) {
 	if err := f.worker.Start(); err != nil {
 		f.Stop()
 		return nil, fmt.Errorf("start the worker on task queue %s: %w", o.taskQueue(), err)
+	}
+	if o.MetricsAddr != "" {
+		if err := f.serveHTTP(o.MetricsAddr); err != nil {
+			f.Stop()
+			return nil, err
+		}
 	}
 	f.log.Info("connected", "address", o.Address, "namespace", o.namespace(), "task_queue", o.taskQueue())
 	go f.watchConnection()
@@ -188,8 +207,10 @@ func (f *Fleet) watchConnection() {
 		switch {
 		case err != nil && lostAt.IsZero():
 			lostAt = time.Now()
+			f.lost.Store(true)
 			f.log.Warn("lost the cluster", "address", f.opts.Address, "error", err.Error(), "running", f.Running())
 		case err == nil && !lostAt.IsZero():
+			f.lost.Store(false)
 			f.log.Info("reconnected", "address", f.opts.Address, "after", time.Since(lostAt).Round(time.Millisecond).String())
 			lostAt = time.Time{}
 		}
@@ -235,7 +256,14 @@ func (f *Fleet) plugin() (*pluginclient.Conn, error) {
 	if f.local.Alive() {
 		return f.local, nil
 	}
+	if f.stopped {
+		// Stop closed it, or is about to: none is started that nothing
+		// would close.
+		return nil, errors.New("the worker is stopping")
+	}
 	f.local.Close()
+	f.metrics.pluginRestarts.Inc()
+	f.log.Warn("the local plugin died; starting it again", "strategy", f.opts.Strategy)
 	c, err := launchLocal(f.opts)
 	if err != nil {
 		return nil, err
@@ -260,6 +288,9 @@ func (f *Fleet) Stop() {
 	f.mu.Lock()
 	f.local.Close()
 	f.mu.Unlock()
+	if f.http != nil {
+		f.http.Close()
+	}
 }
 
 // Name is the worker's identity.
@@ -295,16 +326,28 @@ func refuseFor(reason string, err error) error {
 // refusedType starts an application error's type that is a refusal.
 const refusedType = "skillhost.refused:"
 
+// Reasons of a worker's own refusals (shared.RefusedFor of the host's
+// error), besides the local plugin's.
+const (
+	// ReasonCeiling: the job's grant is over the worker's ceiling.
+	ReasonCeiling = "ceiling"
+	// ReasonVersion: the job comes from a host the worker cannot serve
+	// (a newer contract or release).
+	ReasonVersion = "version"
+)
+
 // exec is the activity: one job, run under the local plugin, logged as
 // it starts and ends (never its arguments, environment or output).
 func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 	f.running.Add(1)
 	defer f.running.Add(-1)
+	f.metrics.started.Inc()
 	start := time.Now()
 	log := f.log.With("run_id", job.Request.RunID)
 	log.Info("run started", "skill", job.Request.Skill.Digest, "job", job.ID)
 	var ran bool
 	out, err := f.run(ctx, job, &ran)
+	f.count(ran, err, out.Result, time.Since(start))
 	took := time.Since(start).Round(time.Millisecond).String()
 	var ae *temporal.ApplicationError
 	switch {
@@ -334,14 +377,31 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 	return out, err
 }
 
+// count counts a job that ended in the metrics.
+func (f *Fleet) count(ran bool, err error, res shared.Result, took time.Duration) {
+	switch {
+	case !ran:
+		f.metrics.refused.Inc()
+		return
+	case err == nil && res.ExitCode == 0 && !res.TimedOut && res.Signal == "":
+		f.metrics.completed.Inc()
+	default:
+		f.metrics.failed.Inc()
+	}
+	f.metrics.duration.Observe(took.Seconds())
+}
+
 // run is exec's work; ran says whether the local plugin was asked to run
 // the script.
 func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
+	if why := skew(f.name, job); why != "" {
+		return Outcome{}, refuseFor(ReasonVersion, errors.New(why))
+	}
 	if missing := lacks(f.info.Enforces, job.Require); missing != "" {
 		return Outcome{}, refuse("worker %s runs the %s strategy, which does not enforce %s; the host's temporal settings claim it", f.name, f.opts.Strategy, missing)
 	}
 	if why := f.opts.Ceiling.check(f.name, job.Request, f.opts.SharedPaths); why != "" {
-		return Outcome{}, refuse("%s", why)
+		return Outcome{}, refuseFor(ReasonCeiling, errors.New(why))
 	}
 	hb := newBeat(ctx)
 	defer hb.stop()
@@ -384,6 +444,7 @@ func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 		return Outcome{}, refuse("worker %s: send the output: %v", f.name, serr)
 	}
 	res.Files, res.FilesTruncated = run.files(job.Request.FileLimit)
+	res.Worker = f.name
 	f.mu.Lock()
 	f.ran[job.Request.RunID] = true
 	f.mu.Unlock()
@@ -436,9 +497,14 @@ func (f *Fleet) localRequest(ctx context.Context, job Job, hb *beat) (shared.Req
 	if req.Skill.Digest == "" || req.Command.Script == "" {
 		return req, run, refuse("worker %s does not see the host's files (start it with --shared-paths for that), and the request has no skill digest or command relative to the skill", f.name)
 	}
-	skillDir, _, err := f.cache.get(req.Skill.Digest, func(w io.Writer) error { return f.fetch(ctx, job, w, hb) })
+	skillDir, fetched, err := f.cache.get(req.Skill.Digest, func(w io.Writer) error { return f.fetch(ctx, job, w, hb) })
 	if err != nil {
 		return req, run, refuse("worker %s: %v", f.name, err)
+	}
+	if fetched {
+		f.metrics.cacheMisses.Inc()
+	} else {
+		f.metrics.cacheHits.Inc()
 	}
 	run.release = func() { f.cache.release(req.Skill.Digest) }
 	scratch, err := os.MkdirTemp(f.opts.CacheDir, "run-")

@@ -41,6 +41,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	fl.Var(&fsWrite, "fs-write", "with --shared-paths, host paths a job may write, and read (repeatable or comma-separated; default none)")
 	fl.Var(&network, "network", "the network a job may have: true (any), or host patterns (api.example.com, *.example.com, 10.0.0.5:443, * for any name); default none")
 	fl.DurationVar(&o.Ceiling.MaxTimeout, "max-timeout", 0, "the longest timeout a job may have (default: any)")
+	fl.StringVar(&o.MetricsAddr, "metrics", "", "serve Prometheus /metrics, /healthz and /readyz on this address (host:port; default: not served)")
 	logLevel := fl.String("log-level", "info", "trace, debug, info, warn or error")
 	logJSON := fl.Bool("log-json", false, "log JSON lines")
 	if err := fl.Parse(args); err != nil {
@@ -84,7 +85,7 @@ func WorkerMain(args []string, stderr io.Writer) int {
 	}
 	log.Info("serving task queue", "worker", f.Name(), "task_queue", o.taskQueue(), "address", o.Address, "strategy", o.Strategy,
 		"shared_paths", o.SharedPaths, "fs_read", o.Ceiling.FSRead, "fs_write", o.Ceiling.FSWrite, "network", o.Ceiling.networkString(),
-		"max_timeout", o.Ceiling.MaxTimeout.String())
+		"max_timeout", o.Ceiling.MaxTimeout.String(), "metrics", f.MetricsAddr())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig

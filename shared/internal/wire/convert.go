@@ -85,6 +85,7 @@ func resultToProto(r Result) *executorv1.Result {
 		DurationNs:     int64(r.Duration),
 		NotEnforced:    r.NotEnforced,
 		FilesTruncated: r.FilesTruncated,
+		Worker:         r.Worker,
 	}
 	for _, v := range r.Violations {
 		out.Violations = append(out.Violations, &executorv1.Violation{Kind: v.Kind, Target: []byte(v.Target), Detail: []byte(v.Detail),
@@ -102,6 +103,7 @@ func resultFromProto(p *executorv1.Result) Result {
 		Duration:       time.Duration(p.GetDurationNs()),
 		NotEnforced:    p.GetNotEnforced(),
 		FilesTruncated: p.GetFilesTruncated(),
+		Worker:         p.GetWorker(),
 	}
 	for _, v := range p.GetViolations() {
 		r.Violations = append(r.Violations, Violation{Kind: v.GetKind(), Target: string(v.GetTarget()), Detail: string(v.GetDetail()),

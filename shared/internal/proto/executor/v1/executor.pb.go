@@ -1688,7 +1688,10 @@ type Result struct {
 	// request's file_limit allowed.
 	FilesTruncated bool `protobuf:"varint,8,opt,name=files_truncated,json=filesTruncated,proto3" json:"files_truncated,omitempty"`
 	// files lists every file sent before this result, to check them by.
-	Files         []*FileInfo `protobuf:"bytes,9,rep,name=files,proto3" json:"files,omitempty"`
+	Files []*FileInfo `protobuf:"bytes,9,rep,name=files,proto3" json:"files,omitempty"`
+	// worker names the machine or process that ran the command, for a
+	// remote backend (a fleet worker's identity); empty for a local run.
+	Worker        string `protobuf:"bytes,10,opt,name=worker,proto3" json:"worker,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1784,6 +1787,13 @@ func (x *Result) GetFiles() []*FileInfo {
 		return x.Files
 	}
 	return nil
+}
+
+func (x *Result) GetWorker() string {
+	if x != nil {
+		return x.Worker
+	}
+	return ""
 }
 
 // File is a chunk of a file a remote command wrote under a writable mount.
@@ -2060,7 +2070,7 @@ const file_executor_proto_rawDesc = "" +
 	"\x06detail\x18\x03 \x01(\fR\x06detail\x12\x12\n" +
 	"\x04host\x18\x04 \x01(\tR\x04host\x12\x12\n" +
 	"\x04port\x18\x05 \x01(\x05R\x04port\x12\x16\n" +
-	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xde\x02\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"\xf6\x02\n" +
 	"\x06Result\x12\x1b\n" +
 	"\texit_code\x18\x01 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\tR\x06signal\x12\x1b\n" +
@@ -2073,7 +2083,9 @@ const file_executor_proto_rawDesc = "" +
 	"violations\x12!\n" +
 	"\fnot_enforced\x18\a \x03(\tR\vnotEnforced\x12'\n" +
 	"\x0ffiles_truncated\x18\b \x01(\bR\x0efilesTruncated\x125\n" +
-	"\x05files\x18\t \x03(\v2\x1f.skillhost.executor.v1.FileInfoR\x05files\"V\n" +
+	"\x05files\x18\t \x03(\v2\x1f.skillhost.executor.v1.FileInfoR\x05files\x12\x16\n" +
+	"\x06worker\x18\n" +
+	" \x01(\tR\x06worker\"V\n" +
 	"\x04File\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\fR\x04path\x12\x12\n" +
 	"\x04mode\x18\x02 \x01(\rR\x04mode\x12\x12\n" +

@@ -1,6 +1,4 @@
-//go:build temporalserver
-
-package temporal_test
+package clustertest_test
 
 import (
 	"bufio"
@@ -10,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/proto"
@@ -46,7 +47,16 @@ var cluster struct {
 }
 
 func TestMain(m *testing.M) {
-	if _, err := testbin.Build(temporalPkg, landlockPkg, nullPkg, cliPkg); err != nil {
+	// The binaries are the main module's, built there (testbin builds in
+	// the module of the working directory).
+	here, _ := os.Getwd()
+	if err := os.Chdir(filepath.Join(here, "..", "..", "..")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_, err := testbin.Build(temporalPkg, landlockPkg, nullPkg, cliPkg)
+	os.Chdir(here)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -725,7 +735,8 @@ func TestCLIClusterLost(t *testing.T) {
 		}
 	}()
 	address, namespace := ts.GetFrontendHostPort(), ts.GetDefaultNamespace()
-	workerAt(t, address, namespace, "q-cli-cluster", nil, nil)
+	_, wlog := startWorker(t, address, namespace, "q-cli-cluster", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	maddr := metricsAddr(t, wlog)
 	r := startCLI(t, address, namespace, "q-cli-cluster", "      heartbeat_timeout: 3\n")
 	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
 	time.Sleep(500 * time.Millisecond)
@@ -752,6 +763,18 @@ func TestCLIClusterLost(t *testing.T) {
 	}
 	if sleeping(r.marker) {
 		t.Errorf("the script still runs on the worker %v after the cluster stopped", time.Since(lost))
+	}
+	// The worker says so once, in its log and on /readyz.
+	var why string
+	waitFor(t, "the worker's log and /readyz to say it lost the cluster", func() bool {
+		var code int
+		code, why = get(t, maddr, "/readyz")
+		return code == http.StatusServiceUnavailable && slices.ContainsFunc(wlog.all(), func(l string) bool {
+			return strings.Contains(l, `"@message":"lost the cluster"`)
+		})
+	})
+	if !strings.Contains(why, "lost the cluster at "+address) {
+		t.Errorf("/readyz: %q", why)
 	}
 }
 
@@ -881,6 +904,9 @@ func TestWorkerCeiling(t *testing.T) {
 				t.Errorf("%s: %q does not say %q", tc.name, c.err, w)
 			}
 		}
+		if r := shared.RefusedFor(c.err); r != temporal.ReasonCeiling {
+			t.Errorf("%s: refused for %q, want %q", tc.name, r, temporal.ReasonCeiling)
+		}
 		if strings.Contains(c.out, "SECRET") {
 			t.Errorf("%s: the secret was read: %q", tc.name, c.out)
 		}
@@ -995,18 +1021,329 @@ func TestProbeListsWorkers(t *testing.T) {
 	}
 }
 
-// doctor with the temporal strategy warns when no worker polls its queue.
+// doctor with the temporal strategy warns when no worker polls its
+// queue, and exits 1 as no run could start; with two workers it lists
+// both, with their versions, and passes.
 func TestDoctorWarnsNoWorker(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
-	os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
-	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-doctor-empty\n",
+	skill := filepath.Join(dir, "skills", "hello")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: hello\ndescription: says hello\n---\nRun scripts/hello.sh.\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755)
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-doctor\n",
 		cluster.address, cluster.namespace)), 0o644)
-	cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "doctor")
+	doctor := func() (int, string) {
+		cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "doctor")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := doctor()
+	if code != 1 || !strings.Contains(out, "warning: temporal: no worker polls task queue q-doctor") ||
+		!strings.Contains(out, "PROBLEM: the temporal strategy has no worker") {
+		t.Errorf("doctor with no worker: exit %d\n%s", code, out)
+	}
+	worker(t, "q-doctor", nil, "--identity", "worker-a")
+	worker(t, "q-doctor", nil, "--identity", "worker-b")
+	waitFor(t, "doctor to list both workers", func() bool {
+		code, out = doctor()
+		return strings.Contains(out, "workers: 2: ")
+	})
+	for _, w := range []string{"worker-a (skillhost-worker " + temporal.Version + ")", "worker-b (skillhost-worker " + temporal.Version + ")"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("doctor does not list %s:\n%s", w, out)
+		}
+	}
+	if code != 0 || strings.Contains(out, "no worker polls") {
+		t.Errorf("doctor with two workers: exit %d\n%s", code, out)
+	}
+}
+
+// metricsAddr is where a worker started with --log-json --metrics serves.
+func metricsAddr(t *testing.T, log *logLines) string {
+	t.Helper()
+	for _, line := range log.all() {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["@message"] == "serving task queue" {
+			if a, _ := m["metrics"].(string); a != "" {
+				return a
+			}
+		}
+	}
+	t.Fatalf("no metrics address in the worker's log:\n%s", strings.Join(log.all(), "\n"))
+	return ""
+}
+
+// get fetches http://addr/path and returns its status and body.
+func get(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// scrape reads the worker's /metrics: the value of each series without
+// labels, by name.
+func scrape(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	code, body := get(t, addr, "/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", code, body)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(body, "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(name, "temporal_") {
+			out["temporal_*"]++
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil && !strings.Contains(name, "{") {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// checkCounts fails for each metric of want whose value differs.
+func checkCounts(t *testing.T, when string, got map[string]float64, want map[string]float64) {
+	t.Helper()
+	for name, v := range want {
+		if got[name] != v {
+			t.Errorf("%s: %s = %v, want %v", when, name, got[name], v)
+		}
+	}
+}
+
+// pluginPid is the pid of the worker's local plugin (its child).
+func pluginPid(t *testing.T, worker int) int {
+	t.Helper()
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(worker) && strings.Contains(s, "(skillhost-sandb") {
+			pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+			return pid
+		}
+	}
+	t.Fatalf("no plugin process under worker %d", worker)
+	return 0
+}
+
+// A worker's /metrics, /healthz and /readyz (issue 39, point 2): the
+// counts follow its runs (started = completed + failed + refused, the
+// cache's misses then hits), /readyz is ready while it serves, brings a
+// dead local plugin back (counted), says draining once SIGTERM came
+// while /healthz stays up, and a worker started again counts from zero.
+func TestWorkerMetricsAndReadiness(t *testing.T) {
+	cmd, log := startWorker(t, cluster.address, cluster.namespace, "q-metrics", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	addr := metricsAddr(t, log)
+	if code, body := get(t, addr, "/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz: %d %s", code, body)
+	}
+	if code, body := get(t, addr, "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz of a serving worker: %d %s", code, body)
+	}
+	e := host(t, "q-metrics", nil)
+	skill := skillDir(t, map[string]string{"scripts/slow.sh": "echo begun\nsleep 1.5\necho done\nexit \"${1:-0}\"\n"})
+
+	// During a run: one started, one active.
+	var during map[string]float64
+	req := remote(t, skill, "scripts/slow.sh", nil)
+	var once sync.Once
+	c := collected{}
+	c.res, c.err = e.Execute(context.Background(), req, func([]byte) error {
+		once.Do(func() { during = scrape(t, addr) })
+		return nil
+	})
+	if c.err != nil || c.res.ExitCode != 0 {
+		t.Fatalf("first run: %v %+v", c.err, c.res)
+	}
+	checkCounts(t, "during the first run", during, map[string]float64{"skillhost_worker_runs_started_total": 1, "skillhost_worker_runs_active": 1,
+		"skillhost_worker_runs_completed_total": 0})
+	if c := execute(context.Background(), e, remote(t, skill, "scripts/slow.sh", []string{"3"})); c.err != nil || c.res.ExitCode != 3 {
+		t.Fatalf("second run: %v %+v", c.err, c.res)
+	}
+	over := remote(t, skill, "scripts/slow.sh", nil)
+	over.Grant.Network = true
+	if c := execute(context.Background(), e, over); c.err == nil {
+		t.Fatalf("a job over the default ceiling ran: %+v", c.res)
+	}
+	after := scrape(t, addr)
+	checkCounts(t, "after three jobs", after, map[string]float64{"skillhost_worker_runs_started_total": 3, "skillhost_worker_runs_completed_total": 1,
+		"skillhost_worker_runs_failed_total": 1, "skillhost_worker_runs_refused_total": 1, "skillhost_worker_runs_active": 0,
+		"skillhost_worker_skill_cache_misses_total": 1, "skillhost_worker_skill_cache_hits_total": 1,
+		"skillhost_worker_run_duration_seconds_count": 2, "skillhost_worker_plugin_restarts_total": 0})
+	if after["skillhost_worker_skill_cache_bytes"] <= 0 || after["skillhost_worker_run_duration_seconds_sum"] < 3 {
+		t.Errorf("cache bytes %v, run seconds %v", after["skillhost_worker_skill_cache_bytes"], after["skillhost_worker_run_duration_seconds_sum"])
+	}
+	if after["temporal_*"] == 0 {
+		t.Error("no metric of the Temporal SDK on /metrics")
+	}
+	t.Logf("the worker's resident memory after three jobs: %.1f MiB", after["process_resident_memory_bytes"]/(1<<20))
+
+	// A dead local plugin: /readyz starts it again, and it is counted.
+	syscall.Kill(pluginPid(t, cmd.Process.Pid), syscall.SIGKILL)
+	waitFor(t, "/readyz to bring the plugin back", func() bool {
+		code, _ := get(t, addr, "/readyz")
+		return code == http.StatusOK && scrape(t, addr)["skillhost_worker_plugin_restarts_total"] == 1
+	})
+
+	// Draining: not ready, still alive, and the run it holds completes.
+	var draining string
+	var healthz int
+	once = sync.Once{}
+	c.res, c.err = e.Execute(context.Background(), remote(t, skill, "scripts/slow.sh", nil), func([]byte) error {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			waitFor(t, "/readyz to say draining", func() bool {
+				code, body := get(t, addr, "/readyz")
+				draining = body
+				return code == http.StatusServiceUnavailable
+			})
+			healthz, _ = get(t, addr, "/healthz")
+		})
+		return nil
+	})
+	if c.err != nil || c.res.ExitCode != 0 || !strings.Contains(draining, "draining") || healthz != http.StatusOK {
+		t.Errorf("a run during the drain: %v %+v; /readyz %q, /healthz %d", c.err, c.res, draining, healthz)
+	}
+	cmd.Wait()
+
+	// Started again: ready, counting from zero.
+	_, log = startWorker(t, cluster.address, cluster.namespace, "q-metrics", nil, nil, "--log-json", "--metrics", "127.0.0.1:0")
+	addr = metricsAddr(t, log)
+	if code, body := get(t, addr, "/readyz"); code != http.StatusOK {
+		t.Fatalf("/readyz after the restart: %d %s", code, body)
+	}
+	checkCounts(t, "after the restart", scrape(t, addr), map[string]float64{"skillhost_worker_runs_started_total": 0})
+	if c := execute(context.Background(), e, remote(t, skill, "scripts/slow.sh", nil)); c.err != nil || c.res.ExitCode != 0 {
+		t.Fatalf("a run after the restart: %v %+v", c.err, c.res)
+	}
+	checkCounts(t, "a run after the restart", scrape(t, addr), map[string]float64{"skillhost_worker_runs_started_total": 1,
+		"skillhost_worker_runs_completed_total": 1, "skillhost_worker_skill_cache_misses_total": 1, "skillhost_worker_runs_active": 0})
+}
+
+// The run report names the worker that ran it (issue 39, point 7): in
+// `skillhost run --json`, in the run's completed event, and in an MCP
+// call's structured content.
+func TestReportNamesWorker(t *testing.T) {
+	worker(t, "q-report", nil, "--identity", "worker-r")
+	dir := t.TempDir()
+	skill := filepath.Join(dir, "skills", "hello")
+	os.MkdirAll(filepath.Join(skill, "scripts"), 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: hello\ndescription: says hello\n---\nRun scripts/hello.sh.\n"), 0o644)
+	os.WriteFile(filepath.Join(skill, "scripts", "hello.sh"), []byte("#!/bin/sh\necho hello\n"), 0o755)
+	config := filepath.Join(dir, "config.yaml")
+	os.WriteFile(config, []byte(fmt.Sprintf("sandbox:\n  strategy: temporal\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-report\n",
+		cluster.address, cluster.namespace)), 0o644)
+	run := func(flags ...string) string {
+		args := []string{"--config", config, "--skills", filepath.Join(dir, "skills"), "run", "hello", "hello", "--workspace", "none"}
+		cmd := exec.Command(testbin.Path(cliPkg), append(args, flags...)...)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("skillhost run %v: %v\n%s", flags, err, out)
+		}
+		return string(out)
+	}
+	var rep map[string]any
+	out := run("--json")
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep["worker"] != "worker-r" || rep["output"] != "hello\n" {
+		t.Errorf("--json does not name the worker: %v\n%s", err, out)
+	}
+	out = run("--events")
+	var completed map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && strings.Contains(line, `"worker"`) {
+			completed = ev
+		}
+	}
+	if completed == nil || completed["event"] != "run.completed" || !strings.Contains(fmt.Sprint(completed["data"]), "worker:worker-r") {
+		t.Errorf("no event names the worker:\n%s", out)
+	}
+	t.Logf("the event naming the worker: %v", completed)
+
+	os.WriteFile(config, fmt.Appendf(nil, "sandbox:\n  strategy: temporal\nskills:\n  grants:\n    hello: {workspace: none}\nplugins:\n  config:\n    temporal:\n      address: %q\n      namespace: %q\n      task_queue: q-report\n",
+		cluster.address, cluster.namespace), 0o644)
+	cmd := exec.Command(testbin.Path(cliPkg), "--config", config, "--skills", filepath.Join(dir, "skills"), "mcp", "--tools", "all")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "SKILLHOST_PLUGINS__DIRS=" + filepath.Dir(testbin.Path(temporalPkg))}
-	out, _ := cmd.CombinedOutput()
-	if !strings.Contains(string(out), "warning: temporal: no worker polls task queue q-doctor-empty") {
-		t.Errorf("doctor does not warn of the empty queue:\n%s", out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "fleet-test", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("skillhost mcp: %v\n%s", err, stderr.String())
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "hello__hello"})
+	if err != nil || res.IsError {
+		t.Fatalf("the MCP call: %v %+v\n%s", err, res, stderr.String())
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["worker"] != "worker-r" {
+		t.Errorf("the MCP result's structured content does not name the worker: %v", res.StructuredContent)
+	}
+}
+
+// Version skew (issue 39, point 6): a job from an older host (one that
+// did not carry versions yet) runs on this worker; a job from a newer
+// host (a newer contract, a newer release), as an old worker would get
+// during a rolling upgrade done hosts first, is refused with the reason
+// before anything runs.
+func TestVersionSkew(t *testing.T) {
+	worker(t, "q-skew", nil, tmpCeiling()...)
+	e := host(t, "q-skew", nil)
+	out, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(out, 0o777)
+	marker := filepath.Join(out, "ran")
+	skill := skillDir(t, map[string]string{"scripts/mark.sh": "echo ran >> " + marker + "\necho ok\n"})
+	req := func() shared.Request {
+		r := remote(t, skill, "scripts/mark.sh", nil)
+		r.Grant.FSWrite = []string{out}
+		return r
+	}
+	ran := func() int { data, _ := os.ReadFile(marker); return strings.Count(string(data), "ran") }
+
+	e.Job = func(j *temporal.Job) { j.Contract, j.HostVersion = 0, "" }
+	if c := execute(context.Background(), e, req()); c.err != nil || c.out != "ok\n" || ran() != 1 {
+		t.Fatalf("an old job on a new worker: %v %+v %q, ran %d", c.err, c.res, c.out, ran())
+	}
+	for _, tc := range []struct {
+		name     string
+		contract int
+		version  string
+		want     string
+	}{
+		{"a newer contract", shared.ContractVersion + 1, "9.0.0", "serves contract versions 1 to " + strconv.Itoa(shared.ContractVersion)},
+		{"a newer release", shared.ContractVersion, "9.0.0", "older than the host (skillhost-temporal 9.0.0)"},
+	} {
+		e.Job = func(j *temporal.Job) { j.Contract, j.HostVersion = tc.contract, tc.version }
+		c := execute(context.Background(), e, req())
+		if c.err == nil || !strings.Contains(c.err.Error(), tc.want) || !strings.Contains(c.err.Error(), "upgrade the workers first") ||
+			shared.RefusedFor(c.err) != temporal.ReasonVersion {
+			t.Errorf("%s on an old worker: %v (refused for %q) %+v %q", tc.name, c.err, shared.RefusedFor(c.err), c.res, c.out)
+		}
+	}
+	if n := ran(); n != 1 {
+		t.Errorf("the script ran %d times; the refused jobs must not run", n)
 	}
 }
