@@ -39,7 +39,10 @@ func escapeConfig(env ...string) conformance.EscapeConfig {
 			return conn
 		}
 	}
-	return conformance.EscapeConfig{Launch: launch(landlockPkg), Control: launch(nullPkg)}
+	// Strict: the run's PID-namespace init (the supervisor) is outside the
+	// command's Landlock domain, so signals and ptrace to $PPID must fail
+	// even though they stay inside the namespaces.
+	return conformance.EscapeConfig{Launch: launch(landlockPkg), Control: launch(nullPkg), Strict: true}
 }
 
 // noNamespaces makes the plugin start runs as on a kernel that refuses

@@ -27,6 +27,14 @@ type EscapeConfig struct {
 	Control func(t *testing.T, cred *syscall.Credential) Backend
 	// Only, if set, picks the attacks to run by name (all by default).
 	Only func(name string) bool
+	// Strict counts every attack against the backend, including those
+	// whose effect its declared isolation keeps inside the run (signals and
+	// ptrace to $PPID, netlink, its own mount table). A backend whose
+	// in-sandbox parent is less confined than the command (Landlock's
+	// supervisor is outside the command's Landlock domain) sets it: for
+	// such a backend those attacks reach past a confinement layer even
+	// though nothing leaves the namespaces.
+	Strict bool
 }
 
 // EnvHostSecret names a variable that a test binary puts in its own

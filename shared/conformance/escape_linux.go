@@ -678,6 +678,7 @@ type world struct {
 	control     Backend // unconfined
 	claims      shared.Enforcement
 	isolation   shared.Isolation
+	strict      bool // EscapeConfig.Strict
 	name        string
 	null        *pluginclient.Conn
 
@@ -754,6 +755,7 @@ func newWorld(t *testing.T, cfg EscapeConfig, cred *syscall.Credential) *world {
 	}
 	w.claims = info.Enforces
 	w.isolation = info.Isolation
+	w.strict = cfg.Strict
 	w.name = info.Name
 	t.Logf("%s backend declares isolation %+v", info.Name, info.Isolation)
 	w.pluginEnv = []string{w.secretOfEnv(w.backend.Pid()), w.secretOfEnv(w.control.Pid())}
@@ -1461,7 +1463,7 @@ func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
 // shares with the host the namespace the attack reaches into, for the
 // attack's grant.
 func (w *world) insideOnly(a attack) string {
-	if a.inside == nil {
+	if a.inside == nil || w.strict {
 		return ""
 	}
 	ns := a.inside.of(w.isolation)
