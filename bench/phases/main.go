@@ -1,7 +1,7 @@
 // Command phases runs commands that print SKILLHOST_TRACE=timing lines
 // (skillhost run) many times, interleaved, and writes a Markdown table of
 // the median wall and CPU milliseconds of each phase, one column pair per
-// command, phases in the order they first appear.
+// command, phases in the order they happen.
 //
 //	phases -rounds 25 -case 'before=/tmp/base/skillhost run echo hi' -case 'after=bin/skillhost run echo hi'
 //
@@ -54,6 +54,7 @@ func main() {
 	}
 	var order []string
 	seen := map[string]bool{}
+	pos := map[string]int{} // the earliest line a phase was on, in any case
 	for i := 0; i < *warm+*rounds; i++ {
 		for j := range cs {
 			c := cs[(i+j)%len(cs)]
@@ -65,11 +66,13 @@ func main() {
 			if i < *warm {
 				continue
 			}
-			for _, l := range lines {
+			for k, l := range lines {
 				if !seen[l.phase] {
 					seen[l.phase] = true
 					order = append(order, l.phase)
+					pos[l.phase] = k
 				}
+				pos[l.phase] = min(pos[l.phase], k)
 				if l.wall >= 0 {
 					c.wall[l.phase] = append(c.wall[l.phase], l.wall)
 				}
@@ -79,6 +82,9 @@ func main() {
 			}
 		}
 	}
+	// Phases in the order they happen: cases that differ in their phases
+	// (a plugin started two ways) interleave theirs by position.
+	sort.SliceStable(order, func(a, b int) bool { return pos[order[a]] < pos[order[b]] })
 	fmt.Print(table(cs, order))
 	fmt.Printf("\nMedians of %d rounds (after %d warm-up rounds), cases interleaved.\n", *rounds, *warm)
 }
