@@ -54,7 +54,6 @@ func main() {
 	}
 	var order []string
 	seen := map[string]bool{}
-	pos := map[string]int{} // the earliest line a phase was on, in any case
 	for i := 0; i < *warm+*rounds; i++ {
 		for j := range cs {
 			c := cs[(i+j)%len(cs)]
@@ -66,13 +65,13 @@ func main() {
 			if i < *warm {
 				continue
 			}
-			for k, l := range lines {
+			prev := ""
+			for _, l := range lines {
 				if !seen[l.phase] {
 					seen[l.phase] = true
-					order = append(order, l.phase)
-					pos[l.phase] = k
+					order = insertAfter(order, prev, l.phase)
 				}
-				pos[l.phase] = min(pos[l.phase], k)
+				prev = l.phase
 				if l.wall >= 0 {
 					c.wall[l.phase] = append(c.wall[l.phase], l.wall)
 				}
@@ -82,11 +81,22 @@ func main() {
 			}
 		}
 	}
-	// Phases in the order they happen: cases that differ in their phases
-	// (a plugin started two ways) interleave theirs by position.
-	sort.SliceStable(order, func(a, b int) bool { return pos[order[a]] < pos[order[b]] })
 	fmt.Print(table(cs, order))
 	fmt.Printf("\nMedians of %d rounds (after %d warm-up rounds), cases interleaved.\n", *rounds, *warm)
+}
+
+// insertAfter puts phase right after prev in order (first if prev is ""),
+// so that phases only some cases have (a plugin started two ways) sit
+// where they happen among the others.
+func insertAfter(order []string, prev, phase string) []string {
+	at := 0
+	for i, p := range order {
+		if p == prev {
+			at = i + 1
+			break
+		}
+	}
+	return append(order[:at], append([]string{phase}, order[at:]...)...)
 }
 
 type line struct {
