@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // environOf is the environment process pid was started with.
@@ -51,5 +53,51 @@ func TestOneShotFastPath(t *testing.T) {
 				t.Errorf("plugin started with the pipe variable %v and go-plugin's socket %v; want the fast path %v", pipe, socket, tc.wantPipe)
 			}
 		})
+	}
+}
+
+// TestOneShotFastPathCrash: a plugin on the fast path that dies under a
+// call is reported as crashed, as over go-plugin, and the next call starts
+// a fresh one.
+func TestOneShotFastPathCrash(t *testing.T) {
+	m := manager(t, func(o *Options) { o.OneShot = true })
+	ex := m.Executor(Null)
+	if _, _, err := execute(context.Background(), ex, request("true")); err != nil {
+		t.Fatal(err)
+	}
+	pid := m.Pid(Null)
+	if pid == 0 || !strings.Contains(environOf(t, pid), "SKILLHOST_PLUGIN_PIPE=") {
+		t.Fatalf("plugin %d is not on the fast path", pid)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := execute(context.Background(), ex, request("echo started; sleep 60"))
+		errc <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(childrenOf(pid)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started a command")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "crashed") {
+			t.Fatalf("call to a killed plugin: %v, want it reported as crashed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call to a killed plugin did not return")
+	}
+	// The next call starts a new plugin process (after the manager's
+	// backoff, which it waits out itself).
+	if _, _, err := execute(context.Background(), ex, request("true")); err != nil {
+		t.Fatalf("call after the crash: %v", err)
+	}
+	if next := m.Pid(Null); next == pid || next == 0 {
+		t.Errorf("plugin pid after the crash %d, want a fresh process (was %d)", next, pid)
 	}
 }
