@@ -37,12 +37,16 @@ func (f *fakeExecutor) Execute(ctx context.Context, req Request, emit func([]byt
 	switch req.Argv[0] {
 	case "refuse":
 		return Result{}, shared.Refused(shared.ReasonInterpreter, errors.New("add /opt to sandbox.interpreters"))
-	case "block":
+	case "block", "block-then-stop":
 		close(f.started)
 		<-ctx.Done()
 		f.mu.Lock()
 		f.cancels++
 		f.mu.Unlock()
+		if req.Argv[0] == "block-then-stop" {
+			// What a remote backend answers a call its host gave up on.
+			return Result{}, shared.Refused("stopped", errors.New("the worker stopped the run"))
+		}
 		return Result{}, ctx.Err()
 	}
 	// Output larger than one chunk, then files and a result.
@@ -219,6 +223,39 @@ func TestPipeCancel(t *testing.T) {
 			t.Fatal("the plugin's call was not cancelled")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPipeLifeline: the host closing its end of the call pipe (the
+// lifeline) cancels the plugin's calls, and a call still open hears how
+// that went, as a one-shot remote plugin's stop is reported.
+func TestPipeLifeline(t *testing.T) {
+	impl := &fakeExecutor{started: make(chan struct{})}
+	callsR, callsW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answersR, answersW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { callsR.Close(); answersR.Close(); answersW.Close() })
+	go func() { _ = ServePipe(context.Background(), impl, callsR, answersW) }()
+	c := NewPipeClient(answersR, callsW, make(chan struct{}))
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Execute(context.Background(), Request{Argv: []string{"block-then-stop"}}, func([]byte) error { return nil })
+		errc <- err
+	}()
+	<-impl.started
+	callsW.Close()
+	select {
+	case err := <-errc:
+		if shared.RefusedFor(err) != "stopped" || err.Error() != "the worker stopped the run" {
+			t.Errorf("answer after the lifeline closed: %v (reason %q)", err, shared.RefusedFor(err))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer after the lifeline closed")
 	}
 }
 
