@@ -78,9 +78,10 @@ const (
 )
 
 // maxFrame bounds a frame's length: more is a broken or hostile peer. It is
-// well above any message of the contract (output and file chunks are at
-// most shared.MaxChunk).
-const maxFrame = 64 << 20
+// gRPC's default limit on a received message, which bounds the same
+// messages on the gRPC path (output and file chunks are at most
+// shared.MaxChunk), so neither side can be made to hold more at once.
+const maxFrame = 4 << 20
 
 type frame struct {
 	kind byte
