@@ -5,7 +5,7 @@
 #   ./bench/run.sh                 everything (about 10 minutes on 2 cores)
 #   ROUNDS=10 SIZES="1000" ./bench/run.sh   quicker
 #   OUT=/tmp/b.md ./bench/run.sh   write elsewhere
-#   BASE=bfdf9c2 ./bench/run.sh    also the landlock run of that commit
+#   BASE=bfdf9c2 ./bench/run.sh    also the runs of that commit, side by side
 #
 # Whole commands are timed by bench/oneshot in interleaved rounds (each
 # round runs every case once, in rotating order), so a machine that gets
@@ -28,7 +28,7 @@ note() { notes="$notes
 - $*"; echo "note: $*" >&2; }
 
 echo "== build" >&2
-go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve
+go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
 bin=$work/bin
 sh_=$bin/skillhost
 
@@ -93,11 +93,15 @@ for st in none null landlock; do
 done
 # BASE=<commit>: the same landlock run built from that commit, side by side
 # (how the filesystem view was measured against the read-only remount).
+# The commit's tree is exported (git archive), not checked out: no worktree
+# is added to the repository.
 if [ -n "${BASE:-}" ]; then
 	base_tree=$work/base-$BASE
-	if [ ! -d "$base_tree" ]; then git worktree add -f -q "$base_tree" "$BASE"; fi
+	if [ ! -d "$base_tree" ]; then mkdir -p "$base_tree" && git archive "$BASE" | tar -x -C "$base_tree"; fi
 	(cd "$base_tree" && go build -o "$work/base-bin/" ./cmd/...)
-	add "skillhost-run-landlock@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy landlock
+	for st in null landlock; do
+		add "skillhost-run-$st@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy "$st"
+	done
 fi
 add "skillhost-run-landlock-by-name" "$sh_" --config "$work/net.yaml" run net hi --strategy landlock
 if [ -x "$srt" ]; then add srt "$srt" -s "$work/srt.json" bash "$script"; else note "srt left out: not installed"; fi
@@ -110,6 +114,21 @@ echo "== one-shot ($rounds rounds)" >&2
 # shellcheck disable=SC2086 # refs is a word list on purpose
 oneshot=$("$bin/oneshot" -rounds "$rounds" -expect hi -cases "$cases" $refs)
 list=$("$bin/oneshot" -rounds "$rounds" -case "bash=bash $script" -case "skillhost-list=$sh_ --config $cfg list" -ref bash)
+
+echo "== phases of a one-shot run" >&2
+# SKILLHOST_TRACE=timing, medians per phase; with BASE, that commit's beside.
+set -- -case "null=$sh_ --config $cfg run echo hi --strategy null" -case "landlock=$sh_ --config $cfg run echo hi --strategy landlock"
+if [ -n "${BASE:-}" ]; then
+	set -- -case "landlock@$BASE=$work/base-bin/skillhost --config $cfg run echo hi --strategy landlock" "$@"
+fi
+phases=$("$bin/phases" -rounds "$rounds" "$@" 2>&1) || phases="(failed: $phases)"
+
+echo "== warm MCP calls" >&2
+mkdir -p "$work/warm-ws"
+warm=$(cd "$work/warm-ws" && "$bin/warm" -calls $((rounds * 10)) -script "$script" -tool echo__hi \
+	-case "mcp-none=$sh_ --config $cfg mcp --strategy none --tools all --poll 0" \
+	-case "mcp-null=$sh_ --config $cfg mcp --strategy null --tools all --poll 0" \
+	-case "mcp-landlock=$sh_ --config $cfg mcp --strategy landlock --tools all --poll 0" 2>&1) || warm="(failed: $warm)"
 
 echo "== staged writes ($rounds rounds)" >&2
 # The same echo run under Landlock with a workspace write grant and
@@ -212,6 +231,21 @@ ver() { "$@" 2>&1 | head -1; }
 	echo "empty allow-list (no network, reads allowed, no writes)."
 	echo
 	echo "$oneshot"
+	echo
+	echo "### Where a one-shot run goes (\`SKILLHOST_TRACE=timing\`)"
+	echo
+	echo "Medians per phase: wall time, and CPU of the host process; the plugin, its supervisor and the"
+	echo "script are the line of child processes (see docs/performance.md)."
+	echo
+	echo "$phases"
+	echo
+	echo "### Warm MCP calls"
+	echo
+	echo "\`skillhost mcp\` on stdio, started once per case in an empty directory, calling the echo tool; CPU of"
+	echo "the server, its plugin and every process either reaped, per call, against the script run by a bare"
+	echo "fork and exec (bench/warm)."
+	echo
+	echo "$warm"
 	echo
 	echo "### \`skillhost list\` (3 skills)"
 	echo

@@ -4,6 +4,10 @@ package main
 import (
 	"github.com/skillhost/skillhost/plugins/seatbelt"
 	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/oneshot"
 )
 
-func main() { backend.Serve(seatbelt.New()) }
+func main() {
+	oneshot.Serve(seatbelt.New()) // the one-shot fast path, when the host asks for it
+	backend.Serve(seatbelt.New())
+}

@@ -282,7 +282,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	spec.Confine, spec.ConfinePayload = confinerName, payload
 
 	var left leftInTmp
-	if pol.View != nil && req.Stage != "" {
+	if pol.View != nil && req.Stage != "" && privateTmp(req) {
 		spec.KeepTmp, spec.TmpLeft = hostTmpDirs(), left.add
 	}
 	var captured denials.Capture

@@ -51,6 +51,9 @@ type LaunchConfig struct {
 	// OneShot tells the plugin the host will make a single call, so it
 	// keeps nothing started ahead of time for a next one.
 	OneShot bool
+	// NoFastPath makes a OneShot launch use go-plugin all the same (to
+	// measure or test the two side by side).
+	NoFastPath bool
 	// SysProcAttr is applied to the plugin process (for example to run it
 	// as another user); nil means none.
 	SysProcAttr *syscall.SysProcAttr
@@ -72,6 +75,10 @@ type Conn struct {
 	oneShot      bool
 	remote       atomic.Bool
 	lifelineOnce sync.Once
+	// pipeDone closes when a plugin on the one-shot fast path has exited
+	// (nil over go-plugin); pipeInfo is its answer to the first Info.
+	pipeDone <-chan struct{}
+	pipeInfo *shared.Info
 	// ContractVersion is the contract version negotiated with the plugin.
 	ContractVersion int
 }
@@ -79,7 +86,9 @@ type Conn struct {
 // Launch starts the plugin at cfg.Path and completes the handshake. The
 // plugin's socket lives in a fresh 0700 directory that Close removes, and
 // the plugin watches a lifeline pipe, so it exits when this process dies,
-// even by SIGKILL.
+// even by SIGKILL. With cfg.OneShot, Launch first tries the fast path
+// (launchPipe: two pipes, no socket, TLS or gRPC) and falls back to
+// go-plugin for a plugin that does not speak it.
 func Launch(cfg LaunchConfig) (*Conn, error) {
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
@@ -87,6 +96,18 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.OneShot && !cfg.NoFastPath {
+		c, err := launchPipe(cfg)
+		if err == nil {
+			return c, nil
+		}
+		cfg.Logger.Debug("plugin does not speak the one-shot fast path; starting it over go-plugin", "error", err)
+	}
+	return launchGoPlugin(cfg)
+}
+
+// launchGoPlugin starts the plugin over go-plugin's socket and gRPC.
+func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("lifeline: %w", err)
@@ -255,14 +276,24 @@ func (c *Conn) SetConfig(ctx context.Context, doc []byte) ([]shared.ConfigProble
 }
 
 // Exited reports whether the plugin process has exited.
-func (c *Conn) Exited() bool { return c.client.Exited() }
+func (c *Conn) Exited() bool {
+	if c.pipeDone != nil {
+		select {
+		case <-c.pipeDone:
+			return true
+		default:
+			return false
+		}
+	}
+	return c.client.Exited()
+}
 
 // Alive reports whether the plugin process is still running. Unlike
 // Exited, which learns of an exit only once the process is reaped, it also
 // sees a process that has just died (on Linux), so a host can start a fresh
 // plugin instead of sending a call to a dead one.
 func (c *Conn) Alive() bool {
-	if c.client.Exited() {
+	if c.Exited() {
 		return false
 	}
 	pid := c.Pid()
@@ -280,6 +311,10 @@ func (c *Conn) Pid() int {
 // Close stops the plugin (gracefully, then by force) and removes its socket
 // directory. It is safe to call more than once.
 func (c *Conn) Close() {
+	if c.pipeDone != nil {
+		c.closePipe()
+		return
+	}
 	c.client.Kill()
 	c.closeLifeline()
 	os.RemoveAll(c.socketDir)

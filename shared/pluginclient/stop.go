@@ -48,6 +48,12 @@ func (e *StopError) StopConfirmed() bool { return e.Confirmed }
 // Info implements shared.Executor, noting whether the plugin runs
 // commands elsewhere (Info.Remote).
 func (c *Conn) Info(ctx context.Context) (shared.Info, error) {
+	if c.pipeInfo != nil {
+		// The fast path's start asked already; nothing has changed since.
+		info := *c.pipeInfo
+		c.remote.Store(info.Remote)
+		return info, nil
+	}
 	info, err := c.Executor.Info(ctx)
 	if err == nil {
 		c.remote.Store(info.Remote)

@@ -1,0 +1,103 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// environOf is the environment process pid was started with.
+func environOf(t *testing.T, pid int) string {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Skipf("cannot read the plugin's environment: %v", err)
+	}
+	return string(data)
+}
+
+// TestOneShotFastPath: a one-shot host starts a plugin that speaks the fast
+// path over its pipes (no go-plugin socket), and one that does not (the
+// fault plugin has no oneshot.Serve) over go-plugin after all; a
+// long-lived host always uses go-plugin. Each call works either way.
+func TestOneShotFastPath(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		plugin   string
+		oneShot  bool
+		wantPipe bool
+	}{
+		{"null, one-shot", Null, true, true},
+		{"null, long-lived", Null, false, false},
+		{"no fast path, one-shot", "fault", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m *Manager
+			if tc.plugin == "fault" {
+				m = newFaultRig(t, func(o *Options) { o.OneShot = tc.oneShot }).m
+			} else {
+				m = manager(t, func(o *Options) { o.OneShot = tc.oneShot })
+			}
+			out, res, err := execute(context.Background(), m.Executor(tc.plugin), request("echo fast"))
+			if err != nil || res.ExitCode != 0 || out != "fast\n" {
+				t.Fatalf("call: %v, %+v, %q", err, res, out)
+			}
+			env := environOf(t, m.Pid(tc.plugin))
+			pipe := strings.Contains(env, "SKILLHOST_PLUGIN_PIPE=")
+			socket := strings.Contains(env, "PLUGIN_UNIX_SOCKET_DIR=")
+			if pipe != tc.wantPipe || socket == tc.wantPipe {
+				t.Errorf("plugin started with the pipe variable %v and go-plugin's socket %v; want the fast path %v", pipe, socket, tc.wantPipe)
+			}
+		})
+	}
+}
+
+// TestOneShotFastPathCrash: a plugin on the fast path that dies under a
+// call is reported as crashed, as over go-plugin, and the next call starts
+// a fresh one.
+func TestOneShotFastPathCrash(t *testing.T) {
+	m := manager(t, func(o *Options) { o.OneShot = true })
+	ex := m.Executor(Null)
+	if _, _, err := execute(context.Background(), ex, request("true")); err != nil {
+		t.Fatal(err)
+	}
+	pid := m.Pid(Null)
+	if pid == 0 || !strings.Contains(environOf(t, pid), "SKILLHOST_PLUGIN_PIPE=") {
+		t.Fatalf("plugin %d is not on the fast path", pid)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := execute(context.Background(), ex, request("echo started; sleep 60"))
+		errc <- err
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(childrenOf(pid)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the call never started a command")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if err == nil || !strings.Contains(err.Error(), "crashed") {
+			t.Fatalf("call to a killed plugin: %v, want it reported as crashed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call to a killed plugin did not return")
+	}
+	// The next call starts a new plugin process (after the manager's
+	// backoff, which it waits out itself).
+	if _, _, err := execute(context.Background(), ex, request("true")); err != nil {
+		t.Fatalf("call after the crash: %v", err)
+	}
+	if next := m.Pid(Null); next == pid || next == 0 {
+		t.Errorf("plugin pid after the crash %d, want a fresh process (was %d)", next, pid)
+	}
+}
