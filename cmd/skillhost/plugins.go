@@ -98,6 +98,7 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 	if r.Info != nil {
 		fmt.Fprintf(w, "  version:  %s, contract %s, %s\n", r.Info.Version, ints(r.Info.ContractVersions), r.Info.Platform)
 		fmt.Fprintf(w, "  enforces: %s\n", enforced(r.Info.Enforces))
+		fmt.Fprintf(w, "  isolates: %s\n", isolated(r.Info.Isolation))
 	}
 	if r.Probe != nil {
 		fmt.Fprintf(w, "  probe:    %s: %s\n", r.Probe.Status, r.Probe.Reason)
@@ -113,6 +114,28 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 		pin = "DOES NOT MATCH plugins.sha256"
 	}
 	fmt.Fprintf(w, "  sha256:   %s (%s)\n", r.SHA256, pin)
+}
+
+// isolated names the namespaces a backend's runs get of their own, as its
+// Info declares them ("none": every one shared with the host).
+func isolated(i shared.Isolation) string {
+	var parts []string
+	for _, ns := range []struct {
+		decl shared.Namespace
+		name string
+	}{{i.Network, "network"}, {i.IPC, "ipc"}, {i.PID, "pid"}, {i.Mount, "mount"}, {i.User, "user"}} {
+		switch ns.decl {
+		case shared.Shared:
+		case shared.PrivateUnlessNetwork:
+			parts = append(parts, ns.name+" (unless the whole network is granted)")
+		default:
+			parts = append(parts, ns.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func enforced(e shared.Enforcement) string {
