@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+
+	"github.com/skillhost/skillhost/shared"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -156,6 +158,11 @@ type wireSpec struct {
 	Confine        string
 	ConfinePayload []byte
 	KeepTmp        []string
+	// ExtraFDs is how many descriptors the supervisor inherited after its
+	// own (from fdExtra on) to pass to the command from 3 on.
+	ExtraFDs  int
+	TermBelow int
+	Limits    shared.Limits
 }
 
 // wireStatus travels from the supervisor back to Run.

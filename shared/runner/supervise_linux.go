@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // selfExe is re-executed for the supervisor and the confine helper. Using
@@ -28,6 +30,7 @@ const (
 	fdLifeline = 3 // read end; EOF means "kill everything and exit"
 	fdSpec     = 4 // wireSpec as JSON
 	fdStatus   = 5 // wireStatus as JSON, written once before exit
+	fdExtra    = 6 // Spec.ExtraFiles, for the command
 )
 
 // File descriptors inherited by the confine helper.
@@ -92,6 +95,10 @@ type supervisedProcess struct {
 	isolated     bool
 	isolationErr string
 	release      func()
+
+	// termOnlySupervisor sends the deadline's SIGTERM to the supervisor
+	// alone, which passes it on below the wrapper (Spec.TermBelow).
+	termOnlySupervisor bool
 }
 
 // readStatus reads the supervisor's status pipe: an init notice, if any,
@@ -149,13 +156,19 @@ var warm struct {
 
 func startSupervised(spec Spec) (process, error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		p := takeWarm(spec.Confine)
+		var p *supervisedProcess
+		if len(spec.ExtraFiles) == 0 {
+			p = takeWarm(spec.Confine)
+		}
 		if p == nil {
+			// A command's extra descriptors pass through a supervisor
+			// started with them.
 			var err error
-			if p, err = prestart(spec.Confine); err != nil {
+			if p, err = prestart(spec.Confine, spec.ExtraFiles...); err != nil {
 				return nil, err
 			}
 		}
+		p.termOnlySupervisor = spec.TermBelow > 0
 		if keepSpares() {
 			go refill(spec.Confine)
 		}
@@ -244,7 +257,7 @@ func (p *supervisedProcess) discard() {
 // one process fewer than a supervisor with a confine helper, which is what
 // it falls back to where the kernel refuses namespaces; such a helper is
 // started right away if confine is not "".
-func prestart(confine string) (*supervisedProcess, error) {
+func prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -265,7 +278,7 @@ func prestart(confine string) (*supervisedProcess, error) {
 	attr := &os.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
-		Files: []*os.File{devnull, outW, outW, lifeR, specR, statusW},
+		Files: append([]*os.File{devnull, outW, outW, lifeR, specR, statusW}, extra...),
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	var proc *os.Process
@@ -318,6 +331,7 @@ func (p *supervisedProcess) send(spec Spec) error {
 	err := gob.NewEncoder(p.spec).Encode(wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
 		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: spec.KeepTmp,
+		ExtraFDs: len(spec.ExtraFiles), TermBelow: spec.TermBelow, Limits: spec.Limits,
 	})
 	if cerr := p.spec.Close(); err == nil {
 		err = cerr
@@ -355,7 +369,11 @@ func (p *supervisedProcess) wait() status {
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
-	killGroup(p.proc.Pid, syscall.SIGTERM)
+	if p.termOnlySupervisor {
+		_ = p.proc.Signal(syscall.SIGTERM)
+	} else {
+		killGroup(p.proc.Pid, syscall.SIGTERM)
+	}
 	select {
 	case <-stop:
 		return
@@ -465,7 +483,7 @@ func superviseMain() int {
 			// An isolated helper forwards SIGTERM to its whole namespace;
 			// walking /proc is for the rest.
 			if !killInit(syscall.SIGTERM) {
-				signalTree(self, syscall.SIGTERM)
+				signalTree(self, syscall.SIGTERM, spec.TermBelow)
 			}
 		}
 	}()
@@ -731,10 +749,18 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 		}
 		defer devnull.Close()
 		onlyStdio()
-		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
+		files := []uintptr{devnull.Fd(), 1, 2}
+		for i := 0; i < spec.ExtraFDs; i++ {
+			files = append(files, uintptr(fdExtra+i))
+		}
+		path, argv := spec.Argv[0], spec.Argv
+		if spec.Limits != (shared.Limits{}) {
+			path, argv = selfExe, limitsArgv(spec.Limits, spec.Argv)
+		}
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 			Dir:   spec.Dir,
 			Env:   spec.Env,
-			Files: []uintptr{devnull.Fd(), 1, 2},
+			Files: files,
 		})
 		if err != nil {
 			return 0, fmt.Errorf("exec %s: %w", spec.Argv[0], err)
