@@ -95,29 +95,63 @@ func processesOf(uid int) int {
 	return n
 }
 
-// StatusInitArgv is the argv of a tiny init that runs argv as its child and
-// writes the child's status (exit code, signal, resource usage: see
-// DecodeStatus) to descriptor fd when it ends, then exits with the same
-// code (128+N for a signal). self is this binary as the sandbox sees it
-// (bind it in: its path, os.Executable, may be hidden there). SIGTERM,
-// SIGINT and SIGHUP are passed on to the child; the init itself lives on
-// to report. A wrapper that loses its command's status (bubblewrap
-// reports a signal death as exit 128+N) runs it through this init and
-// passes fd as the status channel (Spec.StatusChannel, StatusFD).
-func StatusInitArgv(self string, fd int, argv []string) []string {
-	return append([]string{self, statusInitArg, strconv.Itoa(fd), "--"}, argv...)
+// StatusInit is a tiny init that runs a command as its child and writes
+// the child's status (exit code, signal, resource usage: see DecodeStatus)
+// to descriptor FD when it ends, then exits with the same code (128+N for
+// a signal). SIGTERM, SIGINT and SIGHUP are passed on to the child; the
+// init itself lives on to report. A wrapper that loses its command's
+// status (bubblewrap reports a signal death as exit 128+N) runs the command
+// through this init, with the status channel's descriptor
+// (Spec.StatusChannel, StatusFD) as FD.
+type StatusInit struct {
+	// Path is this binary as the sandbox sees it (bind it in: its path,
+	// os.Executable, may be hidden there).
+	Path string
+	// FD is the status channel's descriptor.
+	FD int
+	// Dir, if set, is where the init changes directory before starting the
+	// command, so that the wrapper need not (bubblewrap's --chdir also sets
+	// PWD, which the request did not ask for).
+	Dir string
+	// Unset names variables the init removes from the command's
+	// environment: those the wrapper adds (bubblewrap sets PWD).
+	Unset []string
 }
 
-// statusInitMain is the status init (see StatusInitArgv).
+// Argv is the argv that runs cmd under the init.
+func (s StatusInit) Argv(cmd []string) []string {
+	argv := []string{s.Path, statusInitArg, strconv.Itoa(s.FD), s.Dir}
+	for _, name := range s.Unset {
+		argv = append(argv, "-u", name)
+	}
+	return append(append(argv, "--"), cmd...)
+}
+
+// statusInitMain is the status init (see StatusInit).
 func statusInitMain(args []string) int {
 	fd, err := strconv.Atoi(firstOr(args, ""))
-	if err != nil || fd < 3 || len(args) < 3 || args[1] != "--" {
+	if err != nil || fd < 3 || len(args) < 4 {
+		fmt.Fprintln(os.Stderr, "runner: status init: bad arguments")
+		return 126
+	}
+	dir, rest := args[1], args[2:]
+	for len(rest) >= 2 && rest[0] == "-u" {
+		os.Unsetenv(rest[1])
+		rest = rest[2:]
+	}
+	if len(rest) < 2 || rest[0] != "--" {
 		fmt.Fprintln(os.Stderr, "runner: status init: bad arguments")
 		return 126
 	}
 	syscall.CloseOnExec(fd)
 	out := os.NewFile(uintptr(fd), "status")
-	argv := args[2:]
+	argv := rest[1:]
+	if dir != "" {
+		if err := os.Chdir(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return report(out, CommandStatus{ExitCode: 126})
+		}
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", argv[0], err)
@@ -125,6 +159,7 @@ func statusInitMain(args []string) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	onlyStdio()
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: os.Environ(), Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "exec %s: %v\n", argv[0], err)

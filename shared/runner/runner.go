@@ -73,7 +73,7 @@ type Spec struct {
 	// StatusChannel asks for the command's real status through a pipe whose
 	// write end the command receives as descriptor StatusFD(spec), after
 	// ExtraFiles: a wrapper that forks reports its inner command there
-	// (itself, or through the runner's status init, see StatusInitArgv).
+	// (itself, or through the runner's StatusInit).
 	// When the channel carries a status, Result's ExitCode, Signal and
 	// Usage are the command's; otherwise they are the wrapper's. It cannot
 	// be combined with Confine.

@@ -33,7 +33,7 @@ type Usage struct {
 }
 
 // DecodeStatus reads the status the runner's own status init writes (see
-// [StatusInitArgv]): one JSON CommandStatus a line; the last complete line
+// [StatusInit]): one JSON CommandStatus a line; the last complete line
 // counts. ok is false when data holds none.
 func DecodeStatus(data []byte) (st CommandStatus, ok bool) {
 	for _, line := range bytes.Split(data, []byte("\n")) {

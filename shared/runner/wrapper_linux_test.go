@@ -39,7 +39,7 @@ func TestStatusChannelReportsTheCommandsSignal(t *testing.T) {
 	}
 	modes(t, func(t *testing.T) {
 		spec := Spec{StatusChannel: true}
-		spec.Argv = append(append([]string{}, dyingWrapper...), StatusInitArgv(self, StatusFD(spec), absBash(`kill -TERM $$`))...)
+		spec.Argv = append(append([]string{}, dyingWrapper...), StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`kill -TERM $$`))...)
 		res, out := run(t, spec)
 		if res.ExitCode != -1 || res.Signal != "SIGTERM" {
 			t.Errorf("got exit %d signal %q, want -1 SIGTERM (output %q)", res.ExitCode, res.Signal, out)
@@ -68,7 +68,7 @@ func TestTermBelowSparesTheWrapper(t *testing.T) {
 	for _, below := range []int{0, 2} { // 2: the wrapper and the init it runs
 		spec := Spec{StatusChannel: true, Timeout: 300 * time.Millisecond, KillGrace: 5 * time.Second, TermBelow: below}
 		spec.Argv = append(append([]string{}, dyingWrapper...),
-			StatusInitArgv(self, StatusFD(spec), absBash(`trap 'echo got TERM; exit 7' TERM; echo ready; sleep 30 & wait`))...)
+			StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`trap 'echo got TERM; exit 7' TERM; echo ready; sleep 30 & wait`))...)
 		res, out := run(t, spec)
 		if !res.TimedOut || res.Duration > 4*time.Second {
 			t.Errorf("TermBelow %d: timed out %v after %v, want a timeout well within the grace", below, res.TimedOut, res.Duration)

@@ -1,0 +1,193 @@
+// Command skillhost-sandbox-bwrap is a sandbox plugin that confines each
+// command with bubblewrap (bwrap): new user, PID, IPC, network, UTS and
+// cgroup namespaces, a root of its own in which only the system's
+// programs and libraries, a few files of /etc and the run's grant are
+// mounted, the grant's writable trees alone writable, and a private /tmp.
+// It is an example of a namespace backend on the SDK: bwrap takes a
+// descriptor (the plugin's own binary, bound in as the run's init), the
+// init reports the command's real status on a status channel (bwrap
+// reports a signal death as exit 128+N), and the deadline's SIGTERM
+// spares bwrap, which would die of it and take the command with it.
+//
+// Build it under its plugin name and put it where skillhost looks:
+//
+//	go build -o bin/skillhost-sandbox-bwrap ./examples/plugin-bwrap
+//	bin/skillhost run --strategy bwrap csv-summary summarize -- data.csv
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/runner"
+)
+
+// initPath is where the plugin's binary appears inside the sandbox, to run
+// as the command's status init.
+const initPath = "/run/skillhost-bwrap/init"
+
+type bwrap struct{}
+
+// Info claims what the namespaces and the mounts enforce. Resource limits
+// are applied where the runner can (Spec.Limits) and reported otherwise,
+// but not claimed: rlimits do not bound shared memory, and root is not
+// bound by RLIMIT_NPROC.
+func (bwrap) Info(context.Context) (shared.Info, error) {
+	return shared.Info{
+		Name:             "bwrap",
+		Version:          "0.1.0",
+		ContractVersions: []int{shared.ContractVersion},
+		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
+		Enforces: shared.Enforcement{
+			FSRead: true, FSWrite: true, Network: true, Timeout: true, ProcessIsolation: true,
+		},
+	}, nil
+}
+
+// Probe runs bwrap once with every namespace it will ask for.
+func (bwrap) Probe(ctx context.Context) (shared.Probe, error) {
+	path, err := bwrapPath()
+	if err != nil {
+		return shared.Probe{Status: shared.Unsupported, Reason: err.Error()}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true").CombinedOutput()
+	if err != nil {
+		return shared.Probe{Status: shared.Unhealthy, Reason: fmt.Sprintf("bwrap cannot create its namespaces here: %v: %s", err, strings.TrimSpace(string(out)))}, nil
+	}
+	return shared.Probe{Status: shared.Healthy, Reason: "bubblewrap at " + path}, nil
+}
+
+// Execute runs the command in a bwrap sandbox built from the request.
+func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	if req.Grant.Network && req.Grant.Egress != nil {
+		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the bwrap plugin cannot limit the network to named hosts; grant the whole network or pick the landlock strategy"))
+	}
+	path, err := bwrapPath()
+	if err != nil {
+		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, err)
+	}
+	// bwrap binds existing paths only: a write grant that does not exist
+	// yet is created, as the script would have.
+	for _, p := range req.Grant.FSWrite {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return shared.Result{}, fmt.Errorf("create fs_write directory %s: %w; refusing to run", p, err)
+			}
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return shared.Result{}, fmt.Errorf("find the plugin's binary: %w", err)
+	}
+	exe, err := os.Open(self)
+	if err != nil {
+		return shared.Result{}, fmt.Errorf("open the plugin's binary: %w", err)
+	}
+	defer exe.Close()
+
+	spec := backend.SpecFor(req)
+	spec.Env = backend.WithEnv(req.Env, "TMPDIR", "/tmp")
+	spec.ExtraFiles = []*os.File{exe} // descriptor 3: bound in as the init
+	spec.StatusChannel = true
+	// bwrap, bwrap as the PID namespace's init, and the status init.
+	spec.TermBelow = 3
+	var cannot []string
+	spec.Limits, cannot = runner.SplitLimits(req.Limits)
+	args := append([]string{path}, sandboxArgs(req, 3)...)
+	// The init changes to the request's directory inside the sandbox and
+	// gives the command exactly the request's environment: bwrap sets PWD.
+	spec.Dir = ""
+	init := runner.StatusInit{Path: initPath, FD: runner.StatusFD(spec), Dir: req.Dir}
+	if !hasEnv(req.Env, "PWD") {
+		init.Unset = []string{"PWD"}
+	}
+	spec.Argv = append(args, init.Argv(req.Argv)...)
+
+	backend.Logger().Debug("run", "id", req.RunID, "argv", spec.Argv)
+	res, err := backend.Run(ctx, spec, emit)
+	if err != nil {
+		return shared.Result{}, err
+	}
+	for _, c := range cannot {
+		res.NotEnforced = append(res.NotEnforced, "resource limit "+c)
+	}
+	return res, nil
+}
+
+func hasEnv(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// bwrapPath finds bwrap on PATH or where distributions install it.
+func bwrapPath() (string, error) {
+	if p, err := exec.LookPath("bwrap"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/bin/bwrap"); err == nil {
+		return "/usr/bin/bwrap", nil
+	}
+	return "", errors.New("bubblewrap (bwrap) is not installed; install the bubblewrap package")
+}
+
+// systemDirs are mounted read-only (or recreated as the symbolic links
+// they are on a merged /usr).
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+
+// etcFiles are the files of /etc programs need; the rest of /etc (keys,
+// shadow, the machine's configuration) stays out.
+var etcFiles = []string{
+	"/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+	"/etc/localtime", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts",
+	"/etc/resolv.conf", "/etc/ssl/certs", "/etc/ca-certificates", "/etc/mime.types",
+	"/etc/os-release", "/etc/python3", "/etc/perl",
+}
+
+// sandboxArgs are bwrap's options for req; initFD is the descriptor of the
+// plugin's binary.
+func sandboxArgs(req shared.Request, initFD int) []string {
+	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
+	if req.Grant.Network {
+		a = append(a, "--share-net")
+	}
+	for _, d := range systemDirs {
+		if target, err := os.Readlink(d); err == nil {
+			a = append(a, "--symlink", target, d)
+		} else {
+			a = append(a, "--ro-bind-try", d, d)
+		}
+	}
+	for _, f := range etcFiles {
+		a = append(a, "--ro-bind-try", f, f)
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	a = append(a, "--ro-bind-fd", fmt.Sprint(initFD), initPath)
+	for _, p := range append(append(append([]string{}, req.ExecPaths...), req.Grant.FSRead...), req.SkillDir) {
+		if p = filepath.Clean(p); filepath.IsAbs(p) {
+			a = append(a, "--ro-bind-try", p, p)
+		}
+	}
+	for _, p := range req.Grant.FSWrite {
+		if p = filepath.Clean(p); filepath.IsAbs(p) {
+			a = append(a, "--bind", p, p)
+		}
+	}
+	return append(a, "--")
+}
+
+func main() { backend.Serve(bwrap{}) }
