@@ -26,6 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/runner"
@@ -81,7 +83,7 @@ func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) 
 	// yet is created, as the script would have.
 	for _, p := range req.Grant.FSWrite {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			if err := os.MkdirAll(p, 0o755); err != nil {
+			if err := mkdirNoFollow(p); err != nil {
 				return shared.Result{}, fmt.Errorf("create fs_write directory %s: %w; refusing to run", p, err)
 			}
 		}
@@ -123,6 +125,32 @@ func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) 
 		res.NotEnforced = append(res.NotEnforced, "resource limit "+c)
 	}
 	return res, nil
+}
+
+// mkdirNoFollow creates the directory path and its missing parents, one
+// component at a time beneath the one before, never following a symbolic
+// link: a link swapped into a parent cannot send the directory elsewhere.
+func mkdirNoFollow(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("%s is not an absolute path", path)
+	}
+	dir, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Split(strings.Trim(filepath.Clean(path), "/"), "/") {
+		if err := unix.Mkdirat(dir, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+			unix.Close(dir)
+			return err
+		}
+		next, err := unix.Openat(dir, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w (a symbolic link, or not a directory)", name, err)
+		}
+		dir = next
+	}
+	return unix.Close(dir)
 }
 
 func hasEnv(env []string, name string) bool {

@@ -164,8 +164,14 @@ func TruncationMarker(limit int64) string {
 // waits until the command and all of its descendants are gone. emit is never
 // called concurrently and may be nil. Run returns an error wrapping ErrSetup
 // when the command could not start; a command that starts and fails is
-// reported in the Result, not as an error.
+// reported in the Result, not as an error. It uses a runner the package
+// keeps; a program that needs settings of its own makes a Runner (New).
 func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
+	return std.Run(ctx, spec, emit)
+}
+
+// Run is the package's Run with this runner.
+func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	spec, err := prepare(spec)
 	if err != nil {
 		return Result{}, err
@@ -182,7 +188,7 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	}
 	var p process
 	if Supervised() {
-		p, err = startSupervised(spec)
+		p, err = r.startSupervised(spec)
 	} else {
 		p, err = startDirect(spec)
 	}

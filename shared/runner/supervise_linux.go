@@ -148,17 +148,17 @@ func (p *supervisedProcess) closeInit() {
 // which costs milliseconds of runtime and package initialisation. So one
 // supervisor of each kind is kept started and waiting for its command;
 // Run takes it and starts a replacement in the background.
-var warm struct {
+type pool struct {
 	sync.Mutex
 	ready map[string]*supervisedProcess // by confiner name, "" for none
 	busy  map[string]bool               // a replacement is being started
 }
 
-func startSupervised(spec Spec) (process, error) {
+func (r *Runner) startSupervised(spec Spec) (process, error) {
 	for attempt := 0; attempt < 2; attempt++ {
 		var p *supervisedProcess
 		if len(spec.ExtraFiles) == 0 {
-			p = takeWarm(spec.Confine)
+			p = r.spares.take(spec.Confine)
 		}
 		if p == nil {
 			// A command's extra descriptors pass through a supervisor
@@ -169,8 +169,8 @@ func startSupervised(spec Spec) (process, error) {
 			}
 		}
 		p.termOnlySupervisor = spec.TermBelow > 0
-		if keepSpares() {
-			go refill(spec.Confine)
+		if r.keepSpares() {
+			go r.refill(spec.Confine)
 		}
 		if err := p.send(spec); err != nil {
 			// A warm supervisor that died while waiting; start afresh.
@@ -191,7 +191,7 @@ func startSupervised(spec Spec) (process, error) {
 	panic("unreachable")
 }
 
-func takeWarm(confine string) *supervisedProcess {
+func (warm *pool) take(confine string) *supervisedProcess {
 	warm.Lock()
 	defer warm.Unlock()
 	p := warm.ready[confine]
@@ -199,7 +199,8 @@ func takeWarm(confine string) *supervisedProcess {
 	return p
 }
 
-func refill(confine string) {
+func (r *Runner) refill(confine string) {
+	warm := &r.spares
 	warm.Lock()
 	if warm.busy[confine] || warm.ready[confine] != nil {
 		warm.Unlock()
@@ -216,7 +217,7 @@ func refill(confine string) {
 
 	warm.Lock()
 	warm.busy[confine] = false
-	if err == nil && keepSpares() {
+	if err == nil && r.keepSpares() {
 		warm.ready[confine] = p
 		p = nil
 	}
@@ -226,8 +227,8 @@ func refill(confine string) {
 	}
 }
 
-// dropSpares stops the supervisors waiting for a next command.
-func dropSpares() {
+// drop stops the supervisors waiting for a next command.
+func (warm *pool) drop() {
 	warm.Lock()
 	spares := warm.ready
 	warm.ready = map[string]*supervisedProcess{}
