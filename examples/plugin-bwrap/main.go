@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command skillhost-sandbox-bwrap is a sandbox plugin that confines each
 // command with bubblewrap (bwrap): new user, PID, IPC, network, UTS and
 // cgroup namespaces, a root of its own in which only the system's

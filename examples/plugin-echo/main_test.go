@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/shared/conformance"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // plugin is the example built from this directory, as any backend's test
@@ -17,7 +16,6 @@ import (
 var plugin string
 
 func TestMain(m *testing.M) {
-	runner.Init()
 	dir, err := os.MkdirTemp("", "plugin-echo-")
 	if err == nil {
 		err = os.Chmod(dir, 0o755)

@@ -111,6 +111,8 @@ func (p inProcess) Execute(ctx context.Context, req shared.Request, emit func([]
 	return p.runner.Execute(ctx, runner.SpecFor(req), emit)
 }
 
-// Init lets the binary act as its own supervisor: call it first in main
-// (see runner.Init); it returns at once in any other role.
-func Init() { runner.Init() }
+// Init did what the runner's supervisors needed; they need nothing now
+// (package runner dispatches them while it initialises).
+//
+// Deprecated: there is nothing to call.
+func Init() {}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/internal/wire"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // drainTimeout bounds how long a plugin whose host died waits for its
@@ -35,10 +34,6 @@ func Logger() hclog.Logger { return logger }
 // in main: it also dispatches the helper processes of package runner, and
 // it must be the first thing to write to stdout.
 func Serve(impl shared.Executor) {
-	runner.Init()
-	if os.Getenv(shared.EnvOneShot) == "1" {
-		runner.KeepSpares(false)
-	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}

@@ -54,7 +54,7 @@ func execute(ctx context.Context, r *Runner, spec Spec, emit func([]byte) error)
 		Truncated: res.Truncated,
 		Duration:  res.Duration,
 	}
-	if spec.Confine != "" && Isolates(spec.Confine) && !res.Isolated {
+	if spec.Confine != "" && r.Isolates(spec.Confine) && !res.Isolated {
 		why := res.IsolationError
 		if why == "" {
 			why = "the kernel refused them"

@@ -49,7 +49,7 @@ type Spec struct {
 	// OutputLimit caps the bytes of output passed on; zero means
 	// DefaultOutputLimit and a negative value means no cap.
 	OutputLimit int64
-	// Confine names a Confiner registered with RegisterConfiner that is
+	// Confine names a confiner of the Runner (WithConfiner) that is
 	// applied to the command's process just before it execs. It requires
 	// supervision (see Supervised).
 	Confine string
@@ -143,7 +143,7 @@ type Result struct {
 	// ones.
 	OutputBytes int64
 	// Isolated reports that the command ran under a confine helper that
-	// got its own PID and mount namespaces (see RegisterIsolation);
+	// got its own PID and mount namespaces (see Confinement.Isolate);
 	// IsolationError says why one that asked did not.
 	Isolated       bool
 	IsolationError string
@@ -175,6 +175,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 	spec, err := prepare(spec)
 	if err != nil {
 		return Result{}, err
+	}
+	if _, ok := r.confs[spec.Confine]; spec.Confine != "" && !ok {
+		return Result{}, fmt.Errorf("%w: no confiner named %q in this runner (runner.WithConfiner)", ErrSetup, spec.Confine)
 	}
 	if emit == nil {
 		emit = func([]byte) {}
@@ -267,7 +270,7 @@ func prepare(spec Spec) (Spec, error) {
 		spec.OutputLimit = DefaultOutputLimit
 	}
 	if spec.Confine != "" && !Supervised() {
-		return spec, fmt.Errorf("%w: confiner %q needs supervision, which this binary does not provide (call runner.Init in main)", ErrSetup, spec.Confine)
+		return spec, fmt.Errorf("%w: confiner %q needs supervision, which this platform does not provide", ErrSetup, spec.Confine)
 	}
 	if spec.Confine != "" && (len(spec.ExtraFiles) > 0 || spec.StatusChannel) {
 		return spec, fmt.Errorf("%w: extra descriptors and a status channel are for wrappers; confiner %q starts the command itself", ErrSetup, spec.Confine)

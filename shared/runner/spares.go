@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"sync/atomic"
 
 	"github.com/skillhost/skillhost/shared"
@@ -14,6 +15,7 @@ import (
 type Runner struct {
 	noSpares atomic.Bool
 	spares   pool
+	confs    map[string]Confinement
 }
 
 // Option configures a Runner made by New.
@@ -28,12 +30,15 @@ func WithoutSpares() Option { return func(r *Runner) { r.noSpares.Store(true) } 
 // WithSpares sets whether the runner keeps spares (the default).
 func WithSpares(keep bool) Option { return func(r *Runner) { r.noSpares.Store(!keep) } }
 
-// New returns a runner with opts applied.
+// New returns a runner with opts applied. In a process started as the
+// supervisor or confine helper of one of its confiners, New does that job
+// and exits (see WithConfiner).
 func New(opts ...Option) *Runner {
 	r := &Runner{}
 	for _, o := range opts {
 		o(r)
 	}
+	r.dispatch()
 	return r
 }
 
@@ -55,8 +60,9 @@ func (r *Runner) Execute(ctx context.Context, spec Spec, emit func([]byte) error
 }
 
 // std is the runner of the package-level Run and Execute, for programs
-// that need only one.
-var std = New()
+// that need only one and no confiner. A plugin serving a one-shot host
+// (shared.EnvOneShot) keeps no spares in it.
+var std = New(WithSpares(os.Getenv(shared.EnvOneShot) != "1"))
 
 // KeepSpares sets whether the package-level Run and Execute keep spares.
 //

@@ -164,7 +164,7 @@ func (r *Runner) startSupervised(spec Spec) (process, error) {
 			// A command's extra descriptors pass through a supervisor
 			// started with them.
 			var err error
-			if p, err = prestart(spec.Confine, spec.ExtraFiles...); err != nil {
+			if p, err = r.prestart(spec.Confine, spec.ExtraFiles...); err != nil {
 				return nil, err
 			}
 		}
@@ -213,7 +213,7 @@ func (r *Runner) refill(confine string) {
 	warm.busy[confine] = true
 	warm.Unlock()
 
-	p, err := prestart(confine)
+	p, err := r.prestart(confine)
 
 	warm.Lock()
 	warm.busy[confine] = false
@@ -258,7 +258,7 @@ func (p *supervisedProcess) discard() {
 // one process fewer than a supervisor with a confine helper, which is what
 // it falls back to where the kernel refuses namespaces; such a helper is
 // started right away if confine is not "".
-func prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
+func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -283,7 +283,7 @@ func prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	var proc *os.Process
-	isolated, isolationErr := startIsolated(confine != "" && Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
+	isolated, isolationErr := startIsolated(confine != "" && r.Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
 		a.Sys = sys
 		proc, err = os.StartProcess(selfExe, append(argv, extra...), &a)
@@ -310,7 +310,7 @@ func prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
 		}
 		// It waits for its spec, so the Preparer is done before anything
 		// of the command can run.
-		if prepare := preparer(confine); prepare != nil {
+		if prepare := r.confs[confine].Prepare; prepare != nil {
 			p.release = prepare(proc.Pid)
 		}
 	}
@@ -624,7 +624,7 @@ func startHelper(confine string) (*helper, error) {
 	}
 	argv := []string{selfExe, confineArg, confine}
 	pid := 0
-	isolated, why := startIsolated(Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
+	isolated, why := startIsolated(helperConfs[confine].Isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
 		a.Sys = sys
 		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
@@ -649,7 +649,7 @@ func startHelper(confine string) (*helper, error) {
 	if isolated {
 		initPid.Store(int64(pid))
 	}
-	if prepare := preparer(confine); prepare != nil {
+	if prepare := helperConfs[confine].Prepare; prepare != nil {
 		if release := prepare(pid); release != nil {
 			releaseMu.Lock()
 			releaseFunc = release
@@ -875,7 +875,7 @@ func confineMain() int {
 	if err != nil {
 		return fail(fmt.Errorf("confine helper: read spec: %w", err))
 	}
-	fn := confiner(spec.Confine)
+	fn := helperConfs[spec.Confine].Confine
 	if fn == nil {
 		return fail(fmt.Errorf("confine helper: no confiner named %q in this binary", spec.Confine))
 	}
@@ -897,7 +897,7 @@ func confineMain() int {
 // confineThread applies fn to the calling (locked) thread and moves it to
 // the command's working directory.
 func confineThread(fn Confiner, spec wireSpec) error {
-	if err := fn(spec.ConfinePayload); err != nil {
+	if err := fn(spec.ConfinePayload, isolation); err != nil {
 		return fmt.Errorf("confine (%s): %w", spec.Confine, err)
 	}
 	if spec.Dir != "" {
