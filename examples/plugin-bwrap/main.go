@@ -118,7 +118,7 @@ func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) 
 	}
 	spec.Argv = append(args, init.Argv(req.Argv)...)
 
-	backend.Logger().Debug("run", "id", req.RunID, "argv", spec.Argv)
+	backend.LoggerFrom(ctx).Debug("run", "id", req.RunID, "argv", spec.Argv)
 	res, err := backend.Run(ctx, spec, emit)
 	if err != nil {
 		return shared.Result{}, err

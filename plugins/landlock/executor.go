@@ -228,7 +228,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		}
 		var caFile string
 		var err error
-		if proxy, caFile, err = e.startProxy(req.Grant.Egress); err != nil {
+		if proxy, caFile, err = e.startProxy(ctx, req.Grant.Egress); err != nil {
 			return shared.Result{}, err
 		}
 		defer proxy.Close()
@@ -291,8 +291,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // startProxy starts a run's egress proxy and, when it terminates TLS for
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
-func (e *Executor) startProxy(g *shared.Egress) (*egress.Proxy, string, error) {
-	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.Logger()})
+func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*egress.Proxy, string, error) {
+	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.LoggerFrom(ctx)})
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}

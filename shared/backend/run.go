@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/skillhost/skillhost/shared"
@@ -28,4 +29,18 @@ func WithEnv(env []string, name, value string) []string { return shared.WithEnv(
 // (see runner.WithConfiner).
 func NewRunner(opts ...runner.Option) *runner.Runner {
 	return runner.New(append([]runner.Option{runner.WithSpares(os.Getenv(shared.EnvOneShot) != "1")}, opts...)...)
+}
+
+// Output is emit as an io.Writer, to plug into an exec.Cmd or a logger
+// that streams the command's output: each Write passes p on before it
+// returns, and fails as emit does (the host went away).
+func Output(emit func([]byte) error) io.Writer { return emitWriter(emit) }
+
+type emitWriter func([]byte) error
+
+func (w emitWriter) Write(p []byte) (int, error) {
+	if err := w(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -79,8 +79,15 @@ type Conn struct {
 // Launch starts the plugin at cfg.Path and completes the handshake. The
 // plugin's socket lives in a fresh 0700 directory that Close removes, and
 // the plugin watches a lifeline pipe, so it exits when this process dies,
-// even by SIGKILL.
+// even by SIGKILL. When shared.EnvPluginReattach names the plugin, Launch
+// attaches to that plugin, serving in debug mode, instead of starting it.
 func Launch(cfg LaunchConfig) (*Conn, error) {
+	if rc, err := reattachFor(cfg.Path); err != nil || rc != nil {
+		if err != nil {
+			return nil, err
+		}
+		return attach(cfg, rc)
+	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}
