@@ -11,6 +11,9 @@
 // reports a signal death as exit 128+N), and the deadline's SIGTERM
 // spares bwrap, which would die of it and take the command with it.
 //
+// bubblewrap 0.8 cannot mount an overlay, so the plugin does not stage a
+// run's writes: a skill that writes runs with sandbox.writes: direct.
+//
 // Build it under its plugin name and put it where skillhost looks:
 //
 //	go build -o bin/skillhost-sandbox-bwrap ./examples/plugin-bwrap
