@@ -82,11 +82,8 @@ type Conn struct {
 // even by SIGKILL. When shared.EnvPluginReattach names the plugin, Launch
 // attaches to that plugin, serving in debug mode, instead of starting it.
 func Launch(cfg LaunchConfig) (*Conn, error) {
-	if rc, err := reattachFor(cfg.Path); err != nil || rc != nil {
-		if err != nil {
-			return nil, err
-		}
-		return attach(cfg, rc)
+	if c, ok, err := reattached(cfg); ok {
+		return c, err
 	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second

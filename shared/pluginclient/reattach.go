@@ -57,6 +57,20 @@ func reattachFor(path string) (*plugin.ReattachConfig, error) {
 	return &plugin.ReattachConfig{Protocol: plugin.Protocol(e.Protocol), ProtocolVersion: e.ProtocolVersion, Pid: e.Pid, Test: e.Test, Addr: addr}, nil
 }
 
+// reattached attaches to the plugin of cfg when shared.EnvPluginReattach
+// names it (ok), or says why it cannot.
+func reattached(cfg LaunchConfig) (c *Conn, ok bool, err error) {
+	rc, err := reattachFor(cfg.Path)
+	if err != nil {
+		return nil, true, err
+	}
+	if rc == nil {
+		return nil, false, nil
+	}
+	c, err = attach(cfg, rc)
+	return c, true, err
+}
+
 // attach connects to a plugin serving in debug mode at rc instead of
 // starting one; Close leaves it running.
 func attach(cfg LaunchConfig, rc *plugin.ReattachConfig) (*Conn, error) {
