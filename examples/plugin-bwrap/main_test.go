@@ -105,3 +105,31 @@ func TestEscapes(t *testing.T) {
 		Control: conformance.Control,
 	})
 }
+
+// skillhost runs the example skills with --strategy bwrap once the plugin
+// is in its plugin directory (beside it).
+func TestSkillhostRunsTheExampleSkills(t *testing.T) {
+	needBwrap(t)
+	dir := filepath.Dir(plugin)
+	skillhost := filepath.Join(dir, "skillhost")
+	if out, err := exec.Command("go", "build", "-o", skillhost, "github.com/skillhost/skillhost/cmd/skillhost").CombinedOutput(); err != nil {
+		t.Fatalf("go build skillhost: %v\n%s", err, out)
+	}
+	home := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"csv-summary", "summarize", "--", "examples/data/sales.csv"}, "6 rows, 5 columns"},
+		{[]string{"text-stats", "top_words", "--", "-n", "1", "examples/data/article.txt"}, "scripts"},
+		{[]string{"json-tools", "keys", "--", "examples/data/inventory.json", "items.0"}, "sku"},
+	} {
+		cmd := exec.Command(skillhost, append([]string{"--config", "examples/skillhost.yaml", "run", "--strategy", "bwrap"}, tc.args...)...)
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_STATE_HOME="+home, "XDG_CACHE_HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("skillhost run --strategy bwrap %s: %v\n%s", strings.Join(tc.args, " "), err, out)
+		}
+	}
+}
