@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,21 +98,21 @@ func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) 
 	if err != nil {
 		return shared.Result{}, fmt.Errorf("find the plugin's binary: %w", err)
 	}
-	exe, err := os.Open(self)
+	m, err := sandboxMounts(ctx, req, self)
 	if err != nil {
-		return shared.Result{}, fmt.Errorf("open the plugin's binary: %w", err)
+		return shared.Result{}, err
 	}
-	defer exe.Close()
+	defer m.close()
 
 	spec := backend.SpecFor(req)
 	spec.Env = backend.WithEnv(req.Env, "TMPDIR", "/tmp")
-	spec.ExtraFiles = []*os.File{exe} // descriptor 3: bound in as the init
+	spec.ExtraFiles = m.files // the binary and the grant's paths, by descriptor
 	spec.StatusChannel = true
 	// bwrap, bwrap as the PID namespace's init, and the status init.
 	spec.TermBelow = 3
 	var cannot []string
 	spec.Limits, cannot = runner.SplitLimits(req.Limits)
-	args := append([]string{path}, sandboxArgs(req, 3)...)
+	args := append([]string{path}, m.args...)
 	// The init changes to the request's directory inside the sandbox and
 	// gives the command exactly the request's environment: bwrap sets PWD.
 	spec.Dir = ""
@@ -191,36 +192,106 @@ var etcFiles = []string{
 	"/etc/os-release", "/etc/python3", "/etc/perl",
 }
 
-// sandboxArgs are bwrap's options for req; initFD is the descriptor of the
-// plugin's binary.
-func sandboxArgs(req shared.Request, initFD int) []string {
-	a := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
+// mounts are bwrap's options and the descriptors they name (the i-th
+// file is descriptor 3+i in bwrap).
+type mounts struct {
+	args  []string
+	files []*os.File
+}
+
+// bindFD mounts f at dest with opt (--ro-bind-fd or --bind-fd).
+func (m *mounts) bindFD(opt string, f *os.File, dest string) {
+	m.args = append(m.args, opt, strconv.Itoa(3+len(m.files)), dest)
+	m.files = append(m.files, f)
+}
+
+func (m *mounts) close() {
+	for _, f := range m.files {
+		f.Close()
+	}
+}
+
+// sandboxMounts are bwrap's options for req. The plugin's binary (self)
+// and every path of the grant are opened here, refusing a symbolic link
+// anywhere along them, and bound by descriptor: a path swapped for a link
+// after the check still mounts what was checked.
+func sandboxMounts(ctx context.Context, req shared.Request, self string) (*mounts, error) {
+	m := &mounts{args: []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}}
 	if req.Grant.Network {
-		a = append(a, "--share-net")
+		m.args = append(m.args, "--share-net")
 	}
 	for _, d := range systemDirs {
 		if target, err := os.Readlink(d); err == nil {
-			a = append(a, "--symlink", target, d)
+			m.args = append(m.args, "--symlink", target, d)
 		} else {
-			a = append(a, "--ro-bind-try", d, d)
+			m.args = append(m.args, "--ro-bind-try", d, d)
 		}
 	}
 	for _, f := range etcFiles {
-		a = append(a, "--ro-bind-try", f, f)
+		m.args = append(m.args, "--ro-bind-try", f, f)
 	}
-	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
-	a = append(a, "--ro-bind-fd", fmt.Sprint(initFD), initPath)
-	for _, p := range append(append(append([]string{}, req.ExecPaths...), req.Grant.FSRead...), req.SkillDir) {
-		if p = filepath.Clean(p); filepath.IsAbs(p) {
-			a = append(a, "--ro-bind-try", p, p)
+	m.args = append(m.args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
+	exe, err := os.Open(self)
+	if err != nil {
+		return nil, fmt.Errorf("open the plugin's binary: %w", err)
+	}
+	m.bindFD("--ro-bind-fd", exe, initPath)
+	read := append(append(append([]string{}, req.ExecPaths...), req.Grant.FSRead...), req.SkillDir)
+	for i, p := range append(read, req.Grant.FSWrite...) {
+		opt := "--ro-bind-fd"
+		if i >= len(read) {
+			opt = "--bind-fd"
 		}
-	}
-	for _, p := range req.Grant.FSWrite {
-		if p = filepath.Clean(p); filepath.IsAbs(p) {
-			a = append(a, "--bind", p, p)
+		f, err := openNoFollow(p)
+		if errors.Is(err, os.ErrNotExist) && opt == "--ro-bind-fd" {
+			continue // nothing to read there
 		}
+		if err != nil {
+			// Left out, not followed: the run sees nothing there.
+			backend.LoggerFrom(ctx).Warn("grant path left out", "path", p, "error", err)
+			continue
+		}
+		m.bindFD(opt, f, filepath.Clean(p))
 	}
-	return append(a, "--")
+	m.args = append(m.args, "--")
+	return m, nil
+}
+
+// openNoFollow opens the absolute path with O_PATH, one component at a
+// time beneath the one before, never following a symbolic link.
+func openNoFollow(path string) (*os.File, error) {
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("%s is not an absolute path", path)
+	}
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	names := strings.Split(strings.Trim(filepath.Clean(path), "/"), "/")
+	for i, name := range names {
+		if name == "" {
+			break
+		}
+		flags := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if i < len(names)-1 {
+			flags |= unix.O_DIRECTORY
+		}
+		next, err := unix.Openat(fd, name, flags, 0)
+		unix.Close(fd)
+		if errors.Is(err, unix.ENOENT) {
+			return nil, os.ErrNotExist
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (a symbolic link along the path?)", path, err)
+		}
+		fd = next
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return nil, fmt.Errorf("%s is a symbolic link", path)
+	}
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 func main() { backend.Serve(bwrap{}) }
