@@ -181,11 +181,17 @@ func statusInitMain(args []string) int {
 			return report(out, CommandStatus{ExitCode: -1})
 		}
 		s := statusOf(ws)
-		return report(out, CommandStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: &Usage{
-			UserTime:   time.Duration(ru.Utime.Nano()),
-			SystemTime: time.Duration(ru.Stime.Nano()),
-			MaxRSS:     ru.Maxrss * 1024,
-		}})
+		return report(out, CommandStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: usageOf(&ru)})
+	}
+}
+
+// usageOf is what wait4(2) reported of a child and its waited-for
+// descendants.
+func usageOf(ru *syscall.Rusage) *Usage {
+	return &Usage{
+		UserTime:   time.Duration(ru.Utime.Nano()),
+		SystemTime: time.Duration(ru.Stime.Nano()),
+		MaxRSS:     ru.Maxrss * 1024, // KiB on Linux
 	}
 }
 

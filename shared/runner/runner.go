@@ -147,7 +147,9 @@ type Result struct {
 	// IsolationError says why one that asked did not.
 	Isolated       bool
 	IsolationError string
-	// Usage is what the command used, when a status channel reported it.
+	// Usage is what the command used: as its supervisor reaped it (the
+	// command and the descendants it waited for), or as a status channel
+	// reported it; nil where neither knows (unsupervised, or isolated).
 	Usage *Usage
 }
 
@@ -249,9 +251,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 	if st.setupErr != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
-	res.ExitCode, res.Signal, res.Isolated, res.IsolationError = st.exitCode, st.signal, st.isolated, st.isolationErr
+	res.ExitCode, res.Signal, res.Isolated, res.IsolationError, res.Usage = st.exitCode, st.signal, st.isolated, st.isolationErr, st.usage
 	if cs, ok := sc.result(spec); ok {
-		res.ExitCode, res.Signal, res.Usage = cs.ExitCode, cs.Signal, cs.Usage
+		res.ExitCode, res.Signal = cs.ExitCode, cs.Signal
+		if cs.Usage != nil {
+			res.Usage = cs.Usage
+		}
 	}
 	spec.deliverLeft(st.left)
 	res.Truncated, res.OutputBytes = out.truncated, out.total
@@ -375,6 +380,7 @@ type status struct {
 	isolated     bool
 	isolationErr string
 	left         []LeftFile
+	usage        *Usage
 }
 
 func statusOf(ws syscall.WaitStatus) status {

@@ -176,4 +176,6 @@ type wireStatus struct {
 	IsolationError string `json:"isolation_error,omitempty"`
 	// Left are the files the run left in its private /tmp (KeepTmp).
 	Left []LeftFile `json:"left,omitempty"`
+	// Usage is what the command used, where the supervisor reaped it.
+	Usage *Usage `json:"usage,omitempty"`
 }

@@ -366,7 +366,7 @@ func (p *supervisedProcess) wait() status {
 	if ws.IsolationError == "" && !ws.Isolated {
 		ws.IsolationError = p.isolationErr
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left}
+	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left, usage: ws.Usage}
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
@@ -522,7 +522,8 @@ func superviseMain() int {
 func waitCommand(pid int, h *helper) wireStatus {
 	for {
 		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		var ru syscall.Rusage
+		wpid, err := syscall.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -533,7 +534,7 @@ func waitCommand(pid int, h *helper) wireStatus {
 			continue
 		}
 		s := statusOf(ws)
-		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal}
+		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: usageOf(&ru)}
 		if h != nil && h.isolated {
 			// The helper was the namespace's init: the command's own
 			// status is what it reported before exiting.
