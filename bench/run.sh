@@ -29,6 +29,8 @@ note() { notes="$notes
 
 echo "== build" >&2
 go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
+# The bubblewrap backend of examples/, a plugin beside the others.
+go build -o "$work/bin/skillhost-sandbox-bwrap" ./examples/plugin-bwrap
 bin=$work/bin
 sh_=$bin/skillhost
 
@@ -88,7 +90,7 @@ add() { # add LABEL COMMAND...
 add bash bash "$script"
 bwrap_cmd="bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --ro-bind $skills $skills --unshare-all --die-with-parent --new-session bash $script"
 if command -v bwrap >/dev/null 2>&1; then add bwrap $bwrap_cmd; else note "bwrap is not installed"; fi
-for st in none null landlock; do
+for st in none null landlock bwrap; do
 	add "skillhost-run-$st" "$sh_" --config "$cfg" run echo hi --strategy "$st"
 done
 # BASE=<commit>: the same landlock run built from that commit, side by side

@@ -40,8 +40,8 @@ type Options struct {
 	LogLevel string
 	// OneShot says the caller will make at most one call before Close
 	// (the CLI's run), so plugins start nothing ahead of time for a next,
-	// nor does the in-process runner of this program (a process-wide
-	// setting: OneShot is for a program that runs one tool and exits).
+	// nor does this host's in-process runner (other hosts of the program
+	// keep their own setting).
 	OneShot bool
 	// Verbose prints every catalog warning instead of a summary line.
 	Verbose bool
@@ -133,9 +133,6 @@ func Open(opts Options) (*Host, error) {
 	h.configPath = opts.ConfigPath
 	h.pluginDirs = opts.PluginDirs
 	h.timing = tm
-	if opts.OneShot {
-		sandbox.OneShot()
-	}
 	for _, d := range append(cfg.Warnings, cfg.Deprecations...) {
 		h.Warn("%s", d)
 	}

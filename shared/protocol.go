@@ -21,6 +21,15 @@ const (
 	EnvOneShot = "SKILLHOST_ONE_SHOT"
 )
 
+// Debug mode (the Go SDK's; see backend.Serve): a plugin started by hand
+// with EnvPluginDebug=1 serves without a host and prints the value of
+// EnvPluginReattach, a JSON object from plugin name to go-plugin's reattach
+// configuration, with which a host attaches to it instead of starting it.
+const (
+	EnvPluginDebug    = "SKILLHOST_PLUGIN_DEBUG"
+	EnvPluginReattach = "SKILLHOST_PLUGIN_REATTACH"
+)
+
 // Handshake values of go-plugin: a plugin checks that the environment
 // variable HandshakeCookieKey holds HandshakeCookieValue, and answers with
 // ContractVersion as its protocol version. The cookie only keeps a plugin

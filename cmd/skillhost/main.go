@@ -2,13 +2,8 @@
 // running their scripts under a sandbox plugin.
 package main
 
-import (
-	"os"
-
-	"github.com/skillhost/skillhost/host"
-)
+import "os"
 
 func main() {
-	host.Init()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -44,7 +44,7 @@ func (echo) Probe(context.Context) (shared.Probe, error) {
 // command here: wrap its argv (as the Seatbelt plugin does) or name a
 // runner confiner in the spec (as the Landlock plugin does).
 func (echo) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	backend.Logger().Info("run", "id", req.RunID, "argv", req.Argv, "dir", req.Dir,
+	backend.LoggerFrom(ctx).Info("run", "id", req.RunID, "argv", req.Argv, "dir", req.Dir,
 		"read", req.Grant.FSRead, "write", req.Grant.FSWrite, "network", req.Grant.Network, "timeout", req.Grant.Timeout)
 	return backend.Run(ctx, backend.SpecFor(req), emit)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/pluginclient"
+	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // Options configure a Manager.
@@ -57,7 +58,8 @@ func (m *Manager) trace(step string) {
 // Manager keeps one long-lived process per plugin, shared by all calls,
 // and replaces a process that crashed. It is safe for concurrent use.
 type Manager struct {
-	opts Options
+	opts   Options
+	runner *runner.Runner // the in-process strategy's
 
 	discover sync.Once
 	found    map[string]Candidate
@@ -96,7 +98,10 @@ func NewManager(opts Options) *Manager {
 	if opts.AnswerMargin <= 0 {
 		opts.AnswerMargin = defaultAnswerMargin
 	}
-	return &Manager{opts: opts, instances: map[string]*instance{}}
+	// The in-process strategy's runner is the manager's own: a one-shot
+	// manager's keeps no spare supervisor, whatever other managers of
+	// the program do.
+	return &Manager{opts: opts, instances: map[string]*instance{}, runner: runner.New(runner.WithSpares(!opts.OneShot))}
 }
 
 // Plugins returns the discovered plugins and the discovery warnings.
@@ -218,6 +223,7 @@ func (m *Manager) Close() {
 	insts := m.instances
 	m.instances = map[string]*instance{}
 	m.mu.Unlock()
+	_ = m.runner.Close()
 	for _, inst := range insts {
 		inst.mu.Lock()
 		if inst.conn != nil {

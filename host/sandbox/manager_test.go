@@ -24,7 +24,6 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	runner.Init()
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	if os.Getenv("SANDBOX_TEST_HOST") != "" {
 		hostHelper()

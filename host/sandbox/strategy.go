@@ -79,7 +79,7 @@ func Choose(p Policy, override string, core bool) Choice {
 // plugin's (started on first use).
 func (m *Manager) ExecutorFor(c Choice) shared.Executor {
 	if c.Name == InProcess {
-		return inProcess{version: m.opts.HostVersion}
+		return inProcess{version: m.opts.HostVersion, runner: m.runner}
 	}
 	return m.Executor(c.Name)
 }
@@ -88,7 +88,10 @@ func (m *Manager) ExecutorFor(c Choice) shared.Executor {
 // supervised runner as the plugins (time, output and environment bounds)
 // but with no confinement. It is the one place the host runs a script
 // without a plugin, and why host/sandbox imports shared/runner.
-type inProcess struct{ version string }
+type inProcess struct {
+	version string
+	runner  *runner.Runner
+}
 
 func (p inProcess) Info(context.Context) (shared.Info, error) {
 	return shared.Info{
@@ -104,14 +107,12 @@ func (inProcess) Probe(context.Context) (shared.Probe, error) {
 	return shared.Probe{Status: shared.Healthy, Reason: "runs scripts unconfined (sandbox.enabled is false)"}, nil
 }
 
-func (inProcess) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	return runner.Execute(ctx, runner.SpecFor(req), emit)
+func (p inProcess) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
+	return p.runner.Execute(ctx, runner.SpecFor(req), emit)
 }
 
-// Init lets the binary act as its own supervisor: call it first in main
-// (see runner.Init); it returns at once in any other role.
-func Init() { runner.Init() }
-
-// OneShot tells the in-process runner that this process makes one call:
-// it keeps no spare supervisor started for a next one.
-func OneShot() { runner.KeepSpares(false) }
+// Init did what the runner's supervisors needed; they need nothing now
+// (package runner dispatches them while it initialises).
+//
+// Deprecated: there is nothing to call.
+func Init() {}

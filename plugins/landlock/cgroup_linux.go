@@ -27,8 +27,6 @@ import (
 // usually long before a command arrives; the confiner then only writes the
 // limits, and the cgroups are removed once everything in them is gone.
 
-func init() { runner.RegisterPreparer(confinerName, prepareCgroups) }
-
 // A controller is a cgroup controller the plugin can use.
 type controller struct {
 	name      string // "pids" or "memory"

@@ -8,9 +8,10 @@ import (
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
-func init() {
-	runner.RegisterConfiner(confinerName, confine)
-	runner.RegisterIsolation(confinerName)
+// confinement is the runner confiner of this package: isolated, with its
+// cgroups prepared ahead of time.
+func confinement() runner.Option {
+	return runner.WithConfiner(confinerName, runner.Confinement{Confine: confine, Prepare: prepareCgroups, Isolate: true})
 }
 
 // confine runs in the run's supervisor (or, where the kernel refused
@@ -21,12 +22,11 @@ func init() {
 // resolved (skill, grant, interpreters) is opened once, refusing symlinks
 // anywhere along it, and the bind mounts and Landlock rules are made from
 // those very handles, so no path can be swapped between check and use.
-func confine(payload []byte) error {
+func confine(payload []byte, iso runner.Isolation) error {
 	p, err := DecodePolicy(payload)
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	iso := runner.CurrentIsolation()
 	hs, err := openHandles(p.Canonical)
 	if err != nil {
 		return err

@@ -33,11 +33,14 @@ import (
 // Version is the backend's version.
 const Version = "0.1.0"
 
-// confinerName is the runner confiner this package registers.
+// confinerName is the runner confiner of this package.
 const confinerName = "landlock"
 
 // Executor is the Landlock backend.
 type Executor struct {
+	// runner runs the commands, with this package's confiner.
+	runner *runner.Runner
+
 	once     sync.Once
 	features Features
 	probe    shared.Probe
@@ -94,8 +97,10 @@ func (e *Executor) landlockOnly() bool {
 	return e.settings.LandlockOnly || e.settings.BestEffort
 }
 
-// New returns the Landlock backend.
-func New() *Executor { return &Executor{} }
+// New returns the Landlock backend. Its supervisors and confine helpers
+// are this binary re-executed, and New does their job in them and exits
+// (see runner.WithConfiner): a plugin's main calls it first.
+func New() *Executor { return &Executor{runner: backend.NewRunner(confinement())} }
 
 // kernel detects what this machine offers, once: the answer does not
 // change while the plugin runs.
@@ -145,7 +150,7 @@ func (e *Executor) isolation() shared.Isolation {
 // cgroups that runs ended too abruptly to remove (a supervisor killed by the
 // backstop). The serving code calls it.
 func (e *Executor) Close() error {
-	runner.KeepSpares(false)
+	_ = e.runner.Close()
 	sweepCgroups()
 	e.mu.Lock()
 	temps := e.temps
@@ -242,7 +247,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		}
 		var caFile string
 		var err error
-		if proxy, caFile, err = e.startProxy(req.Grant.Egress); err != nil {
+		if proxy, caFile, err = e.startProxy(ctx, req.Grant.Egress); err != nil {
 			return shared.Result{}, err
 		}
 		defer proxy.Close()
@@ -286,7 +291,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		spec.KeepTmp, spec.TmpLeft = hostTmpDirs(), left.add
 	}
 	var captured denials.Capture
-	res, err := backend.Run(ctx, spec, captured.Tee(emit))
+	res, err := e.runner.Execute(ctx, spec, captured.Tee(emit))
 	if err != nil {
 		return shared.Result{}, explainSetup(err, pol, req)
 	}
@@ -305,8 +310,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // startProxy starts a run's egress proxy and, when it terminates TLS for
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
-func (e *Executor) startProxy(g *shared.Egress) (*egress.Proxy, string, error) {
-	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.Logger()})
+func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*egress.Proxy, string, error) {
+	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.LoggerFrom(ctx)})
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}

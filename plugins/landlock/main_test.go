@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
+	"github.com/skillhost/skillhost/plugins/landlock"
 	"github.com/skillhost/skillhost/shared/conformance"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 const (
@@ -22,7 +22,9 @@ const (
 const hostSecret = conformance.EnvHostSecret + "=correct-horse-battery-staple"
 
 func TestMain(m *testing.M) {
-	runner.Init()
+	// The runner's supervisors and confine helpers are this binary: the
+	// backend's runner does their job in them.
+	landlock.New()
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	// /proc/<pid>/environ shows the environment a process was started
 	// with, so the secret must be there from exec: start over with it.

@@ -8,11 +8,9 @@ import (
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/plugins/null"
 	"github.com/skillhost/skillhost/shared/conformance"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 func TestMain(m *testing.M) {
-	runner.Init()
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	if _, err := testbin.Build("./cmd/skillhost-sandbox-null"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

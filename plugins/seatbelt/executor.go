@@ -99,7 +99,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if req.Grant.Network && req.Grant.Egress != nil {
 		// The run reaches only this proxy (the profile allows its port
 		// alone); a per-run credential keeps other runs off it.
-		if proxy, err = egress.Start(egress.Config{Egress: req.Grant.Egress, Logger: backend.Logger()}); err != nil {
+		if proxy, err = egress.Start(egress.Config{Egress: req.Grant.Egress, Logger: backend.LoggerFrom(ctx)}); err != nil {
 			return shared.Result{}, shared.Refused(shared.ReasonEgress, err)
 		}
 		defer proxy.Close()

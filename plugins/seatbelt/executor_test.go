@@ -15,11 +15,9 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 func TestMain(m *testing.M) {
-	runner.Init()
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
 }

@@ -2,9 +2,13 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -12,63 +16,188 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/internal/wire"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 // drainTimeout bounds how long a plugin whose host died waits for its
 // running commands to be torn down before it exits.
 const drainTimeout = 3 * time.Second
 
-var logger = hclog.New(&hclog.LoggerOptions{
-	Name:       "sandbox",
-	JSONFormat: true,
-	Output:     os.Stderr,
-	Level:      hclog.LevelFromString(os.Getenv(shared.EnvLogLevel)),
-})
+// Option configures Serve.
+type Option func(*serveConfig)
 
-// Logger returns the plugin's logger. Plugins must log only through it: it
-// writes JSON to stderr, which the host re-logs at the right level, while
-// anything printed to stdout before the handshake would break it.
-func Logger() hclog.Logger { return logger }
+type serveConfig struct {
+	logger hclog.Logger
+	debug  bool
+	out    io.Writer // where debug mode prints how to attach
+}
 
-// Serve runs impl as a sandbox plugin and never returns. Call it first thing
-// in main: it also dispatches the helper processes of package runner, and
-// it must be the first thing to write to stdout.
-func Serve(impl shared.Executor) {
-	runner.Init()
-	if os.Getenv(shared.EnvOneShot) == "1" {
-		runner.KeepSpares(false)
+// WithLogger makes l the plugin's logger (see LoggerFrom) instead of the
+// default: JSON on stderr at the host's level.
+func WithLogger(l hclog.Logger) Option { return func(c *serveConfig) { c.logger = l } }
+
+// WithDebug serves in debug mode (as SKILLHOST_PLUGIN_DEBUG=1 does): see
+// Serve.
+func WithDebug() Option { return func(c *serveConfig) { c.debug = true } }
+
+// newLogger is the default logger: JSON on stderr, which the host re-logs
+// at the right level, at the level the host asked for.
+func newLogger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "sandbox",
+		JSONFormat: true,
+		Output:     os.Stderr,
+		Level:      hclog.LevelFromString(os.Getenv(shared.EnvLogLevel)),
+	})
+}
+
+type loggerKey struct{}
+
+// WithLoggerContext returns ctx carrying l, for LoggerFrom.
+func WithLoggerContext(ctx context.Context, l hclog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+// LoggerFrom returns the plugin's logger from a call's context: Serve puts
+// it in the context of every Info, Probe, SetConfig, Explain and Execute.
+// Outside a call (a test calling the backend directly) it is a new
+// default logger. Plugins must log only through it: stdout belongs to the
+// handshake.
+func LoggerFrom(ctx context.Context) hclog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(hclog.Logger); ok {
+		return l
+	}
+	return newLogger()
+}
+
+// Logger returns a new default logger.
+//
+// Deprecated: use LoggerFrom with the call's context, which has the
+// logger Serve was given.
+func Logger() hclog.Logger { return newLogger() }
+
+// Serve runs impl as a sandbox plugin until the host is done with it, then
+// calls impl's Close if it is an io.Closer and returns Close's error.
+// Call it from main; a binary that is not started by a host is told so and
+// exits.
+//
+// The runner's helper processes (supervisors, confine helpers) are this
+// binary re-executed: what main does before Serve runs in each of them
+// too, so keep it to what they need (making the backend's runner, see
+// NewRunner). Package runner dispatches the helpers before main, or, for a
+// confiner, in runner.New.
+//
+// # Debug mode
+//
+// Started by hand with SKILLHOST_PLUGIN_DEBUG=1 in its environment (or
+// with WithDebug), for instance under a debugger, the plugin serves
+// without a host: it prints to stdout a line setting
+// SKILLHOST_PLUGIN_REATTACH, and a host started with that variable in its
+// environment attaches to this process instead of starting the plugin's
+// binary. The plugin then serves until interrupted (Ctrl-C); a host's
+// Close leaves it running for the next.
+func Serve(impl shared.Executor, opts ...Option) error {
+	cfg := serveConfig{out: os.Stdout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.logger == nil {
+		cfg.logger = newLogger()
+	}
+	if os.Getenv(shared.EnvPluginDebug) == "1" {
+		cfg.debug = true
 	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}
+	served := withLogger(impl, cfg.logger)
 	base, cancel := context.WithCancel(context.Background())
-	watchLifeline(cancel, impl)
-	plugin.Serve(&plugin.ServeConfig{
+	defer cancel()
+	sc := &plugin.ServeConfig{
 		HandshakeConfig:  wire.Handshake,
-		VersionedPlugins: wire.VersionedPlugins(impl, base),
+		VersionedPlugins: wire.VersionedPlugins(served, base),
 		GRPCServer:       wire.NewGRPCServer,
 		TLSProvider:      wire.ServerTLS,
-		Logger:           logger,
-	})
-	closeImpl(impl)
-	os.Exit(0)
+		Logger:           cfg.logger,
+	}
+	if cfg.debug {
+		return serveDebug(base, impl, sc, cfg)
+	}
+	watchLifeline(cancel, impl, cfg.logger)
+	plugin.Serve(sc)
+	return closeImpl(impl, cfg.logger)
+}
+
+// serveDebug serves sc in go-plugin's test mode and prints how a host
+// attaches, until SIGINT or SIGTERM.
+func serveDebug(base context.Context, impl shared.Executor, sc *plugin.ServeConfig, cfg serveConfig) error {
+	ctx, stop := signal.NotifyContext(base, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	info, err := impl.Info(WithLoggerContext(ctx, cfg.logger))
+	if err != nil {
+		return fmt.Errorf("debug mode: the backend's Info: %w", err)
+	}
+	reattach := make(chan *plugin.ReattachConfig, 1)
+	closed := make(chan struct{})
+	sc.Test = &plugin.ServeTestConfig{Context: ctx, ReattachConfigCh: reattach, CloseCh: closed}
+	go plugin.Serve(sc)
+	select {
+	case rc := <-reattach:
+		line, err := ReattachLine(info.Name, rc)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cfg.out, "skillhost plugin %q is serving in debug mode (pid %d). To attach a host, start it with:\n\n\t%s\n\n", info.Name, os.Getpid(), line)
+	case <-closed:
+		return closeImpl(impl, cfg.logger)
+	}
+	<-closed
+	return closeImpl(impl, cfg.logger)
+}
+
+// reattachAddr is a net.Addr as JSON.
+type reattachAddr struct {
+	Network string
+	String  string
+}
+
+// reattachJSON is one plugin's entry of SKILLHOST_PLUGIN_REATTACH.
+type reattachJSON struct {
+	Protocol        string
+	ProtocolVersion int
+	Pid             int
+	Test            bool
+	Addr            reattachAddr
+}
+
+// ReattachLine is the shell assignment of SKILLHOST_PLUGIN_REATTACH that
+// attaches a host to the plugin called name served at rc.
+func ReattachLine(name string, rc *plugin.ReattachConfig) (string, error) {
+	doc, err := json.Marshal(map[string]reattachJSON{name: {
+		Protocol: string(rc.Protocol), ProtocolVersion: rc.ProtocolVersion, Pid: rc.Pid, Test: rc.Test,
+		Addr: reattachAddr{Network: rc.Addr.Network(), String: rc.Addr.String()},
+	}})
+	if err != nil {
+		return "", err
+	}
+	return shared.EnvPluginReattach + "='" + string(doc) + "'", nil
 }
 
 // closeImpl gives a backend that implements io.Closer the chance to clean
 // up (leftover cgroups, temporary files) before the plugin exits.
-func closeImpl(impl shared.Executor) {
+func closeImpl(impl shared.Executor, log hclog.Logger) error {
 	if c, ok := impl.(io.Closer); ok {
 		if err := c.Close(); err != nil {
-			logger.Warn("close", "error", err)
+			log.Warn("close", "error", err)
+			return err
 		}
 	}
+	return nil
 }
 
 // watchLifeline exits the plugin when the host's end of the lifeline pipe
 // closes: first cancelling every running call, so their commands are killed,
 // then exiting once they are done or drainTimeout has passed.
-func watchLifeline(cancel context.CancelFunc, impl shared.Executor) {
+func watchLifeline(cancel context.CancelFunc, impl shared.Executor, log hclog.Logger) {
 	fd, err := strconv.Atoi(os.Getenv(shared.EnvLifelineFD))
 	if err != nil || fd < 3 {
 		return
@@ -77,7 +206,7 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor) {
 	f := os.NewFile(uintptr(fd), "lifeline")
 	go func() {
 		_, _ = io.Copy(io.Discard, f)
-		logger.Info("host is gone; stopping")
+		log.Info("host is gone; stopping")
 		cancel()
 		done := make(chan struct{})
 		go func() { wire.Inflight.Wait(); close(done) }()
@@ -85,7 +214,7 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor) {
 		case <-done:
 		case <-time.After(drainTimeout):
 		}
-		closeImpl(impl)
+		_ = closeImpl(impl, log)
 		os.Exit(0)
 	}()
 }

@@ -55,7 +55,7 @@ type Config struct {
 	// DialTimeout bounds each upstream connection attempt (default 30 s).
 	DialTimeout time.Duration
 	// Logger, if not nil, is told at debug level of each allowed host the
-	// proxy could not reach; a plugin's backend.Logger() is one, and so is
+	// proxy could not reach; a plugin's backend.LoggerFrom(ctx) is one, and so is
 	// a *slog.Logger.
 	Logger Logger
 }

@@ -88,8 +88,13 @@ type Conn struct {
 // the plugin watches a lifeline pipe, so it exits when this process dies,
 // even by SIGKILL. With cfg.OneShot, Launch first tries the fast path
 // (launchPipe: two pipes, no socket, TLS or gRPC) and falls back to
-// go-plugin for a plugin that does not speak it.
+// go-plugin for a plugin that does not speak it. When
+// shared.EnvPluginReattach names the plugin, Launch attaches to that
+// plugin, serving in debug mode, instead of starting it.
 func Launch(cfg LaunchConfig) (*Conn, error) {
+	if c, ok, err := reattached(cfg); ok {
+		return c, err
+	}
 	if cfg.StartTimeout <= 0 {
 		cfg.StartTimeout = 10 * time.Second
 	}

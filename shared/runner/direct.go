@@ -30,7 +30,7 @@ func startDirect(spec Spec) (process, error) {
 	proc, err := os.StartProcess(spec.Argv[0], spec.Argv, &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   nonNilEnv(spec.Env),
-		Files: []*os.File{devnull, outW, outW},
+		Files: append([]*os.File{devnull, outW, outW}, spec.ExtraFiles...),
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {

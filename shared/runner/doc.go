@@ -24,19 +24,36 @@
 // binary re-executed in a private mode. The supervisor marks itself a child
 // subreaper, so every orphaned descendant is re-parented to it, and kills the
 // whole tree when the command exits, when the deadline passes, or when the
-// process that started it dies. A binary opts in by calling [Init] first
-// thing in main (plugins do this through backend.Serve); without it the
-// runner falls back to process-group semantics only.
+// process that started it dies. The supervisor of an unconfined command
+// needs nothing of the program: this package dispatches it while it
+// initialises, before main. Where there is no supervisor (outside Linux),
+// the runner falls back to process-group semantics only.
+//
+// # Runners
+//
+// A [Runner] (New) holds its settings: whether it keeps a supervisor
+// started ahead of time for the next command ([WithoutSpares]) and the
+// confiners it offers ([WithConfiner]). Two runners in one program can
+// differ; the package-level [Run] and [Execute] use one the package keeps.
 //
 // # Confiners
 //
 // A confinement backend that must restrict the command's own process (for
-// example with Landlock, which binds a process for good) registers a
-// [Confiner] with [RegisterConfiner] and names it in [Spec.Confine]. The
+// example with Landlock, which binds a process for good) offers a
+// [Confinement] with [WithConfiner] and names it in [Spec.Confine]. The
 // supervisor then starts the command through a short-lived helper: the
 // binary re-executed once more, which calls the confiner and execs the
 // command in its place. A confiner that asks for namespaces
-// ([RegisterIsolation]) needs no helper: its supervisor starts in them as
+// (Confinement.Isolate) needs no helper: its supervisor starts in them as
 // the init of a PID namespace, confines one thread of its own and forks the
-// command from it. The long-lived caller is never restricted.
+// command from it. The long-lived caller is never restricted. Those helpers
+// need the confiner, so New does their job when the process is one of
+// them: a program makes its confining Runner first thing in main.
+//
+// # Wrappers
+//
+// A backend that execs a wrapper which forks (bubblewrap) passes it
+// descriptors ([Spec.ExtraFiles]), takes the command's own status from a
+// status channel ([Spec.StatusChannel], [StatusInit]) and spares the
+// wrapper from the deadline's SIGTERM ([Spec.TermBelow]).
 package runner

@@ -26,10 +26,14 @@ func SpecFor(req shared.Request) Spec {
 // error. A confined spec whose namespaces the kernel refused says so in
 // Result.NotEnforced.
 func Execute(ctx context.Context, spec Spec, emit func([]byte) error) (shared.Result, error) {
+	return execute(ctx, std, spec, emit)
+}
+
+func execute(ctx context.Context, r *Runner, spec Spec, emit func([]byte) error) (shared.Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var emitErr error
-	res, err := Run(ctx, spec, func(b []byte) {
+	res, err := r.Run(ctx, spec, func(b []byte) {
 		if emitErr != nil {
 			return
 		}
@@ -50,7 +54,7 @@ func Execute(ctx context.Context, spec Spec, emit func([]byte) error) (shared.Re
 		Truncated: res.Truncated,
 		Duration:  res.Duration,
 	}
-	if spec.Confine != "" && Isolates(spec.Confine) && !res.Isolated {
+	if spec.Confine != "" && r.Isolates(spec.Confine) && !res.Isolated {
 		why := res.IsolationError
 		if why == "" {
 			why = "the kernel refused them"

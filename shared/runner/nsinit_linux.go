@@ -48,7 +48,7 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 	if spec.Confine != os.Args[2] {
 		return report(wireStatus{ExitCode: -1, SetupError: fmt.Sprintf("supervisor: started for confiner %q, asked for %q", os.Args[2], spec.Confine)})
 	}
-	fn := confiner(spec.Confine)
+	fn := helperConfs[spec.Confine].Confine
 	if fn == nil {
 		return report(wireStatus{ExitCode: -1, SetupError: fmt.Sprintf("supervisor: no confiner named %q in this binary", spec.Confine)})
 	}

@@ -19,43 +19,42 @@ import (
 // own PID namespace and confines the command itself.
 func init() {
 	for _, name := range []string{"test-iso", "test-iso-fallback"} {
-		RegisterConfiner(name, func([]byte) error {
+		testOptions = append(testOptions, WithConfiner(name, Confinement{Isolate: true, Confine: func([]byte, Isolation) error {
 			// Per thread: only the command's thread, and so the command,
 			// gets it; the supervisor's main thread must not.
 			return unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-		})
-		RegisterIsolation(name)
+		}}))
 	}
-	RegisterConfiner("test-iso-fail", func([]byte) error { return errors.New("refusing on purpose") })
-	RegisterIsolation("test-iso-fail")
-	RegisterConfiner("test-iso-prepared", func(payload []byte) error {
+	testOptions = append(testOptions, WithConfiner("test-iso-fail", Confinement{Isolate: true, Confine: func([]byte, Isolation) error { return errors.New("refusing on purpose") }}))
+	testOptions = append(testOptions, WithConfiner("test-iso-prepared", Confinement{Isolate: true, Confine: func(payload []byte, _ Isolation) error {
 		// The Preparer ran before the command could: its mark is there.
 		if _, err := os.Stat(string(payload)); err != nil {
 			return fmt.Errorf("not prepared: %w", err)
 		}
 		return nil
-	})
-	RegisterIsolation("test-iso-prepared")
-	RegisterPreparer("test-iso-prepared", func(pid int) func() {
+	}, Prepare: preparedTest}))
+}
+
+// preparedTest is the Preparer of test-iso-prepared.
+func preparedTest(pid int) func() {
+	prepared.mu.Lock()
+	defer prepared.mu.Unlock()
+	// exec(2) has replaced the supervisor's image before its
+	// arguments are mapped, and /proc reads an empty command line in
+	// that window, which a loaded machine widens: wait it out.
+	var cmdline []byte
+	for deadline := time.Now().Add(10 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); {
+		if cmdline, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); len(cmdline) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	prepared.cmdlines = append(prepared.cmdlines, strings.ReplaceAll(string(cmdline), "\x00", " "))
+	_ = os.WriteFile(prepared.mark, nil, 0o600)
+	return func() {
 		prepared.mu.Lock()
 		defer prepared.mu.Unlock()
-		// exec(2) has replaced the supervisor's image before its
-		// arguments are mapped, and /proc reads an empty command line in
-		// that window, which a loaded machine widens: wait it out.
-		var cmdline []byte
-		for deadline := time.Now().Add(10 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); {
-			if cmdline, _ = os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); len(cmdline) == 0 {
-				time.Sleep(time.Millisecond)
-			}
-		}
-		prepared.cmdlines = append(prepared.cmdlines, strings.ReplaceAll(string(cmdline), "\x00", " "))
-		_ = os.WriteFile(prepared.mark, nil, 0o600)
-		return func() {
-			prepared.mu.Lock()
-			defer prepared.mu.Unlock()
-			prepared.released = append(prepared.released, pidAlive(pid))
-		}
-	})
+		prepared.released = append(prepared.released, pidAlive(pid))
+	}
 }
 
 // prepared records what the test-iso-prepared Preparer saw.

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // Defaults applied by [Run] to zero fields of a [Spec].
@@ -46,7 +49,7 @@ type Spec struct {
 	// OutputLimit caps the bytes of output passed on; zero means
 	// DefaultOutputLimit and a negative value means no cap.
 	OutputLimit int64
-	// Confine names a Confiner registered with RegisterConfiner that is
+	// Confine names a confiner of the Runner (WithConfiner) that is
 	// applied to the command's process just before it execs. It requires
 	// supervision (see Supervised).
 	Confine string
@@ -61,6 +64,40 @@ type Spec struct {
 	// it would otherwise lose, without copying a run's own scratch.
 	KeepTmp []string
 	TmpLeft func(LeftFile)
+
+	// ExtraFiles are passed to the command as descriptors 3, 4, ... in
+	// order: for a wrapper that takes descriptors (bubblewrap's --bind-fd,
+	// --seccomp, --info-fd, --json-status-fd). Run does not close them.
+	// They cannot be combined with Confine.
+	ExtraFiles []*os.File
+	// StatusChannel asks for the command's real status through a pipe whose
+	// write end the command receives as descriptor StatusFD(spec), after
+	// ExtraFiles: a wrapper that forks reports its inner command there
+	// (itself, or through the runner's StatusInit).
+	// When the channel carries a status, Result's ExitCode, Signal and
+	// Usage are the command's; otherwise they are the wrapper's. It cannot
+	// be combined with Confine.
+	StatusChannel bool
+	// DecodeStatus reads the channel's bytes (at most 64 KiB) into a status;
+	// nil means DecodeStatus, the status init's format.
+	DecodeStatus func([]byte) (CommandStatus, bool)
+	// TermBelow spares the first TermBelow generations of processes from
+	// the deadline's SIGTERM: they are the wrapper's own (bubblewrap and
+	// the init of its PID namespace, say), which would die of it and take
+	// the command down at once with --die-with-parent. Only the processes
+	// below them get SIGTERM, so the command has its KillGrace; at its end
+	// everything is killed as usual. It needs supervision (Linux); without
+	// it the whole group gets SIGTERM.
+	TermBelow int
+	// Limits bound the command's resources. Run applies them to a command
+	// it starts itself, wrapper and all (with setrlimit(2): open files,
+	// file size, memory as RLIMIT_DATA, processes as RLIMIT_NPROC counted
+	// from the user's processes at the start), and refuses a Spec with one
+	// it cannot apply by an error that wraps ErrLimits and names each (see
+	// SplitLimits). A confiner named in Confine applies them itself.
+	// SpecFor leaves them empty: a backend that enforces the request's
+	// limits sets them from Request.Limits.
+	Limits shared.Limits
 }
 
 // LeftFile is a file a run left in its private /tmp.
@@ -106,10 +143,14 @@ type Result struct {
 	// ones.
 	OutputBytes int64
 	// Isolated reports that the command ran under a confine helper that
-	// got its own PID and mount namespaces (see RegisterIsolation);
+	// got its own PID and mount namespaces (see Confinement.Isolate);
 	// IsolationError says why one that asked did not.
 	Isolated       bool
 	IsolationError string
+	// Usage is what the command used: as its supervisor reaped it (the
+	// command and the descendants it waited for), or as a status channel
+	// reported it; nil where neither knows (unsupervised, or isolated).
+	Usage *Usage
 }
 
 // ErrSetup is wrapped by errors that happen before the command runs: the
@@ -125,39 +166,38 @@ func TruncationMarker(limit int64) string {
 // waits until the command and all of its descendants are gone. emit is never
 // called concurrently and may be nil. Run returns an error wrapping ErrSetup
 // when the command could not start; a command that starts and fails is
-// reported in the Result, not as an error.
+// reported in the Result, not as an error. It uses a runner the package
+// keeps; a program that needs settings of its own makes a Runner (New).
 func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return Result{}, fmt.Errorf("%w: empty argv", ErrSetup)
+	return std.Run(ctx, spec, emit)
+}
+
+// Run is the package's Run with this runner.
+func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
+	spec, err := prepare(spec)
+	if err != nil {
+		return Result{}, err
 	}
-	if spec.KillGrace <= 0 {
-		spec.KillGrace = DefaultKillGrace
-	}
-	if spec.OutputLimit == 0 {
-		spec.OutputLimit = DefaultOutputLimit
+	if _, ok := r.confs[spec.Confine]; spec.Confine != "" && !ok {
+		return Result{}, fmt.Errorf("%w: no confiner named %q in this runner (runner.WithConfiner)", ErrSetup, spec.Confine)
 	}
 	if emit == nil {
 		emit = func([]byte) {}
 	}
-	if spec.Confine != "" && !Supervised() {
-		return Result{}, fmt.Errorf("%w: confiner %q needs supervision, which this binary does not provide (call runner.Init in main)", ErrSetup, spec.Confine)
-	}
-	argv0 := spec.Argv[0]
-	if !containsSlash(argv0) {
-		p, err := exec.LookPath(argv0)
-		if err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrSetup, err)
+	var sc *statusChannel
+	if spec.StatusChannel {
+		if sc, err = openStatus(&spec); err != nil {
+			return Result{}, err
 		}
-		spec.Argv = append([]string{p}, spec.Argv[1:]...)
+		defer sc.close()
 	}
-
 	var p process
-	var err error
 	if Supervised() {
-		p, err = startSupervised(spec)
+		p, err = r.startSupervised(spec)
 	} else {
 		p, err = startDirect(spec)
 	}
+	sc.started()
 	if err != nil {
 		return Result{}, err
 	}
@@ -207,21 +247,117 @@ func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
 	res.Duration = time.Since(start)
 	p.cleanup()
 
-	select {
-	case <-readDone:
-	case <-time.After(drainWait):
-		if outR.SetReadDeadline(time.Now()) != nil {
-			outR.Close() // not pollable: give up on what is left
-		}
-		<-readDone
-	}
+	finishRead(outR, readDone)
 	if st.setupErr != "" {
 		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
 	}
-	res.ExitCode, res.Signal, res.Isolated, res.IsolationError = st.exitCode, st.signal, st.isolated, st.isolationErr
+	res.ExitCode, res.Signal, res.Isolated, res.IsolationError, res.Usage = st.exitCode, st.signal, st.isolated, st.isolationErr, st.usage
+	if cs, ok := sc.result(spec); ok {
+		res.ExitCode, res.Signal = cs.ExitCode, cs.Signal
+		if cs.Usage != nil {
+			res.Usage = cs.Usage
+		}
+	}
 	spec.deliverLeft(st.left)
 	res.Truncated, res.OutputBytes = out.truncated, out.total
 	return res, nil
+}
+
+// prepare checks spec and fills in its defaults.
+func prepare(spec Spec) (Spec, error) {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return spec, fmt.Errorf("%w: empty argv", ErrSetup)
+	}
+	if spec.KillGrace <= 0 {
+		spec.KillGrace = DefaultKillGrace
+	}
+	if spec.OutputLimit == 0 {
+		spec.OutputLimit = DefaultOutputLimit
+	}
+	if spec.Confine != "" && !Supervised() {
+		return spec, fmt.Errorf("%w: confiner %q needs supervision, which this platform does not provide", ErrSetup, spec.Confine)
+	}
+	if spec.Confine != "" && (len(spec.ExtraFiles) > 0 || spec.StatusChannel) {
+		return spec, fmt.Errorf("%w: extra descriptors and a status channel are for wrappers; confiner %q starts the command itself", ErrSetup, spec.Confine)
+	}
+	if err := limitsError(spec); err != nil {
+		return spec, err
+	}
+	argv0 := spec.Argv[0]
+	if !containsSlash(argv0) {
+		p, err := exec.LookPath(argv0)
+		if err != nil {
+			return spec, fmt.Errorf("%w: %w", ErrSetup, err)
+		}
+		spec.Argv = append([]string{p}, spec.Argv[1:]...)
+	}
+	return spec, nil
+}
+
+// finishRead waits for the end of the output, or for drainWait once the
+// command is gone, keeping what the pipe already holds.
+func finishRead(r *os.File, done <-chan struct{}) {
+	select {
+	case <-done:
+	case <-time.After(drainWait):
+		if r.SetReadDeadline(time.Now()) != nil {
+			r.Close() // not pollable: give up on what is left
+		}
+		<-done
+	}
+}
+
+// statusChannel is the pipe of Spec.StatusChannel. Its methods accept a nil
+// receiver: no channel.
+type statusChannel struct {
+	r, w *os.File
+	data []byte
+	done chan struct{}
+}
+
+// openStatus makes the pipe and adds its write end to spec's ExtraFiles.
+func openStatus(spec *Spec) (*statusChannel, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: status channel: %w", ErrSetup, err)
+	}
+	c := &statusChannel{r: r, w: w, done: make(chan struct{})}
+	spec.ExtraFiles = append(append([]*os.File(nil), spec.ExtraFiles...), w)
+	go func() {
+		c.data, _ = io.ReadAll(io.LimitReader(r, maxStatusBytes))
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// started closes the runner's copy of the write end once the command has
+// its own.
+func (c *statusChannel) started() {
+	if c != nil && c.w != nil {
+		c.w.Close()
+		c.w = nil
+	}
+}
+
+// result is the status the channel carried, read to its end (or for
+// drainWait after the command is gone).
+func (c *statusChannel) result(spec Spec) (CommandStatus, bool) {
+	if c == nil {
+		return CommandStatus{}, false
+	}
+	finishRead(c.r, c.done)
+	decode := spec.DecodeStatus
+	if decode == nil {
+		decode = DecodeStatus
+	}
+	return decode(c.data)
+}
+
+func (c *statusChannel) close() {
+	if c != nil {
+		c.started()
+		c.r.Close()
+	}
 }
 
 // process is a started command, supervised or not.
@@ -244,6 +380,7 @@ type status struct {
 	isolated     bool
 	isolationErr string
 	left         []LeftFile
+	usage        *Usage
 }
 
 func statusOf(ws syscall.WaitStatus) status {

@@ -14,16 +14,22 @@ import (
 	"time"
 )
 
+// testOptions are confiners the package's tests add to the runner of Run.
+var testOptions []Option
+
 func TestMain(m *testing.M) {
-	RegisterConfiner("test-nofile", func(payload []byte) error {
-		n, err := strconv.Atoi(string(payload))
-		if err != nil {
-			return err
-		}
-		return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: uint64(n), Max: uint64(n)})
-	})
-	RegisterConfiner("test-fail", func([]byte) error { return errors.New("refusing on purpose") })
-	Init()
+	// The package-level Run and Execute of the tests offer the tests'
+	// confiners; New dispatches their helpers, which are this binary.
+	std = New(append([]Option{
+		WithConfiner("test-nofile", Confinement{Confine: func(payload []byte, _ Isolation) error {
+			n, err := strconv.Atoi(string(payload))
+			if err != nil {
+				return err
+			}
+			return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: uint64(n), Max: uint64(n)})
+		}}),
+		WithConfiner("test-fail", Confinement{Confine: func([]byte, Isolation) error { return errors.New("refusing on purpose") }}),
+	}, testOptions...)...)
 	// The race runtime sleeps a second at exit; the supervisor inherits this.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	if os.Getenv("RUNNER_TEST_ORPHAN") != "" {

@@ -1,22 +1,23 @@
 package runner
 
 import (
+	"context"
 	"testing"
 	"time"
 )
 
 // warmReady reports whether a spare supervisor for confine is waiting.
 func warmReady(confine string) bool {
-	warm.Lock()
-	defer warm.Unlock()
-	return warm.ready[confine] != nil
+	std.spares.Lock()
+	defer std.spares.Unlock()
+	return std.spares.ready[confine] != nil
 }
 
 // warmBusy reports whether a spare is being started.
 func warmBusy(confine string) bool {
-	warm.Lock()
-	defer warm.Unlock()
-	return warm.busy[confine]
+	std.spares.Lock()
+	defer std.spares.Unlock()
+	return std.spares.busy[confine]
 }
 
 // dropWarm stops a waiting spare, if any.
@@ -26,7 +27,7 @@ func dropWarm(t *testing.T) {
 	for warmBusy("") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if p := takeWarm(""); p != nil {
+	if p := std.spares.take(""); p != nil {
 		p.cleanup()
 		_, _ = p.proc.Wait()
 		p.out.Close()
@@ -57,4 +58,42 @@ func TestKeepSparesOff(t *testing.T) {
 		}
 	}
 	dropWarm(t)
+}
+
+// Two runners keep their own settings: one without spares leaves none
+// while another, in the same program, keeps its own.
+func TestRunnersKeepTheirOwnSpares(t *testing.T) {
+	if !Supervised() {
+		t.Skip("no supervision on this platform")
+	}
+	keeping, oneShot := New(), New(WithoutSpares())
+	defer keeping.Close()
+	defer oneShot.Close()
+	for _, r := range []*Runner{keeping, oneShot} {
+		res, err := r.Run(context.Background(), Spec{Argv: []string{"/bin/echo", "hi"}, Timeout: 30 * time.Second}, nil)
+		if err != nil || res.ExitCode != 0 {
+			t.Fatalf("run: %+v, %v", res, err)
+		}
+	}
+	ready := func(r *Runner) bool {
+		r.spares.Lock()
+		defer r.spares.Unlock()
+		return r.spares.ready[""] != nil || r.spares.busy[""]
+	}
+	waiting := func(r *Runner) bool {
+		r.spares.Lock()
+		defer r.spares.Unlock()
+		return r.spares.ready[""] != nil
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !waiting(keeping) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !waiting(keeping) || ready(oneShot) {
+		t.Errorf("spares: keeping runner %v (want true), one-shot runner %v (want false)", ready(keeping), ready(oneShot))
+	}
+	keeping.Close()
+	if ready(keeping) {
+		t.Error("Close left a spare")
+	}
 }

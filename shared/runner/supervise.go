@@ -2,14 +2,15 @@ package runner
 
 import (
 	"fmt"
+
+	"github.com/skillhost/skillhost/shared"
 	"os"
-	"sync"
 	"sync/atomic"
 )
 
 // Private argv[1] values that make a binary act as supervisor or confine
-// helper. They are not flags: nothing else in argv is parsed before Init
-// dispatches on them.
+// helper. They are not flags: nothing else in argv is parsed before the
+// process is dispatched on them.
 const (
 	superviseArg = "__skillhost-supervise"
 	confineArg   = "__skillhost-confine"
@@ -18,14 +19,16 @@ const (
 // Confiner restricts the calling thread (for example with Landlock or
 // seccomp) just before the command is started from it. It runs in a fresh,
 // single-use process on a locked OS thread; it must not start goroutines
-// that outlive it. Without PID isolation the thread then execs the command.
-// With it (see [RegisterIsolation]) the thread is not the process's main
-// thread, and the command is forked from it, so that the command and the
-// helper, which stays behind as the namespace's init, are in different
-// Landlock domains and the command cannot signal or trace its init. The
-// working directory is set after the Confiner returns. An error aborts the
-// run and is reported to Run's caller as a setup error.
-type Confiner func(payload []byte) error
+// that outlive it. iso says which namespaces that process got (see
+// Confinement.Isolate), so the confiner can make up for what is missing.
+// Without PID isolation the thread then execs the command. With it the
+// thread is not the process's main thread, and the command is forked from
+// it, so that the command and the helper, which stays behind as the
+// namespace's init, are in different Landlock domains and the command
+// cannot signal or trace its init. The working directory is set after the
+// Confiner returns. An error aborts the run and is reported to Run's
+// caller as a setup error.
+type Confiner func(payload []byte, iso Isolation) error
 
 // Preparer does, ahead of time, the slow part of confining a command that
 // does not depend on it (moving the confining process into a cgroup, say).
@@ -56,95 +59,91 @@ type Isolation struct {
 	User bool
 }
 
+// Confinement is a confiner a Runner offers under a name (WithConfiner)
+// for Spec.Confine.
+type Confinement struct {
+	// Confine restricts the command's thread; required.
+	Confine Confiner
+	// Prepare, if set, does the slow part ahead of time.
+	Prepare Preparer
+	// Isolate asks that the commands start in new PID and mount namespaces
+	// (and a user namespace when the caller is not root). The supervisor is
+	// then started in them as their init and confines the command itself,
+	// with no confine helper. Where the kernel refuses, the supervisor
+	// starts without them and its confine helper tries again; the
+	// Confiner's Isolation says what it got.
+	Isolate bool
+}
+
+// WithConfiner offers c under name to the runner's Specs (Spec.Confine).
+//
+// The supervisor and confine helper of a confined command are this binary
+// re-executed; New, called with this option in such a process, does that
+// job and exits. So a program that uses confiners creates its Runner
+// first thing in main (or TestMain), before anything that must not happen
+// in a helper; whatever main does before runs in each helper as well.
+func WithConfiner(name string, c Confinement) Option {
+	return func(r *Runner) {
+		if r.confs == nil {
+			r.confs = map[string]Confinement{}
+		}
+		if _, dup := r.confs[name]; dup {
+			panic(fmt.Sprintf("runner: confiner %q given twice", name))
+		}
+		r.confs[name] = c
+	}
+}
+
+// Isolates reports whether the confiner called name asked for isolation.
+func (r *Runner) Isolates(name string) bool { return r.confs[name].Isolate }
+
+// helperConfs are the confinements of the Runner whose New made this
+// process a supervisor or confine helper; isolation is what the process got.
 var (
-	supervised atomic.Bool
-
-	confinersMu sync.RWMutex
-	confiners   = map[string]Confiner{}
-	preparers   = map[string]Preparer{}
-	isolating   = map[string]bool{}
-
-	// isolation is what the current process, a confine helper, got.
-	isolation Isolation
+	helperConfs map[string]Confinement
+	isolation   Isolation
 )
 
-// RegisterPreparer adds a Preparer to the confiner called name. Like
-// RegisterConfiner it must be called before Init.
-func RegisterPreparer(name string, fn Preparer) {
-	confinersMu.Lock()
-	defer confinersMu.Unlock()
-	preparers[name] = fn
-}
-
-func preparer(name string) Preparer {
-	confinersMu.RLock()
-	defer confinersMu.RUnlock()
-	return preparers[name]
-}
-
-// RegisterIsolation asks that the commands of the confiner called name
-// start in new PID and mount namespaces (and a user namespace when the
-// caller is not root). The supervisor is then started in them as their
-// init and confines the command itself, with no confine helper. Where the
-// kernel refuses, the supervisor starts without them and its confine
-// helper tries again; [CurrentIsolation] says what the confiner got, so it
-// can make up for what is missing. Like RegisterConfiner it must be called
-// before Init.
-func RegisterIsolation(name string) {
-	confinersMu.Lock()
-	defer confinersMu.Unlock()
-	isolating[name] = true
-}
-
-// Isolates reports whether the confiner called name asked for isolation
-// with RegisterIsolation.
-func Isolates(name string) bool {
-	confinersMu.RLock()
-	defer confinersMu.RUnlock()
-	return isolating[name]
-}
-
-// CurrentIsolation reports, inside a Confiner, which namespaces the confine
-// helper runs in. Elsewhere it is the zero Isolation.
-func CurrentIsolation() Isolation { return isolation }
-
-// RegisterConfiner makes fn available under name to Spec.Confine. It must be
-// called before Init, typically from a package init function, because Init
-// dispatches helper processes immediately.
-func RegisterConfiner(name string, fn Confiner) {
-	confinersMu.Lock()
-	defer confinersMu.Unlock()
-	if _, dup := confiners[name]; dup {
-		panic(fmt.Sprintf("runner: confiner %q registered twice", name))
+// dispatch makes this process the supervisor or confine helper it was
+// started as, for one of r's confiners, and exits; it returns at once
+// in any other process.
+func (r *Runner) dispatch() {
+	if len(os.Args) < 3 || (os.Args[1] != superviseArg && os.Args[1] != confineArg) {
+		return
 	}
-	confiners[name] = fn
+	if _, ok := r.confs[os.Args[2]]; !ok {
+		return // another runner's, if any
+	}
+	helperConfs = r.confs
+	if os.Args[1] == superviseArg {
+		os.Exit(superviseMain())
+	}
+	os.Exit(confineMain())
 }
 
-func confiner(name string) Confiner {
-	confinersMu.RLock()
-	defer confinersMu.RUnlock()
-	return confiners[name]
-}
+// Init did what supervision needs today without it: the supervisor of an
+// unconfined command is dispatched while this package initialises, and
+// that of a confined one by New (see WithConfiner).
+//
+// Deprecated: there is nothing to call.
+func Init() {}
 
-// Init must be called first thing in main (or TestMain) by any binary that
-// runs commands with Run. When the binary was started as a supervisor or
-// confine helper, Init does that job and exits the process; otherwise it
-// enables supervision for later Run calls where the platform supports it.
-func Init() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case superviseArg:
-			os.Exit(superviseMain())
-		case confineArg:
-			os.Exit(confineMain())
-		}
+// supervised is whether Run interposes a supervisor; tests turn it off to
+// cover the direct path.
+var supervised atomic.Bool
+
+// Supervised reports whether Run interposes a supervisor, that is whether
+// the platform supports one (Linux).
+func Supervised() bool { return supervised.Load() }
+
+// This init makes this process the supervisor of an unconfined
+// command, if it was started as one, while the package initialises.
+func init() {
+	if len(os.Args) == 2 && os.Args[1] == superviseArg {
+		os.Exit(superviseMain())
 	}
 	supervised.Store(supervisionSupported())
 }
-
-// Supervised reports whether Run interposes a supervisor, that is whether
-// Init was called on a platform that supports one (Linux).
-func Supervised() bool { return supervised.Load() }
 
 // wireSpec travels from Run to the supervisor and from the supervisor to the
 // confine helper, gob-encoded on an inherited pipe: unlike JSON, gob keeps
@@ -156,6 +155,11 @@ type wireSpec struct {
 	Confine        string
 	ConfinePayload []byte
 	KeepTmp        []string
+	// ExtraFDs is how many descriptors the supervisor inherited after its
+	// own (from fdExtra on) to pass to the command from 3 on.
+	ExtraFDs  int
+	TermBelow int
+	Limits    shared.Limits
 }
 
 // wireStatus travels from the supervisor back to Run.
@@ -172,4 +176,6 @@ type wireStatus struct {
 	IsolationError string `json:"isolation_error,omitempty"`
 	// Left are the files the run left in its private /tmp (KeepTmp).
 	Left []LeftFile `json:"left,omitempty"`
+	// Usage is what the command used, where the supervisor reaped it.
+	Usage *Usage `json:"usage,omitempty"`
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // selfExe is re-executed for the supervisor and the confine helper. Using
@@ -28,6 +30,7 @@ const (
 	fdLifeline = 3 // read end; EOF means "kill everything and exit"
 	fdSpec     = 4 // wireSpec as JSON
 	fdStatus   = 5 // wireStatus as JSON, written once before exit
+	fdExtra    = 6 // Spec.ExtraFiles, for the command
 )
 
 // File descriptors inherited by the confine helper.
@@ -92,6 +95,10 @@ type supervisedProcess struct {
 	isolated     bool
 	isolationErr string
 	release      func()
+
+	// termOnlySupervisor sends the deadline's SIGTERM to the supervisor
+	// alone, which passes it on below the wrapper (Spec.TermBelow).
+	termOnlySupervisor bool
 }
 
 // readStatus reads the supervisor's status pipe: an init notice, if any,
@@ -141,23 +148,29 @@ func (p *supervisedProcess) closeInit() {
 // which costs milliseconds of runtime and package initialisation. So one
 // supervisor of each kind is kept started and waiting for its command;
 // Run takes it and starts a replacement in the background.
-var warm struct {
+type pool struct {
 	sync.Mutex
 	ready map[string]*supervisedProcess // by confiner name, "" for none
 	busy  map[string]bool               // a replacement is being started
 }
 
-func startSupervised(spec Spec) (process, error) {
+func (r *Runner) startSupervised(spec Spec) (process, error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		p := takeWarm(spec.Confine)
+		var p *supervisedProcess
+		if len(spec.ExtraFiles) == 0 {
+			p = r.spares.take(spec.Confine)
+		}
 		if p == nil {
+			// A command's extra descriptors pass through a supervisor
+			// started with them.
 			var err error
-			if p, err = prestart(spec.Confine); err != nil {
+			if p, err = r.prestart(spec.Confine, spec.ExtraFiles...); err != nil {
 				return nil, err
 			}
 		}
-		if keepSpares() {
-			go refill(spec.Confine)
+		p.termOnlySupervisor = spec.TermBelow > 0
+		if r.keepSpares() {
+			go r.refill(spec.Confine)
 		}
 		if err := p.send(spec); err != nil {
 			// A warm supervisor that died while waiting; start afresh.
@@ -178,7 +191,7 @@ func startSupervised(spec Spec) (process, error) {
 	panic("unreachable")
 }
 
-func takeWarm(confine string) *supervisedProcess {
+func (warm *pool) take(confine string) *supervisedProcess {
 	warm.Lock()
 	defer warm.Unlock()
 	p := warm.ready[confine]
@@ -186,7 +199,8 @@ func takeWarm(confine string) *supervisedProcess {
 	return p
 }
 
-func refill(confine string) {
+func (r *Runner) refill(confine string) {
+	warm := &r.spares
 	warm.Lock()
 	if warm.busy[confine] || warm.ready[confine] != nil {
 		warm.Unlock()
@@ -199,11 +213,11 @@ func refill(confine string) {
 	warm.busy[confine] = true
 	warm.Unlock()
 
-	p, err := prestart(confine)
+	p, err := r.prestart(confine)
 
 	warm.Lock()
 	warm.busy[confine] = false
-	if err == nil && keepSpares() {
+	if err == nil && r.keepSpares() {
 		warm.ready[confine] = p
 		p = nil
 	}
@@ -213,8 +227,8 @@ func refill(confine string) {
 	}
 }
 
-// dropSpares stops the supervisors waiting for a next command.
-func dropSpares() {
+// drop stops the supervisors waiting for a next command.
+func (warm *pool) drop() {
 	warm.Lock()
 	spares := warm.ready
 	warm.ready = map[string]*supervisedProcess{}
@@ -244,7 +258,7 @@ func (p *supervisedProcess) discard() {
 // one process fewer than a supervisor with a confine helper, which is what
 // it falls back to where the kernel refuses namespaces; such a helper is
 // started right away if confine is not "".
-func prestart(confine string) (*supervisedProcess, error) {
+func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -265,11 +279,11 @@ func prestart(confine string) (*supervisedProcess, error) {
 	attr := &os.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
-		Files: []*os.File{devnull, outW, outW, lifeR, specR, statusW},
+		Files: append([]*os.File{devnull, outW, outW, lifeR, specR, statusW}, extra...),
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
 	var proc *os.Process
-	isolated, isolationErr := startIsolated(confine != "" && Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
+	isolated, isolationErr := startIsolated(confine != "" && r.Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
 		a.Sys = sys
 		proc, err = os.StartProcess(selfExe, append(argv, extra...), &a)
@@ -296,7 +310,7 @@ func prestart(confine string) (*supervisedProcess, error) {
 		}
 		// It waits for its spec, so the Preparer is done before anything
 		// of the command can run.
-		if prepare := preparer(confine); prepare != nil {
+		if prepare := r.confs[confine].Prepare; prepare != nil {
 			p.release = prepare(proc.Pid)
 		}
 	}
@@ -318,6 +332,7 @@ func (p *supervisedProcess) send(spec Spec) error {
 	err := gob.NewEncoder(p.spec).Encode(wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
 		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: spec.KeepTmp,
+		ExtraFDs: len(spec.ExtraFiles), TermBelow: spec.TermBelow, Limits: spec.Limits,
 	})
 	if cerr := p.spec.Close(); err == nil {
 		err = cerr
@@ -351,11 +366,15 @@ func (p *supervisedProcess) wait() status {
 	if ws.IsolationError == "" && !ws.Isolated {
 		ws.IsolationError = p.isolationErr
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left}
+	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left, usage: ws.Usage}
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
-	killGroup(p.proc.Pid, syscall.SIGTERM)
+	if p.termOnlySupervisor {
+		_ = p.proc.Signal(syscall.SIGTERM)
+	} else {
+		killGroup(p.proc.Pid, syscall.SIGTERM)
+	}
 	select {
 	case <-stop:
 		return
@@ -465,7 +484,7 @@ func superviseMain() int {
 			// An isolated helper forwards SIGTERM to its whole namespace;
 			// walking /proc is for the rest.
 			if !killInit(syscall.SIGTERM) {
-				signalTree(self, syscall.SIGTERM)
+				signalTree(self, syscall.SIGTERM, spec.TermBelow)
 			}
 		}
 	}()
@@ -503,7 +522,8 @@ func superviseMain() int {
 func waitCommand(pid int, h *helper) wireStatus {
 	for {
 		var ws syscall.WaitStatus
-		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		var ru syscall.Rusage
+		wpid, err := syscall.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -514,7 +534,7 @@ func waitCommand(pid int, h *helper) wireStatus {
 			continue
 		}
 		s := statusOf(ws)
-		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal}
+		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: usageOf(&ru)}
 		if h != nil && h.isolated {
 			// The helper was the namespace's init: the command's own
 			// status is what it reported before exiting.
@@ -605,7 +625,7 @@ func startHelper(confine string) (*helper, error) {
 	}
 	argv := []string{selfExe, confineArg, confine}
 	pid := 0
-	isolated, why := startIsolated(Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
+	isolated, why := startIsolated(helperConfs[confine].Isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
 		a.Sys = sys
 		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
@@ -630,7 +650,7 @@ func startHelper(confine string) (*helper, error) {
 	if isolated {
 		initPid.Store(int64(pid))
 	}
-	if prepare := preparer(confine); prepare != nil {
+	if prepare := helperConfs[confine].Prepare; prepare != nil {
 		if release := prepare(pid); release != nil {
 			releaseMu.Lock()
 			releaseFunc = release
@@ -731,10 +751,18 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 		}
 		defer devnull.Close()
 		onlyStdio()
-		pid, err := syscall.ForkExec(spec.Argv[0], spec.Argv, &syscall.ProcAttr{
+		files := []uintptr{devnull.Fd(), 1, 2}
+		for i := 0; i < spec.ExtraFDs; i++ {
+			files = append(files, uintptr(fdExtra+i))
+		}
+		path, argv := spec.Argv[0], spec.Argv
+		if spec.Limits != (shared.Limits{}) {
+			path, argv = selfExe, limitsArgv(spec.Limits, spec.Argv)
+		}
+		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 			Dir:   spec.Dir,
 			Env:   spec.Env,
-			Files: []uintptr{devnull.Fd(), 1, 2},
+			Files: files,
 		})
 		if err != nil {
 			return 0, fmt.Errorf("exec %s: %w", spec.Argv[0], err)
@@ -848,7 +876,7 @@ func confineMain() int {
 	if err != nil {
 		return fail(fmt.Errorf("confine helper: read spec: %w", err))
 	}
-	fn := confiner(spec.Confine)
+	fn := helperConfs[spec.Confine].Confine
 	if fn == nil {
 		return fail(fmt.Errorf("confine helper: no confiner named %q in this binary", spec.Confine))
 	}
@@ -870,7 +898,7 @@ func confineMain() int {
 // confineThread applies fn to the calling (locked) thread and moves it to
 // the command's working directory.
 func confineThread(fn Confiner, spec wireSpec) error {
-	if err := fn(spec.ConfinePayload); err != nil {
+	if err := fn(spec.ConfinePayload, isolation); err != nil {
 		return fmt.Errorf("confine (%s): %w", spec.Confine, err)
 	}
 	if spec.Dir != "" {

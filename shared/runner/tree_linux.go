@@ -81,11 +81,14 @@ func childless(root int) (none, ok bool) {
 	return true, true
 }
 
-// signalTree sends sig to every live descendant of root.
-func signalTree(root int, sig syscall.Signal) {
-	pids, _ := descendants(root)
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, sig)
+// signalTree sends sig to every live descendant of root below its first
+// skip generations (0: all of them).
+func signalTree(root int, sig syscall.Signal, skip int) {
+	pids, depths, _ := descendantsDepth(root)
+	for i, pid := range pids {
+		if depths[i] > skip {
+			_ = syscall.Kill(pid, sig)
+		}
 	}
 }
 
@@ -103,9 +106,16 @@ func reap() {
 // descendants lists the live (non-zombie) descendants of root by walking
 // the parent links of every process in /proc.
 func descendants(root int) ([]int, error) {
+	pids, _, err := descendantsDepth(root)
+	return pids, err
+}
+
+// descendantsDepth is descendants with each one's generation below root
+// (1 for a child).
+func descendantsDepth(root int) ([]int, []int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	children := map[int][]int{}
 	for _, e := range entries {
@@ -118,21 +128,21 @@ func descendants(root int) ([]int, error) {
 			continue // gone meanwhile, or dead
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		children[ppid] = append(children[ppid], pid)
 	}
-	var out []int
-	queue := []int{root}
+	var out, depths []int
+	queue, level := []int{root}, []int{0}
 	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
+		p, d := queue[0], level[0]
+		queue, level = queue[1:], level[1:]
 		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
+			out, depths = append(out, c), append(depths, d+1)
+			queue, level = append(queue, c), append(level, d+1)
 		}
 	}
-	return out, nil
+	return out, depths, nil
 }
 
 // Gone reports whether no process pid runs any more: there is none, or it

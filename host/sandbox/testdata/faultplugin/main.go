@@ -26,7 +26,6 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
-	"github.com/skillhost/skillhost/shared/runner"
 )
 
 func mode() string {
@@ -110,7 +109,6 @@ func (executor) Execute(ctx context.Context, req shared.Request, emit func([]byt
 }
 
 func main() {
-	runner.Init() // supervisor re-execs of this binary stop here
 	if f, err := os.OpenFile(os.Getenv("FAULT_PID_FILE"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 		fmt.Fprintln(f, os.Getpid())
 		f.Close()

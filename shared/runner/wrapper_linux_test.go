@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// dyingWrapper plays bubblewrap with --die-with-parent: it runs its
+// arguments as a child and, on SIGTERM, kills that child at once and dies.
+var dyingWrapper = []string{"/bin/sh", "-c", `"$@" & child=$!; trap 'echo wrapper got TERM; kill -KILL $child; exit 143' TERM; wait $child; st=$?; wait $child; exit $st`, "wrapper"}
+
+func TestExtraFilesReachTheCommand(t *testing.T) {
+	modes(t, func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		go func() { w.WriteString("from fd 3"); w.Close() }()
+		res, out := run(t, Spec{Argv: bash(`cat <&3`), ExtraFiles: []*os.File{r}})
+		if res.ExitCode != 0 || out != "from fd 3" {
+			t.Errorf("exit %d, output %q; want 0, %q", res.ExitCode, out, "from fd 3")
+		}
+	})
+}
+
+// The status init reports the command's own end (a signal here) where the
+// wrapper reports only an exit code.
+func TestStatusChannelReportsTheCommandsSignal(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes(t, func(t *testing.T) {
+		spec := Spec{StatusChannel: true}
+		spec.Argv = append(append([]string{}, dyingWrapper...), StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`kill -TERM $$`))...)
+		res, out := run(t, spec)
+		if res.ExitCode != -1 || res.Signal != "SIGTERM" {
+			t.Errorf("got exit %d signal %q, want -1 SIGTERM (output %q)", res.ExitCode, res.Signal, out)
+		}
+		if res.Usage == nil {
+			t.Error("no resource usage reported")
+		}
+	})
+}
+
+func TestStatusChannelAbsentKeepsTheWrappersStatus(t *testing.T) {
+	spec := Spec{StatusChannel: true, Argv: bash(`exit 3`)}
+	res, _ := run(t, spec)
+	if res.ExitCode != 3 {
+		t.Errorf("got exit %d, want 3", res.ExitCode)
+	}
+}
+
+// A supervised command's resource usage is what its supervisor reaped.
+func TestSupervisedRunReportsUsage(t *testing.T) {
+	if !Supervised() {
+		t.Skip("needs supervision")
+	}
+	// About 0.2 s of CPU time in the command itself.
+	res, _ := run(t, Spec{Argv: bash(`i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)})
+	if res.Usage == nil || res.Usage.UserTime+res.Usage.SystemTime <= 0 || res.Usage.MaxRSS <= 0 {
+		t.Errorf("usage = %+v, want CPU time and a resident set", res.Usage)
+	}
+}
+
+// With TermBelow the command behind a wrapper that dies of SIGTERM still
+// gets its grace: it sees SIGTERM and ends on its own terms.
+func TestTermBelowSparesTheWrapper(t *testing.T) {
+	if !Supervised() {
+		t.Skip("needs supervision")
+	}
+	self, _ := os.Executable()
+	for _, below := range []int{0, 2} { // 2: the wrapper and the init it runs
+		spec := Spec{StatusChannel: true, Timeout: 300 * time.Millisecond, KillGrace: 5 * time.Second, TermBelow: below}
+		spec.Argv = append(append([]string{}, dyingWrapper...),
+			StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`trap 'echo got TERM; exit 7' TERM; echo ready; sleep 30 & wait`))...)
+		res, out := run(t, spec)
+		if !res.TimedOut || res.Duration > 4*time.Second {
+			t.Errorf("TermBelow %d: timed out %v after %v, want a timeout well within the grace", below, res.TimedOut, res.Duration)
+		}
+		if spared := !strings.Contains(out, "wrapper got TERM"); spared != (below > 0) {
+			t.Errorf("TermBelow %d: output %q; want the wrapper spared: %v", below, out, below > 0)
+		}
+		if below > 0 && (res.ExitCode != 7 || res.Signal != "" || !strings.Contains(out, "got TERM")) {
+			t.Errorf("TermBelow %d: exit %d %s, output %q; want the command's own exit 7 after its SIGTERM", below, res.ExitCode, res.Signal, out)
+		}
+	}
+}
+
+func TestLimitsAreAppliedOrRefused(t *testing.T) {
+	if !Supervised() {
+		t.Skip("needs supervision")
+	}
+	res, out := run(t, Spec{Argv: bash(`ulimit -n; ulimit -f`), Limits: shared.Limits{OpenFiles: 17, FileSize: 4096}})
+	// bash reports the file size limit in blocks of 1024 bytes.
+	if res.ExitCode != 0 || out != "17\n4\n" {
+		t.Errorf("exit %d, output %q; want 17 and 4", res.ExitCode, out)
+	}
+	if os.Geteuid() == 0 {
+		_, err := Run(context.Background(), Spec{Argv: bash(`true`), Limits: shared.Limits{Processes: 5}}, nil)
+		if !errors.Is(err, ErrLimits) || !strings.Contains(err.Error(), "processes") {
+			t.Errorf("a processes limit as root: err %v, want one naming processes", err)
+		}
+	}
+}
+
+// absBash is bash by absolute path, for an argv run with an empty
+// environment.
+func absBash(script string) []string { return []string{"/bin/bash", "-c", script} }
