@@ -9,14 +9,12 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/skillhost/skillhost/host/events"
 )
 
 // runningHost runs every tool: argv ["fail"] fails, anything else works.
 type runningHost struct{ catalogHost }
 
-func (runningHost) RunTool(_ context.Context, c ToolCall, _ events.PublishFunc) (*ToolResult, error) {
+func (runningHost) RunTool(_ context.Context, c ToolCall, _ func(delta string) error) (*ToolResult, error) {
 	if len(c.Argv) == 1 && c.Argv[0] == "fail" {
 		return &ToolResult{Text: "failed", Failed: true}, nil
 	}
