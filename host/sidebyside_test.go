@@ -31,11 +31,11 @@ func TestTwoHostsSideBySide(t *testing.T) {
 	}
 	defer b.Close()
 
-	run := func(h *Host, strategy string) (*RunResult, error) {
+	run := func(h *Host, strategy string) (*RunReport, error) {
 		return h.Run(context.Background(), RunRequest{Skill: "text-stats", Tool: "count", Args: []string{"../examples/data/article.txt"}, Strategy: strategy}, nil)
 	}
 	var wg sync.WaitGroup
-	results := make([]*RunResult, 2)
+	results := make([]*RunReport, 2)
 	errs := make([]error, 2)
 	for i, c := range []struct {
 		h        *Host
