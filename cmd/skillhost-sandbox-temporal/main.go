@@ -9,13 +9,11 @@ import (
 
 	"github.com/skillhost/skillhost/plugins/temporal"
 	"github.com/skillhost/skillhost/shared/backend"
-	"github.com/skillhost/skillhost/shared/oneshot"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "worker" {
 		os.Exit(temporal.WorkerMain(os.Args[2:], os.Stderr))
 	}
-	oneshot.Serve(temporal.New()) // the one-shot fast path, when the host asks for it
 	backend.Serve(temporal.New())
 }

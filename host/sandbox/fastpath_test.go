@@ -22,7 +22,7 @@ func environOf(t *testing.T, pid int) string {
 
 // TestOneShotFastPath: a one-shot host starts a plugin that speaks the fast
 // path over its pipes (no go-plugin socket), and one that does not (the
-// fault plugin has no oneshot.Serve) over go-plugin after all; a
+// fault plugin serves WithoutFastPath) over go-plugin after all; a
 // long-lived host always uses go-plugin. Each call works either way.
 func TestOneShotFastPath(t *testing.T) {
 	for _, tc := range []struct {

@@ -26,9 +26,10 @@ const drainTimeout = 3 * time.Second
 type Option func(*serveConfig)
 
 type serveConfig struct {
-	logger hclog.Logger
-	debug  bool
-	out    io.Writer // where debug mode prints how to attach
+	logger     hclog.Logger
+	debug      bool
+	out        io.Writer // where debug mode prints how to attach
+	noFastPath bool
 }
 
 // WithLogger makes l the plugin's logger (see LoggerFrom) instead of the
@@ -80,6 +81,12 @@ func Logger() hclog.Logger { return newLogger() }
 // Call it from main; a binary that is not started by a host is told so and
 // exits.
 //
+// A host that makes a single call (`skillhost run` from a shell) may start
+// the plugin for the one-shot fast path instead of go-plugin: two pipes
+// carrying the contract's own messages, no socket, TLS or gRPC
+// (docs/contract.md §8). Serve answers it through the same methods, so a
+// backend sees no difference.
+//
 // The runner's helper processes (supervisors, confine helpers) are this
 // binary re-executed: what main does before Serve runs in each of them
 // too, so keep it to what they need (making the backend's runner, see
@@ -105,6 +112,11 @@ func Serve(impl shared.Executor, opts ...Option) error {
 	}
 	if os.Getenv(shared.EnvPluginDebug) == "1" {
 		cfg.debug = true
+	}
+	if !cfg.noFastPath && !cfg.debug {
+		if served, err := serveOneShot(impl, cfg.logger); served {
+			return err
+		}
 	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key

@@ -130,5 +130,5 @@ func main() {
 			}
 		}
 	}()
-	backend.Serve(executor{})
+	backend.Serve(executor{}, backend.WithoutFastPath()) // a plugin that predates the fast path
 }
