@@ -55,7 +55,7 @@ cross:
 ## fuzz-smoke: FUZZTIME (20s) of every fuzz target; seeds live in each
 ## package's testdata/fuzz/ and also run as plain tests
 FUZZTIME ?= 20s
-FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./host/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
+FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./internal/shellwords:FuzzSplit ./plugins/seatbelt:FuzzRender \
 	./host/grant:FuzzGrant ./host/config:FuzzConfig ./internal/matchtext:FuzzTokens ./host/match:FuzzReadLabels \
 	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName ./host/match:FuzzReadWordVectors \
 	./internal/matchtext:FuzzEverydayProbability

@@ -207,7 +207,7 @@ echo "== fleet (Temporal, in-process server)" >&2
 fleet=$(cd examples/fleet && go run . -bench -bin "$bin" 2>&1) || fleet="(failed: $fleet)"
 
 echo "== Go benchmarks (warm calls, plugin start, concurrency)" >&2
-gobench=$(go test -run '^$' -bench 'PluginStart|Call' -benchtime "${BENCHTIME:-100x}" ./host/sandbox/ 2>&1 | grep -E '^(Benchmark|cpu:)' || true)
+gobench=$(go test -run '^$' -bench 'PluginStart|Call' -benchtime "${BENCHTIME:-100x}" ./host/internal/sandbox/ 2>&1 | grep -E '^(Benchmark|cpu:)' || true)
 
 # --- report ------------------------------------------------------------------
 ver() { "$@" 2>&1 | head -1; }
@@ -297,7 +297,7 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "## Warm calls through the Go API, plugin start, concurrency"
 	echo
-	echo "From \`go test -bench 'PluginStart|Call' ./host/sandbox/\`: \`/bin/true\` per call; cpu-ms/op counts the"
+	echo "From \`go test -bench 'PluginStart|Call' ./host/internal/sandbox/\`: \`/bin/true\` per call; cpu-ms/op counts the"
 	echo "test process, the plugin and every child either reaped. automtls is skillhost's Ed25519 mutual TLS."
 	echo
 	echo '```'

@@ -1,6 +1,6 @@
 package host
 
-import "github.com/skillhost/skillhost/host/sandbox"
+import "github.com/skillhost/skillhost/host/internal/sandbox"
 
 // Init must be called first thing in main (or TestMain) by a program that
 // runs scripts in-process (sandbox.enabled: false, --strategy none). When

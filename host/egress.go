@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/egress"

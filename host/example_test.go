@@ -9,7 +9,7 @@ import (
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/events"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // Embedding skillhost: open the host, find the skills that fit a message,

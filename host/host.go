@@ -21,8 +21,8 @@ import (
 	"github.com/skillhost/skillhost/host/catalog"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/grant"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/match"
-	"github.com/skillhost/skillhost/host/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // Pins is what Pin recorded.

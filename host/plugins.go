@@ -6,7 +6,7 @@ import (
 	"runtime"
 
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/shared"
 )
 

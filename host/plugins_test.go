@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // The confinement a run prepares for (interpreter resolution, grants) and

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/pluginclient"
 )

@@ -18,10 +18,10 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/events"
 	"github.com/skillhost/skillhost/host/grant"
-	"github.com/skillhost/skillhost/host/sandbox"
-	"github.com/skillhost/skillhost/host/shellwords"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
+	"github.com/skillhost/skillhost/internal/shellwords"
 	"github.com/skillhost/skillhost/shared"
 )
 

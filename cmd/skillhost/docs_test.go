@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/shellwords"
+	"github.com/skillhost/skillhost/internal/shellwords"
 )
 
 // docBlock is a fenced block of a Markdown page.

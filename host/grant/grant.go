@@ -68,7 +68,7 @@ type Ceiling struct {
 }
 
 // Grant is the effective grant: declared ∩ ceiling, with absolute paths
-// resolved through symlinks. It is the host's own type: host/sandbox
+// resolved through symlinks. It is the host's own type: host/internal/sandbox
 // converts it to the plugin contract's shared.Grant (docs/contract.md),
 // so a field the plugin need not know stays out of the contract.
 type Grant struct {

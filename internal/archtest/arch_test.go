@@ -74,7 +74,7 @@ func TestDependencyDirection(t *testing.T) {
 func imports(t *testing.T, pattern string) map[string][]string { return listed(t, pattern, ".Imports") }
 
 // The host is a host: it never carries the plugin author's SDK, and only
-// host/sandbox, whose in-process strategy runs scripts without a plugin,
+// host/internal/sandbox, whose in-process strategy runs scripts without a plugin,
 // uses the supervised runner.
 func TestHostUsesNoPluginSDK(t *testing.T) {
 	for pkg, ds := range deps(t, "../../host/...") {
@@ -86,8 +86,8 @@ func TestHostUsesNoPluginSDK(t *testing.T) {
 	}
 	for pkg, ds := range imports(t, "../../host/...") {
 		for _, d := range ds {
-			if d == "shared/runner" && strings.TrimPrefix(pkg, module) != "host/sandbox" {
-				t.Errorf("%s imports %s: only host/sandbox's in-process strategy runs scripts itself", strings.TrimPrefix(pkg, module), d)
+			if d == "shared/runner" && strings.TrimPrefix(pkg, module) != "host/internal/sandbox" {
+				t.Errorf("%s imports %s: only host/internal/sandbox's in-process strategy runs scripts itself", strings.TrimPrefix(pkg, module), d)
 			}
 		}
 	}
