@@ -58,6 +58,10 @@ func (bwrap) Info(context.Context) (shared.Info, error) {
 		Enforces: shared.Enforcement{
 			FSRead: true, FSWrite: true, Network: true, Timeout: true, ProcessIsolation: true,
 		},
+		// --unshare-all, with --share-net for a grant of the network (this
+		// backend claims no Egress, so a grant by name never reaches it).
+		// The user namespace is left undeclared: bwrap only tries for one.
+		Isolation: shared.Isolation{Network: shared.PrivateUnlessNetwork, IPC: shared.Private, PID: shared.Private, Mount: shared.Private},
 	}, nil
 }
 
