@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,24 @@ func exported(t *testing.T, fset *token.FileSet, d ast.Decl) []string {
 		}
 	}
 	return names
+}
+
+// maxDocLines bounds each page under docs/: a reader's page, not a lab
+// notebook (those live beside their tools).
+const maxDocLines = 600
+
+func TestDocsStayPages(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no docs found: %v", err)
+	}
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(data), "\n"); n > maxDocLines {
+			t.Errorf("%s is %d lines; at most %d (move what a reader does not need next to its tool)", strings.TrimPrefix(p, "../../"), n, maxDocLines)
+		}
+	}
 }
