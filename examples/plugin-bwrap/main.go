@@ -257,6 +257,13 @@ func sandboxMounts(ctx context.Context, req shared.Request, self string) (*mount
 		}
 		m.bindFD(opt, f, filepath.Clean(p))
 	}
+	// The working directory need not be granted: outside the grant it is
+	// an empty directory of the sandbox, so the command starts there and
+	// sees nothing of the host's (as the Landlock plugin's view does).
+	bound := append(append(append([]string{}, read...), req.Grant.FSWrite...), systemDirs...)
+	if req.Dir != "" && !shared.UnderAny(req.Dir, bound) {
+		m.args = append(m.args, "--dir", filepath.Clean(req.Dir))
+	}
 	m.args = append(m.args, "--")
 	return m, nil
 }

@@ -1334,7 +1334,10 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 					if escaped == nil {
 						escaped = marker
 					}
-					run := fmt.Sprintf("%s-%d", u.name, i)
+					// The world's nonce keeps run names, and so the escapees
+					// looked for by name, apart from another suite's running
+					// beside this one (go test runs packages in parallel).
+					run := fmt.Sprintf("%s-%d-%s", u.name, i, w.nonce)
 
 					w.writeScript(a)
 					o := w.execute(w.backend, w.request(a, w.backend, run+"-confined"), a)
@@ -1430,11 +1433,11 @@ func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
 					var worst time.Duration
 					for i := range rounds {
 						w.writeScript(a)
-						o := w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d", name, i)), a)
+						o := w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%s-%d", w.nonce, name, i)), a)
 						for try := 1; try < 3 && o.err == nil && late(o); try++ {
 							t.Logf("round %d, try %d returned after %v with nothing left behind; trying again", i, try, o.took)
 							w.writeScript(a)
-							o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%d-%d", name, i, try)), a)
+							o = w.execute(w.backend, w.request(a, w.backend, fmt.Sprintf("teardown-%s-%s-%d-%d", w.nonce, name, i, try)), a)
 						}
 						if o.err != nil {
 							t.Fatalf("round %d: %v", i, o.err)
