@@ -1302,6 +1302,7 @@ func Escapes(t *testing.T, cfg EscapeConfig) {
 	for _, u := range users {
 		t.Run(u.name, func(t *testing.T) {
 			w := newWorld(t, cfg, u.cred)
+			w.canary(t)
 			for i, a := range attacks {
 				t.Run(a.name, func(t *testing.T) {
 					if cfg.Only != nil && !cfg.Only(a.name) {
@@ -1458,6 +1459,22 @@ func Teardown(t *testing.T, cfg EscapeConfig, rounds int) {
 				})
 			}
 		})
+	}
+}
+
+// canary runs a harmless script in the attacks' request (the working
+// directory outside the grant, the limits, the environment) and fails the
+// suite unless it ran: a backend that cannot start the command there
+// would pass every attack for the wrong reason.
+func (w *world) canary(t *testing.T) {
+	t.Helper()
+	a := attack{name: "canary", script: `echo "canary $RUN in $(pwd)"`}
+	w.writeScript(a)
+	run := "canary-" + w.nonce
+	o := w.execute(w.backend, w.request(a, w.backend, run), a)
+	if o.err != nil || o.res.ExitCode != 0 || !strings.Contains(o.out, "canary "+run+" in "+w.cwd) {
+		t.Fatalf("the %s backend does not run a harmless script in the attacks' request (working directory %s, outside the grant), so no attack would prove anything: err %v, %+v\n%s",
+			w.name, w.cwd, o.err, o.res, o.out)
 	}
 }
 
