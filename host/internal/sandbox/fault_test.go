@@ -31,7 +31,7 @@ type faultRig struct {
 
 func newFaultRig(t *testing.T, mod func(*Options)) *faultRig {
 	t.Helper()
-	built, err := testbin.Build("./host/sandbox/testdata/faultplugin")
+	built, err := testbin.Build("./host/internal/sandbox/testdata/faultplugin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestPluginExitsBetweenCalls(t *testing.T) {
 // binary is replaced, a restart refuses the new binary with a clear
 // checksum error, and once the pinned binary is back the next call works.
 func TestPinnedPluginReplacedOnDisk(t *testing.T) {
-	built, err := testbin.Build("./host/sandbox/testdata/faultplugin")
+	built, err := testbin.Build("./host/internal/sandbox/testdata/faultplugin")
 	if err != nil {
 		t.Fatal(err)
 	}
