@@ -12,7 +12,8 @@ import (
 // SpecFor is runner.SpecFor: the Spec that runs req.
 func SpecFor(req shared.Request) runner.Spec { return runner.SpecFor(req) }
 
-// Run is runner.Execute: it runs spec and converts the outcome. If emit
+// Run is runner.Execute: it runs spec and returns the contract's Result,
+// to which a backend adds what it knows (violations, NotEnforced). If emit
 // fails (the host went away), the command is stopped and Run returns that
 // error.
 func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (shared.Result, error) {

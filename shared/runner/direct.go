@@ -42,14 +42,14 @@ func startDirect(spec Spec) (process, error) {
 
 func (d *directProcess) output() *os.File { return d.out }
 
-func (d *directProcess) wait() status {
+func (d *directProcess) wait() wireStatus {
 	// After the leader exits, anything left in its group is killed, before
 	// the leader is reaped so the group's id cannot have been reused.
 	awaitExit(d.proc.Pid)
 	killGroup(d.proc.Pid, syscall.SIGKILL)
 	ps, err := d.proc.Wait()
 	if err != nil {
-		return status{exitCode: -1, setupErr: err.Error()}
+		return wireStatus{ExitCode: -1, SetupError: err.Error()}
 	}
 	return statusOf(ps.Sys().(syscall.WaitStatus))
 }

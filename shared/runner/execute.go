@@ -21,10 +21,10 @@ func SpecFor(req shared.Request) Spec {
 	}
 }
 
-// Execute runs spec and reports it as the contract's Result. If emit fails
-// (the caller went away), the command is stopped and Execute returns that
-// error. A confined spec whose namespaces the kernel refused says so in
-// Result.NotEnforced.
+// Execute is Run for a backend: it runs spec and returns Run's Result,
+// the contract's. If emit fails (the caller went away), the command is
+// stopped and Execute returns that error. A confined spec whose namespaces
+// the kernel refused says so in Result.NotEnforced.
 func Execute(ctx context.Context, spec Spec, emit func([]byte) error) (shared.Result, error) {
 	return execute(ctx, std, spec, emit)
 }
@@ -47,19 +47,5 @@ func execute(ctx context.Context, r *Runner, spec Spec, emit func([]byte) error)
 	if emitErr != nil {
 		return shared.Result{}, fmt.Errorf("stream output: %w", emitErr)
 	}
-	out := shared.Result{
-		ExitCode:  res.ExitCode,
-		Signal:    res.Signal,
-		TimedOut:  res.TimedOut,
-		Truncated: res.Truncated,
-		Duration:  res.Duration,
-	}
-	if spec.Confine != "" && r.Isolates(spec.Confine) && !res.Isolated {
-		why := res.IsolationError
-		if why == "" {
-			why = "the kernel refused them"
-		}
-		out.NotEnforced = append(out.NotEnforced, "private PID and mount namespaces ("+why+"): the backend fell back to its weaker protections for this run")
-	}
-	return out, nil
+	return res, nil
 }

@@ -68,7 +68,7 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 		// Every process of the run is gone: nothing can change /tmp now.
 		left = collectLeft("/tmp", spec.KeepTmp)
 	}
-	return report(wireStatus{ExitCode: st.exitCode, Signal: st.signal, Left: left})
+	return report(wireStatus{ExitCode: st.ExitCode, Signal: st.Signal, Left: left})
 }
 
 // collectLeft reads the regular files beneath the directories of tmp

@@ -70,8 +70,8 @@ func requireIsolation(t *testing.T) {
 	t.Helper()
 	requireSupervision(t)
 	res, _ := run(t, Spec{Argv: bash("true"), Confine: "test-iso"})
-	if !res.Isolated {
-		t.Skipf("no namespaces here: %s", res.IsolationError)
+	if len(res.NotEnforced) > 0 {
+		t.Skipf("no namespaces here: %s", res.NotEnforced)
 	}
 }
 
@@ -95,7 +95,7 @@ func survivors(marker string) []string {
 func TestIsolatedSupervisorIsInit(t *testing.T) {
 	requireIsolation(t)
 	res, out := run(t, Spec{Argv: bash(`echo $PPID; grep NoNewPrivs /proc/self/status`), Confine: "test-iso"})
-	if res.ExitCode != 0 || !res.Isolated {
+	if res.ExitCode != 0 || len(res.NotEnforced) > 0 {
 		t.Fatalf("result %+v, output %q", res, out)
 	}
 	// The command is a child of its namespace's init, confined on the
@@ -129,7 +129,7 @@ func TestIsolatedNothingSurvives(t *testing.T) {
 			start := time.Now()
 			res, _ := run(t, Spec{Argv: bash(fmt.Sprintf(tt.script, marker)), Confine: "test-iso",
 				Timeout: tt.timeout, KillGrace: 200 * time.Millisecond})
-			if !res.Isolated {
+			if len(res.NotEnforced) > 0 {
 				t.Fatalf("not isolated: %+v", res)
 			}
 			if tt.timeout > 0 {
@@ -154,7 +154,7 @@ func TestIsolationFallback(t *testing.T) {
 	requireSupervision(t)
 	t.Setenv(EnvNoNamespaces, "1")
 	res, out := run(t, Spec{Argv: bash(`grep NoNewPrivs /proc/self/status; echo $PPID`), Confine: "test-iso-fallback"})
-	if res.ExitCode != 0 || res.Isolated || !strings.HasPrefix(out, "NoNewPrivs:\t1\n") || strings.HasSuffix(out, "\n1\n") {
+	if res.ExitCode != 0 || len(res.NotEnforced) != 1 || !strings.Contains(res.NotEnforced[0], "private PID and mount namespaces") || !strings.HasPrefix(out, "NoNewPrivs:\t1\n") || strings.HasSuffix(out, "\n1\n") {
 		t.Fatalf("result %+v, output %q", res, out)
 	}
 }

@@ -181,7 +181,7 @@ func statusInitMain(args []string) int {
 			return report(out, CommandStatus{ExitCode: -1})
 		}
 		s := statusOf(ws)
-		return report(out, CommandStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: usageOf(&ru)})
+		return report(out, CommandStatus{ExitCode: s.ExitCode, Signal: s.Signal, Usage: usageOf(&ru)})
 	}
 }
 

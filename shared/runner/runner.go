@@ -64,6 +64,12 @@ type Spec struct {
 	// it would otherwise lose, without copying a run's own scratch.
 	KeepTmp []string
 	TmpLeft func(LeftFile)
+	// Used, if set, receives what the command used: as its supervisor
+	// reaped it (the command and the descendants it waited for), or as a
+	// status channel reported it. It is not called where neither knows
+	// (an unsupervised or isolated run without a status channel). The
+	// contract's Result has no place for it.
+	Used func(Usage)
 
 	// ExtraFiles are passed to the command as descriptors 3, 4, ... in
 	// order: for a wrapper that takes descriptors (bubblewrap's --bind-fd,
@@ -74,8 +80,9 @@ type Spec struct {
 	// write end the command receives as descriptor StatusFD(spec), after
 	// ExtraFiles: a wrapper that forks reports its inner command there
 	// (itself, or through the runner's StatusInit).
-	// When the channel carries a status, Result's ExitCode, Signal and
-	// Usage are the command's; otherwise they are the wrapper's. It cannot
+	// When the channel carries a status, the Result's ExitCode and Signal,
+	// and what Used receives, are the command's; otherwise they are the
+	// wrapper's. It cannot
 	// be combined with Confine.
 	StatusChannel bool
 	// DecodeStatus reads the channel's bytes (at most 64 KiB) into a status;
@@ -123,36 +130,6 @@ const (
 	MaxLeftBytes = 16 << 20
 )
 
-// Result describes how a command ended.
-type Result struct {
-	// ExitCode is the exit status, or -1 when the command was killed by
-	// a signal.
-	ExitCode int
-	// Signal names the signal that killed the command ("SIGKILL"), if any.
-	Signal string
-	// TimedOut reports that the deadline passed and the command was killed.
-	TimedOut bool
-	// Canceled reports that the context was canceled before the command
-	// finished.
-	Canceled bool
-	// Truncated reports that output beyond the limit was dropped.
-	Truncated bool
-	// Duration is the wall time from start to the end of the command.
-	Duration time.Duration
-	// OutputBytes counts every byte the command wrote, including dropped
-	// ones.
-	OutputBytes int64
-	// Isolated reports that the command ran under a confine helper that
-	// got its own PID and mount namespaces (see Confinement.Isolate);
-	// IsolationError says why one that asked did not.
-	Isolated       bool
-	IsolationError string
-	// Usage is what the command used: as its supervisor reaped it (the
-	// command and the descendants it waited for), or as a status channel
-	// reported it; nil where neither knows (unsupervised, or isolated).
-	Usage *Usage
-}
-
 // ErrSetup is wrapped by errors that happen before the command runs: the
 // program cannot be found or executed, or a confiner failed.
 var ErrSetup = errors.New("setup failed")
@@ -166,20 +143,22 @@ func TruncationMarker(limit int64) string {
 // waits until the command and all of its descendants are gone. emit is never
 // called concurrently and may be nil. Run returns an error wrapping ErrSetup
 // when the command could not start; a command that starts and fails is
-// reported in the Result, not as an error. It uses a runner the package
-// keeps; a program that needs settings of its own makes a Runner (New).
-func Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
+// reported in the contract's Result (ExitCode, Signal, TimedOut, Truncated,
+// Duration), not as an error. A confined spec whose namespaces the kernel
+// refused says so in Result.NotEnforced. It uses a runner the package keeps;
+// a program that needs settings of its own makes a Runner (New).
+func Run(ctx context.Context, spec Spec, emit func([]byte)) (shared.Result, error) {
 	return std.Run(ctx, spec, emit)
 }
 
 // Run is the package's Run with this runner.
-func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result, error) {
+func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (shared.Result, error) {
 	spec, err := prepare(spec)
 	if err != nil {
-		return Result{}, err
+		return shared.Result{}, err
 	}
 	if _, ok := r.confs[spec.Confine]; spec.Confine != "" && !ok {
-		return Result{}, fmt.Errorf("%w: no confiner named %q in this runner (runner.WithConfiner)", ErrSetup, spec.Confine)
+		return shared.Result{}, fmt.Errorf("%w: no confiner named %q in this runner (runner.WithConfiner)", ErrSetup, spec.Confine)
 	}
 	if emit == nil {
 		emit = func([]byte) {}
@@ -187,7 +166,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 	var sc *statusChannel
 	if spec.StatusChannel {
 		if sc, err = openStatus(&spec); err != nil {
-			return Result{}, err
+			return shared.Result{}, err
 		}
 		defer sc.close()
 	}
@@ -199,7 +178,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 	}
 	sc.started()
 	if err != nil {
-		return Result{}, err
+		return shared.Result{}, err
 	}
 	outR := p.output()
 	defer outR.Close()
@@ -213,7 +192,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 		close(readDone)
 	}()
 
-	res := Result{}
+	res := shared.Result{}
 	var once sync.Once
 	stop := make(chan struct{})
 	kill := func(reason *bool) {
@@ -229,7 +208,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 		deadline = t.C
 	}
 	exited := make(chan struct{})
-	var st status
+	var st wireStatus
 	go func() {
 		st = p.wait()
 		close(exited)
@@ -240,7 +219,8 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 		kill(&res.TimedOut)
 		<-exited
 	case <-ctx.Done():
-		kill(&res.Canceled)
+		var canceled bool
+		kill(&canceled)
 		<-exited
 	}
 	close(stop)
@@ -248,19 +228,34 @@ func (r *Runner) Run(ctx context.Context, spec Spec, emit func([]byte)) (Result,
 	p.cleanup()
 
 	finishRead(outR, readDone)
-	if st.setupErr != "" {
-		return Result{}, fmt.Errorf("%w: %s", ErrSetup, st.setupErr)
+	if st.SetupError != "" {
+		return shared.Result{}, fmt.Errorf("%w: %s", ErrSetup, st.SetupError)
 	}
-	res.ExitCode, res.Signal, res.Isolated, res.IsolationError, res.Usage = st.exitCode, st.signal, st.isolated, st.isolationErr, st.usage
+	res.ExitCode, res.Signal, res.Truncated = st.ExitCode, st.Signal, out.truncated
+	usage := st.Usage
 	if cs, ok := sc.result(spec); ok {
 		res.ExitCode, res.Signal = cs.ExitCode, cs.Signal
 		if cs.Usage != nil {
-			res.Usage = cs.Usage
+			usage = cs.Usage
 		}
 	}
-	spec.deliverLeft(st.left)
-	res.Truncated, res.OutputBytes = out.truncated, out.total
+	if usage != nil && spec.Used != nil {
+		spec.Used(*usage)
+	}
+	spec.deliverLeft(st.Left)
+	if spec.Confine != "" && r.Isolates(spec.Confine) && !st.Isolated {
+		res.NotEnforced = append(res.NotEnforced, notIsolated(st.IsolationError))
+	}
 	return res, nil
+}
+
+// notIsolated is the NotEnforced entry of a confined run that asked for
+// namespaces and did not get them, for the reason why (if known).
+func notIsolated(why string) string {
+	if why == "" {
+		why = "the kernel refused them"
+	}
+	return "private PID and mount namespaces (" + why + "): the backend fell back to its weaker protections for this run"
 }
 
 // prepare checks spec and fills in its defaults.
@@ -365,7 +360,7 @@ type process interface {
 	// output is the read end of the command's merged stdout and stderr.
 	output() *os.File
 	// wait blocks until the command has ended and reports how.
-	wait() status
+	wait() wireStatus
 	// terminate sends SIGTERM, then after grace kills everything, unless
 	// stop is closed first.
 	terminate(grace time.Duration, stop <-chan struct{})
@@ -373,21 +368,12 @@ type process interface {
 	cleanup()
 }
 
-type status struct {
-	exitCode     int
-	signal       string
-	setupErr     string
-	isolated     bool
-	isolationErr string
-	left         []LeftFile
-	usage        *Usage
-}
-
-func statusOf(ws syscall.WaitStatus) status {
+// statusOf is how a command the runner reaped itself ended.
+func statusOf(ws syscall.WaitStatus) wireStatus {
 	if ws.Signaled() {
-		return status{exitCode: -1, signal: SignalName(ws.Signal())}
+		return wireStatus{ExitCode: -1, Signal: SignalName(ws.Signal())}
 	}
-	return status{exitCode: ws.ExitStatus()}
+	return wireStatus{ExitCode: ws.ExitStatus()}
 }
 
 func containsSlash(s string) bool {

@@ -342,7 +342,7 @@ func (p *supervisedProcess) send(spec Spec) error {
 
 func (p *supervisedProcess) output() *os.File { return p.out }
 
-func (p *supervisedProcess) wait() status {
+func (p *supervisedProcess) wait() wireStatus {
 	// The supervisor has killed its tree before exiting; anything still in
 	// its group goes too, before it is reaped so the id cannot be reused.
 	awaitExit(p.proc.Pid)
@@ -359,14 +359,14 @@ func (p *supervisedProcess) wait() status {
 		// The supervisor ended before reporting: the cut lifeline or the
 		// backstop SIGKILL, each of which kills the command with it.
 		if err != nil {
-			return status{exitCode: -1, setupErr: err.Error()}
+			return wireStatus{ExitCode: -1, SetupError: err.Error()}
 		}
-		return status{exitCode: -1, signal: "SIGKILL", isolated: p.isolated}
+		return wireStatus{ExitCode: -1, Signal: "SIGKILL", Isolated: p.isolated}
 	}
 	if ws.IsolationError == "" && !ws.Isolated {
 		ws.IsolationError = p.isolationErr
 	}
-	return status{exitCode: ws.ExitCode, signal: ws.Signal, setupErr: ws.SetupError, isolated: ws.Isolated, isolationErr: ws.IsolationError, left: ws.Left, usage: ws.Usage}
+	return ws
 }
 
 func (p *supervisedProcess) terminate(grace time.Duration, stop <-chan struct{}) {
@@ -533,8 +533,8 @@ func waitCommand(pid int, h *helper) wireStatus {
 		if wpid != pid {
 			continue
 		}
-		s := statusOf(ws)
-		st := wireStatus{ExitCode: s.exitCode, Signal: s.signal, Usage: usageOf(&ru)}
+		st := statusOf(ws)
+		st.Usage = usageOf(&ru)
 		if h != nil && h.isolated {
 			// The helper was the namespace's init: the command's own
 			// status is what it reported before exiting.
@@ -923,7 +923,7 @@ func initMain(fn Confiner, spec wireSpec, errF *os.File) int {
 	}
 	report(helperReport{Started: true})
 	st := reapNamespace(pid)
-	report(helperReport{Final: true, ExitCode: st.exitCode, Signal: st.signal})
+	report(helperReport{Final: true, ExitCode: st.ExitCode, Signal: st.Signal})
 	return 0
 }
 
@@ -996,8 +996,8 @@ func forkConfined(fn Confiner, spec wireSpec) (int, error) {
 // (pid): it reaps everything, and when the command ends kills whatever it
 // left behind and waits until the namespace is empty. It returns the
 // command's status (exit -1 if it was never seen to end).
-func reapNamespace(pid int) status {
-	final := status{exitCode: -1}
+func reapNamespace(pid int) wireStatus {
+	final := wireStatus{ExitCode: -1}
 	for {
 		var ws syscall.WaitStatus
 		wpid, err := syscall.Wait4(-1, &ws, 0, nil)

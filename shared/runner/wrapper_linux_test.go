@@ -40,11 +40,13 @@ func TestStatusChannelReportsTheCommandsSignal(t *testing.T) {
 	modes(t, func(t *testing.T) {
 		spec := Spec{StatusChannel: true}
 		spec.Argv = append(append([]string{}, dyingWrapper...), StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`kill -TERM $$`))...)
+		var used *Usage
+		spec.Used = func(u Usage) { used = &u }
 		res, out := run(t, spec)
 		if res.ExitCode != -1 || res.Signal != "SIGTERM" {
 			t.Errorf("got exit %d signal %q, want -1 SIGTERM (output %q)", res.ExitCode, res.Signal, out)
 		}
-		if res.Usage == nil {
+		if used == nil {
 			t.Error("no resource usage reported")
 		}
 	})
@@ -64,9 +66,10 @@ func TestSupervisedRunReportsUsage(t *testing.T) {
 		t.Skip("needs supervision")
 	}
 	// About 0.2 s of CPU time in the command itself.
-	res, _ := run(t, Spec{Argv: bash(`i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`)})
-	if res.Usage == nil || res.Usage.UserTime+res.Usage.SystemTime <= 0 || res.Usage.MaxRSS <= 0 {
-		t.Errorf("usage = %+v, want CPU time and a resident set", res.Usage)
+	var used *Usage
+	run(t, Spec{Argv: bash(`i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done`), Used: func(u Usage) { used = &u }})
+	if used == nil || used.UserTime+used.SystemTime <= 0 || used.MaxRSS <= 0 {
+		t.Errorf("usage = %+v, want CPU time and a resident set", used)
 	}
 }
 
