@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,8 +38,8 @@ func serveOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	syscall.CloseOnExec(in)
-	syscall.CloseOnExec(out)
+	closeOnExec(in)
+	closeOnExec(out)
 	base, cancel := context.WithCancel(context.Background())
 	err = wire.ServePipe(base, withLogger(impl, logger), os.NewFile(uintptr(in), "host-calls"), os.NewFile(uintptr(out), "host-answers"))
 	if err != nil {
