@@ -1438,3 +1438,27 @@ func TestSlowHeartbeatIsNoCancel(t *testing.T) {
 		t.Fatalf("%v %+v %q", err, res, out.String())
 	}
 }
+
+// A cancellation after a heartbeat the SDK gave up on still stops the
+// run on the worker, and the host says the worker stopped it.
+func TestCancelAfterSlowHeartbeat(t *testing.T) {
+	p := newPauseProxy(t, cluster.address)
+	workerAt(t, p.addr, cluster.namespace, "q-slowbeat-cancel", nil, nil)
+	e := host(t, "q-slowbeat-cancel", nil)
+	skill := skillDir(t, map[string]string{"scripts/loop.sh": "while true; do echo tick; sleep 0.2; done\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	go func() {
+		// The pause is over, and the SDK has given up on a heartbeat.
+		time.Sleep(5 * time.Second)
+		cancel()
+	}()
+	_, err := e.Execute(ctx, remote(t, skill, "scripts/loop.sh", nil), func(b []byte) error {
+		once.Do(func() { p.pause(2 * time.Second) })
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || shared.RefusedFor(err) != pluginclient.ReasonStopped || err.Error() != "the worker stopped the run" {
+		t.Errorf("err %v (reason %q)", err, shared.RefusedFor(err))
+	}
+}
