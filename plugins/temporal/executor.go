@@ -384,6 +384,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 			cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = conn.client.CancelWorkflow(cctx, "skillhost-run-"+job.ID, "")
 			cancel()
+			// ctx is the caller's, or ended by the stream when the
+			// caller stopped taking output: then that is the error.
+			if err := st.failure(); err != nil {
+				return shared.Result{}, err
+			}
 			return shared.Result{}, ctx.Err()
 		}
 		return shared.Result{}, fmt.Errorf("start the run on %s: %w", s.Address, err)
@@ -403,10 +408,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		// workflow, which cancels the activity, which kills the run's
 		// tree on the worker.
 		stopErr := s.stop(conn.client, run, req)
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if st.err != nil {
-			return shared.Result{}, st.err
+		if err := st.failure(); err != nil {
+			return shared.Result{}, err
 		}
 		return shared.Result{}, stopErr
 	}
@@ -454,6 +457,14 @@ type stream struct {
 	next int64  // the next chunk's number
 	sent int64  // bytes passed on
 	err  error
+}
+
+// failure is why the stream stopped passing output on (emit's error), if
+// it did.
+func (s *stream) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 func (s *stream) pass(c OutputChunk) {

@@ -361,7 +361,7 @@ func (f *Fleet) exec(ctx context.Context, job Job) (Outcome, error) {
 			outcome = "failed"
 		}
 		log.Info("run ended", "outcome", outcome, "exit_code", out.Result.ExitCode, "duration", took)
-	case ctx.Err() != nil:
+	case errors.Is(err, context.Canceled) || temporal.IsCanceledError(err):
 		log.Info("run ended", "outcome", "cancelled", "duration", took)
 	case errors.Is(err, errClusterLost):
 		log.Warn("run ended", "outcome", "cluster_lost", "duration", took)
@@ -403,9 +403,13 @@ func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 	if why := f.opts.Ceiling.check(f.name, job.Request, f.opts.SharedPaths); why != "" {
 		return Outcome{}, refuseFor(ReasonCeiling, errors.New(why))
 	}
-	hb := newBeat(ctx)
+	// The job runs under jctx, which the SDK's cancelling ctx on one failed
+	// heartbeat does not end (see jobContext); ctx's values stay.
+	jctx, end := jobContext(ctx)
+	defer end(nil)
+	hb := newBeat(ctx, jctx, f.client, end)
 	defer hb.stop()
-	req, run, err := f.localRequest(ctx, job, hb)
+	req, run, err := f.localRequest(jctx, job, hb)
 	defer run.cleanup()
 	if err != nil {
 		return Outcome{}, err
@@ -414,11 +418,11 @@ func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, refuse("worker %s: %v", f.name, err)
 	}
-	out := newSender(ctx, f.client, job.ID)
+	out := newSender(jctx, f.client, job.ID)
 	// A worker that lost the cluster for the heartbeat timeout stops the
 	// run: the cluster has given up on it by then, and nobody would take
 	// its result.
-	rctx, lost := context.WithCancelCause(ctx)
+	rctx, lost := context.WithCancelCause(jctx)
 	defer lost(nil)
 	limit := activity.GetInfo(ctx).HeartbeatTimeout
 	if limit <= 0 {
@@ -431,8 +435,8 @@ func (f *Fleet) run(ctx context.Context, job Job, ran *bool) (Outcome, error) {
 		return nil
 	})
 	sent, serr := out.flush()
-	if ctx.Err() != nil {
-		return Outcome{}, ctx.Err()
+	if jctx.Err() != nil {
+		return Outcome{}, stoppedBy(f.name, ctx, jctx)
 	}
 	if cause := context.Cause(rctx); errors.Is(cause, errClusterLost) {
 		return Outcome{}, cause
@@ -789,34 +793,3 @@ func (s *sender) flush() (int64, error) {
 	defer s.mu.Unlock()
 	return s.sent, s.err
 }
-
-// beat heartbeats a job every second, so that a cancellation reaches it
-// and a dead worker is noticed.
-type beat struct {
-	ctx  context.Context
-	done chan struct{}
-	once sync.Once
-}
-
-func newBeat(ctx context.Context) *beat {
-	b := &beat{ctx: ctx, done: make(chan struct{})}
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-b.done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				b.beat()
-			}
-		}
-	}()
-	return b
-}
-
-func (b *beat) beat() { activity.RecordHeartbeat(b.ctx) }
-
-func (b *beat) stop() { b.once.Do(func() { close(b.done) }) }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -1345,5 +1346,119 @@ func TestVersionSkew(t *testing.T) {
 	}
 	if n := ran(); n != 1 {
 		t.Errorf("the script ran %d times; the refused jobs must not run", n)
+	}
+}
+
+// pauseProxy forwards TCP connections to target; pause holds every byte
+// in both directions for a while, as a loaded or briefly unreachable
+// cluster would.
+type pauseProxy struct {
+	addr  string
+	mu    sync.Mutex
+	until time.Time
+}
+
+func newPauseProxy(t *testing.T, target string) *pauseProxy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	p := &pauseProxy{addr: l.Addr().String()}
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				in.Close()
+				continue
+			}
+			go p.copy(out, in)
+			go p.copy(in, out)
+		}
+	}()
+	return p
+}
+
+func (p *pauseProxy) pause(d time.Duration) {
+	p.mu.Lock()
+	p.until = time.Now().Add(d)
+	p.mu.Unlock()
+}
+
+func (p *pauseProxy) copy(dst, src net.Conn) {
+	defer dst.Close()
+	defer src.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		p.mu.Lock()
+		wait := time.Until(p.until)
+		p.mu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait)
+		}
+		if n > 0 {
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// A heartbeat slower than the SDK's deadline for it (one second) is no
+// cancellation: the SDK ends the activity's context on it, but the run
+// goes on and its result is taken (it used to end as a bare "context
+// canceled" that nobody asked for).
+func TestSlowHeartbeatIsNoCancel(t *testing.T) {
+	p := newPauseProxy(t, cluster.address)
+	workerAt(t, p.addr, cluster.namespace, "q-slowbeat", nil, nil)
+	e := host(t, "q-slowbeat", nil)
+	skill := skillDir(t, map[string]string{"scripts/wait.sh": "echo start\nsleep 5\necho end\n"})
+	var once sync.Once
+	var mu sync.Mutex
+	var out bytes.Buffer
+	res, err := e.Execute(context.Background(), remote(t, skill, "scripts/wait.sh", nil), func(b []byte) error {
+		// The script started: every call of the worker to the cluster
+		// waits 3 s from now, its heartbeats past their deadline.
+		once.Do(func() { p.pause(3 * time.Second) })
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(b)
+		return nil
+	})
+	if err != nil || res.ExitCode != 0 || out.String() != "start\nend\n" {
+		t.Fatalf("%v %+v %q", err, res, out.String())
+	}
+}
+
+// A cancellation after a heartbeat the SDK gave up on still stops the
+// run on the worker, and the host says the worker stopped it.
+func TestCancelAfterSlowHeartbeat(t *testing.T) {
+	p := newPauseProxy(t, cluster.address)
+	workerAt(t, p.addr, cluster.namespace, "q-slowbeat-cancel", nil, nil)
+	e := host(t, "q-slowbeat-cancel", nil)
+	skill := skillDir(t, map[string]string{"scripts/loop.sh": "while true; do echo tick; sleep 0.2; done\n"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	go func() {
+		// The pause is over, and the SDK has given up on a heartbeat.
+		time.Sleep(5 * time.Second)
+		cancel()
+	}()
+	_, err := e.Execute(ctx, remote(t, skill, "scripts/loop.sh", nil), func(b []byte) error {
+		once.Do(func() { p.pause(2 * time.Second) })
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) || shared.RefusedFor(err) != pluginclient.ReasonStopped || err.Error() != "the worker stopped the run" {
+		t.Errorf("err %v (reason %q)", err, shared.RefusedFor(err))
 	}
 }
