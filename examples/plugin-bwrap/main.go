@@ -4,7 +4,10 @@
 // command with bubblewrap (bwrap): new user, PID, IPC, network, UTS and
 // cgroup namespaces, a root of its own in which only the system's
 // programs and libraries, a few files of /etc and the run's grant are
-// mounted, the grant's writable trees alone writable, and a private /tmp.
+// mounted, the grant's writable trees alone writable (less their protected
+// paths, bound read-only over them), and a private /tmp. A seccomp filter
+// (seccomp_linux.go, handed to bwrap's --seccomp) refuses what the mounts
+// leave open: set-uid and set-gid bits, new namespaces, leases.
 // It is an example of a namespace backend on the SDK: bwrap takes a
 // descriptor (the plugin's own binary, bound in as the run's init), the
 // init reports the command's real status on a status channel (bwrap
@@ -203,10 +206,39 @@ type mounts struct {
 	files []*os.File
 }
 
+// pass hands f to bwrap and returns its descriptor number there.
+func (m *mounts) pass(f *os.File) string {
+	m.files = append(m.files, f)
+	return strconv.Itoa(2 + len(m.files))
+}
+
 // bindFD mounts f at dest with opt (--ro-bind-fd or --bind-fd).
 func (m *mounts) bindFD(opt string, f *os.File, dest string) {
-	m.args = append(m.args, opt, strconv.Itoa(3+len(m.files)), dest)
-	m.files = append(m.files, f)
+	m.args = append(m.args, opt, m.pass(f), dest)
+}
+
+// protect binds each protected path of a write grant read-only over the
+// writable bind that holds it (bwrap mounts in order, so it comes after),
+// opened without following a link as the grant's paths are. A protected
+// path that does not exist cannot be bound: the run may create it, and the
+// host, which checks those paths after a run with direct writes, reports
+// what appeared (as with the Landlock plugin). One that exists but cannot
+// be opened so refuses the run: it would otherwise stay writable.
+func (m *mounts) protect(g shared.Grant) error {
+	for _, p := range g.Protected {
+		if !shared.UnderAny(p, g.FSWrite) {
+			continue // read-only, or out of sight, already
+		}
+		f, err := openNoFollow(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("protect %s inside the write grant: %w; refusing to run", p, err)
+		}
+		m.bindFD("--ro-bind-fd", f, filepath.Clean(p))
+	}
+	return nil
 }
 
 func (m *mounts) close() {
@@ -257,6 +289,16 @@ func sandboxMounts(ctx context.Context, req shared.Request, self string) (*mount
 		}
 		m.bindFD(opt, f, filepath.Clean(p))
 	}
+	if err := m.protect(req.Grant); err != nil {
+		m.close()
+		return nil, err
+	}
+	filter, err := seccompFile()
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	m.args = append(m.args, "--seccomp", m.pass(filter))
 	// The working directory need not be granted: outside the grant it is
 	// an empty directory of the sandbox, so the command starts there and
 	// sees nothing of the host's (as the Landlock plugin's view does).

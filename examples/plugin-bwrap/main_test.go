@@ -133,3 +133,53 @@ func TestSkillhostRunsTheExampleSkills(t *testing.T) {
 		}
 	}
 }
+
+// A protected path of a write grant is bound read-only after the grant; a
+// missing one is left to the host's check; one that is a symbolic link
+// refuses the run rather than stay writable.
+func TestProtect(t *testing.T) {
+	work := t.TempDir()
+	hooks := filepath.Join(work, ".git", "hooks")
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(work, "link")
+	if err := os.Symlink(hooks, link); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	for _, tc := range []struct {
+		name      string
+		protected []string
+		wantArgs  []string
+		wantErr   bool
+	}{
+		{"existing", []string{hooks}, []string{"--ro-bind-fd", "3", hooks}, false},
+		{"missing", []string{filepath.Join(work, ".bashrc")}, nil, false},
+		{"outside the write grant", []string{outside}, nil, false},
+		{"a symbolic link", []string{link}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &mounts{}
+			defer m.close()
+			err := m.protect(shared.Grant{FSWrite: []string{work}, Protected: tc.protected})
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("protect: %v, want error %v", err, tc.wantErr)
+			}
+			if strings.Join(m.args, " ") != strings.Join(tc.wantArgs, " ") {
+				t.Errorf("args %q, want %q", m.args, tc.wantArgs)
+			}
+		})
+	}
+}
+
+// The filter is whole struct sock_filter records, as bwrap requires.
+func TestSeccompProgram(t *testing.T) {
+	prog, err := seccompProgram()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prog) == 0 || len(prog)%8 != 0 || len(prog)/8 > 4096 {
+		t.Fatalf("program of %d bytes: want a whole number of 8-byte instructions, at most 4096", len(prog))
+	}
+}
