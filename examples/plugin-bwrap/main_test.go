@@ -24,6 +24,9 @@ var plugin string
 const envPlugin = "PLUGIN_BWRAP_TEST_PLUGIN"
 
 func TestMain(m *testing.M) {
+	// The escape suite's attacks on the host's environment need a secret
+	// there from the start.
+	conformance.WithHostSecret()
 	if p := os.Getenv(envPlugin); p != "" {
 		plugin = p
 		os.Exit(m.Run())

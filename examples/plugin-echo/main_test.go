@@ -18,6 +18,9 @@ import (
 var plugin string
 
 func TestMain(m *testing.M) {
+	// The escape suite's attacks on the host's environment need a secret
+	// there from the start.
+	conformance.WithHostSecret()
 	dir, err := os.MkdirTemp("", "plugin-echo-")
 	if err == nil {
 		err = os.Chmod(dir, 0o755)

@@ -3,8 +3,6 @@ package landlock_test
 import (
 	"fmt"
 	"os"
-	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/skillhost/skillhost/internal/testbin"
@@ -17,25 +15,14 @@ const (
 	nullPkg     = "./cmd/skillhost-sandbox-null"
 )
 
-// hostSecret sits in this test process's environment, which plays the
-// host's: no script may ever see it.
-const hostSecret = conformance.EnvHostSecret + "=correct-horse-battery-staple"
-
 func TestMain(m *testing.M) {
 	// The runner's supervisors and confine helpers are this binary: the
 	// backend's runner does their job in them.
 	landlock.New()
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	// /proc/<pid>/environ shows the environment a process was started
-	// with, so the secret must be there from exec: start over with it.
-	if name, _, _ := strings.Cut(hostSecret, "="); os.Getenv(name) == "" {
-		exe, err := os.Executable()
-		if err == nil {
-			err = syscall.Exec(exe, os.Args, append(os.Environ(), hostSecret))
-		}
-		fmt.Fprintln(os.Stderr, "re-exec with the host secret:", err)
-		os.Exit(1)
-	}
+	// The escape suite's attacks on the host's environment need a secret
+	// there from exec.
+	conformance.WithHostSecret()
 	if hosts := os.Getenv(envEgressNamespace); hosts != "" {
 		if err := enterOwnNetwork(hosts); err != nil {
 			fmt.Fprintln(os.Stderr, "the test's own network namespace:", err)
