@@ -14,14 +14,12 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 func TestMain(m *testing.M) {
-	host.Init()
 	if os.Getenv(envRunCLI) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -38,7 +38,6 @@ import (
 )
 
 func main() {
-	host.Init()
 	calls := flag.Int("calls", 40, "tool calls to make")
 	concurrency := flag.Int("concurrency", 8, "calls at once")
 	workers := flag.Int("workers", 2, "fleet workers")

@@ -121,13 +121,6 @@ func (r *Runner) dispatch() {
 	os.Exit(confineMain())
 }
 
-// Init did what supervision needs today without it: the supervisor of an
-// unconfined command is dispatched while this package initialises, and
-// that of a confined one by New (see WithConfiner).
-//
-// Deprecated: there is nothing to call.
-func Init() {}
-
 // supervised is whether Run interposes a supervisor; tests turn it off to
 // cover the direct path.
 var supervised atomic.Bool

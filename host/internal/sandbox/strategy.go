@@ -110,9 +110,3 @@ func (inProcess) Probe(context.Context) (shared.Probe, error) {
 func (p inProcess) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
 	return p.runner.Execute(ctx, runner.SpecFor(req), emit)
 }
-
-// Init did what the runner's supervisors needed; they need nothing now
-// (package runner dispatches them while it initialises).
-//
-// Deprecated: there is nothing to call.
-func Init() {}
