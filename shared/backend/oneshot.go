@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -46,11 +45,6 @@ func serveOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 		logger.Error("one-shot pipe", "error", err)
 	}
 	cancel()
-	done := make(chan struct{})
-	go func() { wire.Inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainTimeout):
-	}
+	drain()
 	return true, closeImpl(impl, logger)
 }

@@ -196,6 +196,17 @@ func ReattachLine(name string, rc *plugin.ReattachConfig) (string, error) {
 
 // closeImpl gives a backend that implements io.Closer the chance to clean
 // up (leftover cgroups, temporary files) before the plugin exits.
+// drain waits for the calls still running, cancelled by now, to tear
+// their commands down, for at most drainTimeout.
+func drain() {
+	done := make(chan struct{})
+	go func() { wire.Inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainTimeout):
+	}
+}
+
 func closeImpl(impl shared.Executor, log hclog.Logger) error {
 	if c, ok := impl.(io.Closer); ok {
 		if err := c.Close(); err != nil {
@@ -220,12 +231,7 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor, log hclog.Lo
 		_, _ = io.Copy(io.Discard, f)
 		log.Info("host is gone; stopping")
 		cancel()
-		done := make(chan struct{})
-		go func() { wire.Inflight.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(drainTimeout):
-		}
+		drain()
 		_ = closeImpl(impl, log)
 		os.Exit(0)
 	}()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/skillhost/skillhost/shared"
@@ -64,7 +65,7 @@ func limitsError(spec Spec) error {
 		return nil
 	}
 	if _, cannot := SplitLimits(spec.Limits); len(cannot) > 0 {
-		return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %w: %s", ErrSetup, ErrLimits, joinComma(cannot)))
+		return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %w: %s", ErrSetup, ErrLimits, strings.Join(cannot, "; ")))
 	}
 	return nil
 }
@@ -106,15 +107,4 @@ func limitNames(l shared.Limits) []string {
 		}
 	}
 	return out
-}
-
-func joinComma(s []string) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
 }
