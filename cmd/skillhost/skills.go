@@ -14,6 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/host/term"
 )
 
 type toolJSON struct {
@@ -258,7 +259,15 @@ func egressHosts(g grant.Grant) []string {
 	return g.Egress.Allow
 }
 
-func list(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+// list shows paths and hosts a skill declared, through the sanitizer:
+// they are the skill's own text.
+func list(items []string) string {
+	shown := make([]string, len(items))
+	for i, s := range items {
+		shown[i] = term.Printable(s)
+	}
+	return "[" + strings.Join(shown, ", ") + "]"
+}
 
 func nonNil(s []string) []string {
 	if s == nil {

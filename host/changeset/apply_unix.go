@@ -34,13 +34,7 @@ func Apply(cs []Change, p Policy, stage func(Change) string, run string, started
 		if c.Outcome != "" && c.Outcome != Kept {
 			continue
 		}
-		isNamed := false
-		for _, n := range named {
-			if shared.Under(c.Path, n) {
-				isNamed = true
-			}
-		}
-		if why := p.Judge(*c, isNamed); why != "" {
+		if why := p.Judge(*c, shared.UnderAny(c.Path, named)); why != "" {
 			c.Outcome, c.Reason = Refused, why
 			continue
 		}
