@@ -90,7 +90,10 @@ add() { # add LABEL COMMAND...
 add bash bash "$script"
 bwrap_cmd="bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --ro-bind $skills $skills --unshare-all --die-with-parent --new-session bash $script"
 if command -v bwrap >/dev/null 2>&1; then add bwrap $bwrap_cmd; else note "bwrap is not installed"; fi
-for st in none null landlock bwrap; do
+strategies="none null landlock"
+# The bwrap backend needs bubblewrap as much as the bare case does.
+if command -v bwrap >/dev/null 2>&1; then strategies="$strategies bwrap"; fi
+for st in $strategies; do
 	add "skillhost-run-$st" "$sh_" --config "$cfg" run echo hi --strategy "$st"
 done
 # BASE=<commit>: the same landlock run built from that commit, side by side

@@ -262,12 +262,13 @@ func (f *Fleet) plugin() (*pluginclient.Conn, error) {
 		return nil, errors.New("the worker is stopping")
 	}
 	f.local.Close()
-	f.metrics.pluginRestarts.Inc()
 	f.log.Warn("the local plugin died; starting it again", "strategy", f.opts.Strategy)
 	c, err := launchLocal(f.opts)
 	if err != nil {
 		return nil, err
 	}
+	// Counted once it started again, as the metric's help says.
+	f.metrics.pluginRestarts.Inc()
 	f.local = c
 	return c, nil
 }

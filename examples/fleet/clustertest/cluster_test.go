@@ -468,6 +468,17 @@ func TestEscapeSuite(t *testing.T) {
 }
 
 // waitFor polls done until it holds, for up to a minute.
+// running says whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
 func waitFor(t *testing.T, what string, done func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(50 * time.Millisecond) {
@@ -696,6 +707,7 @@ func TestCLIWorkerLostShowsOutput(t *testing.T) {
 	r := startCLI(t, cluster.address, cluster.namespace, "q-cli-lost", "      heartbeat_timeout: 3\n")
 	waitFor(t, "the script to start on the worker", func() bool { return sleeping(r.marker) })
 	time.Sleep(500 * time.Millisecond) // the first output signal goes out
+	orphan := pluginPid(t, dying.Process.Pid)
 	dying.Process.Kill()
 	code := r.wait(t, 60*time.Second)
 	t.Logf("exit %d\nstdout: %q\nstderr: %q", code, r.stdout.String(), r.stderr.String())
@@ -712,7 +724,9 @@ func TestCLIWorkerLostShowsOutput(t *testing.T) {
 		t.Errorf("left in the temporary directory: %v", left)
 	}
 	mine, _ := filepath.Glob(filepath.Join(tmp, "*", "plugin-dir*"))
-	time.Sleep(4 * time.Second) // the orphaned plugin exits on its lifeline's end
+	// The orphaned plugin exits on its lifeline's end, however long that
+	// takes on a busy machine.
+	waitFor(t, "the killed worker's plugin to exit", func() bool { return !running(orphan) })
 	workerAt(t, cluster.address, cluster.namespace, "q-cli-lost-next", nil, []string{"TMPDIR=" + tmp})
 	for _, d := range mine {
 		if _, err := os.Stat(d); err == nil {
@@ -1449,13 +1463,13 @@ func TestCancelAfterSlowHeartbeat(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
-	go func() {
-		// The pause is over, and the SDK has given up on a heartbeat.
-		time.Sleep(5 * time.Second)
-		cancel()
-	}()
 	_, err := e.Execute(ctx, remote(t, skill, "scripts/loop.sh", nil), func(b []byte) error {
-		once.Do(func() { p.pause(2 * time.Second) })
+		once.Do(func() {
+			p.pause(2 * time.Second)
+			// Timed from the pause, not the start: the pause is over, and
+			// the SDK has given up on a heartbeat, however slow the start.
+			time.AfterFunc(3*time.Second, cancel)
+		})
 		return nil
 	})
 	if !errors.Is(err, context.Canceled) || shared.RefusedFor(err) != pluginclient.ReasonStopped || err.Error() != "the worker stopped the run" {
