@@ -79,11 +79,11 @@ func (h *Host) pinSums(names []string) (map[string]string, []string, error) {
 			return nil, warnings, &UsageError{fmt.Errorf("no sandbox plugin %q to pin: there is no %s%s in %s (found: %s; skillhost plugins lists them)",
 				name, sandbox.BinaryPrefix, name, strings.Join(h.Sandbox().Dirs(), ", "), list)}
 		}
-		sum, err := sandbox.Sum(c.Path)
+		s, err := sandbox.Sums(c)
 		if err != nil {
 			return nil, warnings, err
 		}
-		sums[name] = sum
+		maps.Copy(sums, s)
 	}
 	return sums, warnings, nil
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"maps"
 	"runtime"
 
 	"github.com/skillhost/skillhost/host/grant"
@@ -89,12 +90,12 @@ func (h *Host) executor(g grant.Grant, override string) (shared.Executor, sandbo
 func (h *Host) PinAll() (map[string]string, []string, error) {
 	found, warnings := h.Sandbox().Plugins()
 	sums := map[string]string{}
-	for name, c := range found {
-		sum, err := sandbox.Sum(c.Path)
+	for _, c := range found {
+		s, err := sandbox.Sums(c)
 		if err != nil {
 			return nil, warnings, err
 		}
-		sums[name] = sum
+		maps.Copy(sums, s)
 	}
 	return sums, warnings, nil
 }

@@ -19,6 +19,15 @@ const (
 	// EnvOneShot, set to 1, says the host will make one call and exit, so
 	// the plugin starts nothing ahead of time for a next call.
 	EnvOneShot = "SKILLHOST_ONE_SHOT"
+	// EnvSupervisorFD names an inherited descriptor, open for reading, of
+	// the plugin's lean supervisor binary (skillhost-supervisor-NAME beside
+	// skillhost-sandbox-NAME): the Go SDK's runner starts it as each run's
+	// supervisor instead of re-executing the plugin binary, which holds
+	// everything else a plugin links (gRPC, protobuf, its proxy) and costs
+	// several times as much to start. Absent: the plugin re-executes
+	// itself. The binary must register the same confiners under the same
+	// names as the plugin (runner.SupervisorMain).
+	EnvSupervisorFD = "SKILLHOST_SUPERVISOR_FD"
 )
 
 // Debug mode (the Go SDK's; see backend.Serve): a plugin started by hand

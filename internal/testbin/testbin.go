@@ -36,11 +36,14 @@ func Dir() string {
 
 // Build compiles the given ./cmd/... packages (relative to the module root)
 // and returns the directory holding the binaries, named after their
-// packages. It is meant for TestMain; the caller removes the directory with
-// Cleanup.
+// packages. A plugin ./cmd/skillhost-sandbox-NAME brings its lean
+// supervisor ./cmd/skillhost-supervisor-NAME, where there is one, as an
+// installation does; ./cmd/skillhost brings skillhost-supervisor-none. It
+// is meant for TestMain; the caller removes the directory with Cleanup.
 func Build(pkgs ...string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
+	pkgs = withSupervisors(pkgs)
 	if d := os.Getenv(EnvDir); dir == "" && d != "" {
 		dir, borrowed = d, true
 	}
@@ -113,4 +116,26 @@ func moduleRoot() (string, error) {
 		return "", fmt.Errorf("not inside the skillhost module")
 	}
 	return filepath.Dir(gomod), nil
+}
+
+// withSupervisors adds to pkgs the lean supervisor binaries of the plugins
+// (and of the CLI's in-process strategy) among them.
+func withSupervisors(pkgs []string) []string {
+	root, err := moduleRoot()
+	if err != nil {
+		return pkgs
+	}
+	out := append([]string(nil), pkgs...)
+	for _, p := range pkgs {
+		sup := ""
+		if name, ok := strings.CutPrefix(p, "./cmd/skillhost-sandbox-"); ok {
+			sup = "./cmd/skillhost-supervisor-" + name
+		} else if p == "./cmd/skillhost" {
+			sup = "./cmd/skillhost-supervisor-none"
+		}
+		if _, err := os.Stat(filepath.Join(root, sup)); sup != "" && err == nil {
+			out = append(out, sup)
+		}
+	}
+	return out
 }

@@ -57,6 +57,14 @@ type LaunchConfig struct {
 	// SysProcAttr is applied to the plugin process (for example to run it
 	// as another user); nil means none.
 	SysProcAttr *syscall.SysProcAttr
+	// Supervisor is the plugin's lean supervisor binary, open for reading,
+	// handed to the plugin as an inherited descriptor (shared.EnvSupervisorFD;
+	// Launch does not close it). Nil means the binary named
+	// skillhost-supervisor-NAME beside a plugin named skillhost-sandbox-NAME,
+	// if there is one (Companion); NoSupervisor means none: the plugin then
+	// re-executes itself for each run's supervisor.
+	Supervisor   *os.File
+	NoSupervisor bool
 	// Trace, when set, is called as each step of the start ends, with
 	// the step's name (SKILLHOST_TRACE=timing); it may be called from
 	// another goroutine. Nil costs nothing.
@@ -101,6 +109,14 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	if cfg.Supervisor == nil && !cfg.NoSupervisor {
+		if f, err := Companion(cfg.Path); err == nil && f != nil {
+			defer f.Close()
+			cfg.Supervisor = f
+		} else if err != nil {
+			cfg.Logger.Warn("the plugin's supervisor binary cannot be used; its runs re-execute the plugin instead", "error", err)
+		}
+	}
 	if cfg.OneShot && !cfg.NoFastPath {
 		c, err := launchPipe(cfg)
 		if err == nil {
@@ -127,6 +143,7 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 	}
 	cmd.ExtraFiles = []*os.File{lifeR}
 	cmd.SysProcAttr = cfg.SysProcAttr
+	passSupervisor(cmd, cfg)
 	var tlsConfig *tls.Config
 	if cfg.AutoMTLS {
 		tlsR, client, err := sendTLS()
@@ -141,8 +158,8 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 			cfg.Trace("plugin TLS identities (Ed25519 keys)")
 			tlsConfig = tracedTLS(client, cfg.Trace)
 		}
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", shared.EnvTLSFD, 3+len(cmd.ExtraFiles)))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
-		cmd.Env = append(cmd.Env, shared.EnvTLSFD+"=4")
 	}
 	c := &Conn{lifeline: lifeW, cmd: cmd, oneShot: cfg.OneShot}
 	home := socketHome(socketBase())

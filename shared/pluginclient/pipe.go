@@ -58,6 +58,7 @@ func launchPipe(cfg LaunchConfig) (*Conn, error) {
 	cmd.ExtraFiles = []*os.File{inR, outW}
 	cmd.Stderr = errW
 	cmd.SysProcAttr = cfg.SysProcAttr
+	passSupervisor(cmd, cfg)
 	err := cmd.Start()
 	inR.Close()
 	outW.Close()

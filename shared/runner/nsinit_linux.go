@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/gob"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,8 +38,7 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 	}()
 	forwardTerm(&terminating)
 
-	var spec wireSpec
-	err := gob.NewDecoder(specF).Decode(&spec)
+	spec, err := readWireSpec(specF)
 	specF.Close()
 	if err != nil {
 		return report(wireStatus{ExitCode: -1, SetupError: "supervisor: read spec: " + err.Error()})

@@ -16,6 +16,10 @@ type Runner struct {
 	noSpares atomic.Bool
 	spares   pool
 	confs    map[string]Confinement
+	// exe is the lean supervisor binary to start (WithSupervisor); nil
+	// means the one the host handed this process, if any, else this
+	// program re-executed.
+	exe *supervisorExe
 }
 
 // Option configures a Runner made by New.

@@ -139,8 +139,8 @@ func init() {
 }
 
 // wireSpec travels from Run to the supervisor and from the supervisor to the
-// confine helper, gob-encoded on an inherited pipe: unlike JSON, gob keeps
-// strings that are not UTF-8 byte for byte.
+// confine helper on an inherited pipe, as one frame of its own encoding
+// (writeTo), which keeps strings that are not UTF-8 byte for byte.
 type wireSpec struct {
 	Argv           []string
 	Env            []string

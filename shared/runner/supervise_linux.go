@@ -2,7 +2,6 @@ package runner
 
 import (
 	"bufio"
-	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -272,25 +271,19 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 	lifeR, lifeW := pipes[1][0], pipes[1][1]
 	specR, specW := pipes[2][0], pipes[2][1]
 	statusR, statusW := pipes[3][0], pipes[3][1]
-	argv := []string{selfExe, superviseArg}
-	if confine != "" {
-		argv = append(argv, confine)
-	}
 	attr := &os.ProcAttr{
 		Dir:   "/",
 		Env:   helperEnv(),
 		Files: append([]*os.File{devnull, outW, outW, lifeR, specR, statusW}, extra...),
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
-	var proc *os.Process
-	isolated, isolationErr := startIsolated(confine != "" && r.Isolates(confine), *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
-		a := *attr
-		a.Sys = sys
-		proc, err = os.StartProcess(selfExe, append(argv, extra...), &a)
-		return err
-	})
-	if !isolated {
-		proc, err = os.StartProcess(selfExe, argv, attr)
+	lean, exe := r.supervisorPath()
+	proc, isolated, isolationErr, err := startSupervisor(exe, confine, confine != "" && r.Isolates(confine), attr)
+	if err != nil && lean != nil {
+		// The lean binary would not start (a mount that forbids exec, say):
+		// this program supervises instead, from now on.
+		lean.failed.Store(true)
+		proc, isolated, isolationErr, err = startSupervisor(selfExe, confine, confine != "" && r.Isolates(confine), attr)
 	}
 	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
 		f.Close()
@@ -318,6 +311,25 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 	return p, nil
 }
 
+// startSupervisor starts exe as a supervisor for confine with attr, in new
+// namespaces if isolate asks for them and the kernel allows.
+func startSupervisor(exe, confine string, isolate bool, attr *os.ProcAttr) (proc *os.Process, isolated bool, isolationErr string, err error) {
+	argv := []string{exe, superviseArg}
+	if confine != "" {
+		argv = append(argv, confine)
+	}
+	isolated, isolationErr = startIsolated(isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
+		a := *attr
+		a.Sys = sys
+		proc, err = os.StartProcess(exe, append(argv, extra...), &a)
+		return err
+	})
+	if !isolated {
+		proc, err = os.StartProcess(exe, argv, attr)
+	}
+	return proc, isolated, isolationErr, err
+}
+
 // releasePrepared undoes the Preparer of an isolated supervisor, once it
 // and its namespace are gone.
 func (p *supervisedProcess) releasePrepared() {
@@ -329,11 +341,11 @@ func (p *supervisedProcess) releasePrepared() {
 
 // send hands the command to a waiting supervisor.
 func (p *supervisedProcess) send(spec Spec) error {
-	err := gob.NewEncoder(p.spec).Encode(wireSpec{
+	err := wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
 		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: spec.KeepTmp,
 		ExtraFDs: len(spec.ExtraFiles), TermBelow: spec.TermBelow, Limits: spec.Limits,
-	})
+	}.writeTo(p.spec)
 	if cerr := p.spec.Close(); err == nil {
 		err = cerr
 	}
@@ -471,8 +483,7 @@ func superviseMain() int {
 	}
 	defer releaseHelper()
 
-	var spec wireSpec
-	err := gob.NewDecoder(specF).Decode(&spec)
+	spec, err := readWireSpec(specF)
 	specF.Close()
 	if err != nil {
 		killTree(self, true)
@@ -775,7 +786,7 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 			return 0, err
 		}
 	}
-	err := gob.NewEncoder(h.spec).Encode(spec)
+	err := spec.writeTo(h.spec)
 	h.spec.Close()
 	if h.isolated {
 		// An isolated helper stays as init: one report line says whether
@@ -870,8 +881,7 @@ func confineMain() int {
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
 	specF := os.NewFile(fdConfineSpec, "confine-spec")
-	var spec wireSpec
-	err := gob.NewDecoder(specF).Decode(&spec)
+	spec, err := readWireSpec(specF)
 	specF.Close()
 	if err != nil {
 		return fail(fmt.Errorf("confine helper: read spec: %w", err))

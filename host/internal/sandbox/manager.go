@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,7 +103,30 @@ func NewManager(opts Options) *Manager {
 	// The in-process strategy's runner is the manager's own: a one-shot
 	// manager's keeps no spare supervisor, whatever other managers of
 	// the program do.
-	return &Manager{opts: opts, instances: map[string]*instance{}, runner: runner.New(runner.WithSpares(!opts.OneShot))}
+	ropts := []runner.Option{runner.WithSpares(!opts.OneShot)}
+	if f := noneSupervisor(); f != nil {
+		ropts = append(ropts, runner.WithSupervisor(f))
+		f.Close()
+	}
+	return &Manager{opts: opts, instances: map[string]*instance{}, runner: runner.New(ropts...)}
+}
+
+// NoneSupervisor is the lean supervisor binary of the in-process strategy,
+// looked for beside this program: without it, each of its runs re-executes
+// this program, which costs several times as much to start.
+const NoneSupervisor = "skillhost-supervisor-none"
+
+// noneSupervisor opens NoneSupervisor beside this program, or returns nil.
+func noneSupervisor() *os.File {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	f, err := os.Open(filepath.Join(filepath.Dir(exe), NoneSupervisor))
+	if err != nil {
+		return nil
+	}
+	return f
 }
 
 // Plugins returns the discovered plugins and the discovery warnings.
@@ -280,6 +305,16 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 	if err := verify(cand, m.opts.Pins); err != nil {
 		return nil, shared.Probe{}, err
 	}
+	sup, useSup, err := supervisorFor(cand, m.opts.Pins)
+	if err != nil {
+		return nil, shared.Probe{}, err
+	}
+	if sup != nil {
+		defer sup.Close()
+	}
+	if !useSup {
+		m.opts.Logger.Named(name).Debug("the pinned plugin's supervisor binary is not pinned, so its runs re-execute the plugin; `skillhost plugins pin` pins both")
+	}
 	m.trace("plugin lookup (discovery, pin check)")
 	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 		Path:         cand.Path,
@@ -289,6 +324,8 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		StartTimeout: m.opts.StartTimeout,
 		Logger:       m.opts.Logger.Named(name),
 		Trace:        m.opts.Trace,
+		Supervisor:   sup,
+		NoSupervisor: !useSup,
 	})
 	if err != nil {
 		inst.fail()

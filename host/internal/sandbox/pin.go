@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // ChecksumError is a pinned plugin whose binary changed.
@@ -29,11 +31,72 @@ func Sum(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return sumOf(f)
+}
+
+func sumOf(r io.Reader) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, r); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// SupervisorPin is the suffix of the pin of a plugin's lean supervisor
+// binary (skillhost-supervisor-NAME beside it): its key is NAME followed
+// by this.
+const SupervisorPin = "/supervisor"
+
+// Sums returns what pinning c records: the SHA-256 of its binary under its
+// name and, if it has a lean supervisor binary, that binary's under
+// c.Name+SupervisorPin.
+func Sums(c Candidate) (map[string]string, error) {
+	sum, err := Sum(c.Path)
+	if err != nil {
+		return nil, err
+	}
+	sums := map[string]string{c.Name: sum}
+	f, err := pluginclient.Companion(c.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox plugin %q: supervisor binary: %w", c.Name, err)
+	}
+	if f != nil {
+		defer f.Close()
+		if sums[c.Name+SupervisorPin], err = sumOf(f); err != nil {
+			return nil, fmt.Errorf("sandbox plugin %q: supervisor binary: %w", c.Name, err)
+		}
+	}
+	return sums, nil
+}
+
+// supervisorFor is the lean supervisor binary of a pinned plugin c, open,
+// checked against its own pin: nil when c is not pinned (the launch then
+// finds the binary itself) or has none. A pinned plugin whose supervisor
+// binary has no pin does not use it (use is false): its runs re-execute
+// the plugin binary, which the pin covers. One whose binary does not match
+// its pin is refused.
+func supervisorFor(c Candidate, pins map[string]string) (f *os.File, use bool, err error) {
+	if _, pinned := pins[c.Name]; !pinned {
+		return nil, true, nil
+	}
+	f, err = pluginclient.Companion(c.Path)
+	if err != nil || f == nil {
+		return nil, false, nil
+	}
+	want, ok := pins[c.Name+SupervisorPin]
+	if !ok {
+		f.Close()
+		return nil, false, nil
+	}
+	got, err := sumOf(f)
+	if err == nil && !PinMatches(want, got) {
+		err = &ChecksumError{Name: c.Name + SupervisorPin, Path: pluginclient.CompanionPath(c.Path), Expected: strings.ToLower(want), Actual: got}
+	}
+	if err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	return f, true, nil
 }
 
 // verify checks a candidate against its pin, if there is one.

@@ -1,0 +1,66 @@
+package pluginclient
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+// Binary name prefixes: a sandbox plugin skillhost-sandbox-NAME may have a
+// lean supervisor binary skillhost-supervisor-NAME beside it.
+const (
+	pluginPrefix     = "skillhost-sandbox-"
+	supervisorPrefix = "skillhost-supervisor-"
+)
+
+// CompanionPath is where the lean supervisor binary of the plugin at path
+// would be ("" for a binary not named skillhost-sandbox-NAME).
+func CompanionPath(path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), ".exe")
+	name, ok := strings.CutPrefix(base, pluginPrefix)
+	if !ok || name == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(path), supervisorPrefix+name)
+}
+
+// Companion opens the lean supervisor binary of the plugin at path
+// (CompanionPath): nil and no error when there is none. It must be a
+// regular file its owner may execute.
+func Companion(path string) (*os.File, error) {
+	p := CompanionPath(path)
+	if p == "" {
+		return nil, nil
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && (!st.Mode().IsRegular() || st.Mode().Perm()&0o100 == 0) {
+		err = fmt.Errorf("%s is not an executable file", p)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// passSupervisor hands cfg's supervisor binary to the plugin started by cmd.
+func passSupervisor(cmd *exec.Cmd, cfg LaunchConfig) {
+	if cfg.Supervisor == nil || cfg.NoSupervisor {
+		return
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", shared.EnvSupervisorFD, 3+len(cmd.ExtraFiles)))
+	cmd.ExtraFiles = append(cmd.ExtraFiles, cfg.Supervisor)
+}

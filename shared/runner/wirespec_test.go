@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/skillhost/skillhost/shared"
+)
+
+func TestWireSpecRoundTrip(t *testing.T) {
+	for _, s := range []wireSpec{
+		{},
+		{Argv: []string{"/bin/sh", "-c", "echo hi"}, Env: []string{"A=1", "B="}, Dir: "/tmp"},
+		{Argv: []string{"\xff\xfe not UTF-8", ""}, Env: []string{"X=\x00\x01"}, Confine: "landlock",
+			ConfinePayload: []byte{0, 1, 2, 255}, KeepTmp: []string{"skillhost-0"},
+			ExtraFDs: 3, TermBelow: 2, Limits: shared.Limits{OpenFiles: 64, FileSize: 1 << 40, Processes: -1, Memory: 1 << 30}},
+		{Argv: []string{strings.Repeat("a", 1<<20)}},
+	} {
+		var buf bytes.Buffer
+		if err := s.writeTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		buf.WriteString("next frame") // a reader stops at the frame's end
+		got, err := readWireSpec(&buf)
+		if err != nil {
+			t.Fatalf("read %+v: %v", s, err)
+		}
+		if !reflect.DeepEqual(got, s) {
+			t.Errorf("round trip changed the spec:\n got %+v\nwant %+v", got, s)
+		}
+		if buf.String() != "next frame" {
+			t.Errorf("read past the frame: %q left", buf.String())
+		}
+	}
+}
+
+func TestWireSpecDamaged(t *testing.T) {
+	var buf bytes.Buffer
+	s := wireSpec{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Confine: "x", ConfinePayload: []byte("{}")}
+	if err := s.writeTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	full := buf.Bytes()
+	for n := 0; n < len(full); n++ {
+		if _, err := readWireSpec(bytes.NewReader(full[:n])); err == nil {
+			t.Errorf("a frame cut to %d of %d bytes was read without error", n, len(full))
+		}
+	}
+	// A frame that claims more than the bound is refused before reading it.
+	if _, err := readWireSpec(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff})); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("oversized frame: err = %v", err)
+	}
+	// Lengths inside the frame that run past it are errors, not panics.
+	bad := append([]byte{0, 0, 0, 3}, 0x05, 0xff, 0x01)
+	if _, err := readWireSpec(bytes.NewReader(bad)); err == nil {
+		t.Error("a frame whose lengths run past it was read without error")
+	}
+}
