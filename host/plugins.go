@@ -13,13 +13,19 @@ import (
 
 // PluginReport describes one discovered plugin.
 type PluginReport struct {
-	Name   string        `json:"name"`
-	Path   string        `json:"path"`
-	SHA256 string        `json:"sha256"`
-	Pinned string        `json:"pinned"` // "", "match" or "mismatch"
-	Info   *shared.Info  `json:"info,omitempty"`
-	Probe  *shared.Probe `json:"probe,omitempty"`
-	Error  string        `json:"error,omitempty"`
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Pinned string `json:"pinned"` // "", "match" or "mismatch"
+	// Supervisor is the plugin's lean supervisor binary, if one lies
+	// beside it, and SupervisorPinned its pin's state as Pinned's, with
+	// "unpinned" for a pinned plugin whose supervisor binary has no pin
+	// (its runs then re-execute the plugin).
+	Supervisor       string        `json:"supervisor,omitempty"`
+	SupervisorPinned string        `json:"supervisor_pinned,omitempty"`
+	Info             *shared.Info  `json:"info,omitempty"`
+	Probe            *shared.Probe `json:"probe,omitempty"`
+	Error            string        `json:"error,omitempty"`
 }
 
 // Plugins starts every discovered plugin and asks it for its Info and
@@ -40,6 +46,7 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 				}
 			}
 		}
+		r.Supervisor, r.SupervisorPinned = supervisorReport(c, h.Config.Plugins.SHA256)
 		ex := m.Executor(name)
 		if info, err := ex.Info(ctx); err != nil {
 			r.Error = err.Error()
@@ -58,6 +65,27 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 		out = append(out, r)
 	}
 	return out, warnings
+}
+
+// supervisorReport is the lean supervisor binary of c and the state of its
+// pin (see PluginReport).
+func supervisorReport(c sandbox.Candidate, pins map[string]string) (path, pinned string) {
+	sums, err := sandbox.Sums(c)
+	sum, ok := sums[c.Name+sandbox.SupervisorPin]
+	if err != nil || !ok {
+		return "", ""
+	}
+	path = sandbox.SupervisorPath(c)
+	want, ok := pins[c.Name+sandbox.SupervisorPin]
+	switch {
+	case ok && sandbox.PinMatches(want, sum):
+		return path, "match"
+	case ok:
+		return path, "mismatch"
+	case pins[c.Name] != "":
+		return path, "unpinned"
+	}
+	return path, ""
 }
 
 // InProcessName is the strategy name reported for sandbox.enabled: false;

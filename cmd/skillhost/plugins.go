@@ -114,6 +114,11 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 		pin = "DOES NOT MATCH plugins.sha256"
 	}
 	fmt.Fprintf(w, "  sha256:   %s (%s)\n", r.SHA256, pin)
+	if r.Supervisor != "" {
+		note := map[string]string{"": "not pinned", "match": "matches its pin", "mismatch": "DOES NOT MATCH its pin: the plugin will not start",
+			"unpinned": "not pinned, so runs re-execute the pinned plugin instead; `skillhost plugins pin` pins it"}[r.SupervisorPinned]
+		fmt.Fprintf(w, "  supervisor: %s (%s)\n", r.Supervisor, note)
+	}
 }
 
 // isolated names the namespaces a backend's runs get of their own, as its

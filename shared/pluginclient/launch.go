@@ -143,7 +143,6 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 	}
 	cmd.ExtraFiles = []*os.File{lifeR}
 	cmd.SysProcAttr = cfg.SysProcAttr
-	passSupervisor(cmd, cfg)
 	var tlsConfig *tls.Config
 	if cfg.AutoMTLS {
 		tlsR, client, err := sendTLS()
@@ -158,9 +157,10 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 			cfg.Trace("plugin TLS identities (Ed25519 keys)")
 			tlsConfig = tracedTLS(client, cfg.Trace)
 		}
-		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", shared.EnvTLSFD, 3+len(cmd.ExtraFiles)))
 		cmd.ExtraFiles = append(cmd.ExtraFiles, tlsR)
+		cmd.Env = append(cmd.Env, shared.EnvTLSFD+"=4")
 	}
+	passSupervisor(cmd, cfg) // after the descriptors whose numbers the contract fixes
 	c := &Conn{lifeline: lifeW, cmd: cmd, oneShot: cfg.OneShot}
 	home := socketHome(socketBase())
 	sweepSockets(home, max(cfg.StartTimeout, time.Minute))

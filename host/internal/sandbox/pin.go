@@ -69,6 +69,9 @@ func Sums(c Candidate) (map[string]string, error) {
 	return sums, nil
 }
 
+// SupervisorPath is where c's lean supervisor binary would be.
+func SupervisorPath(c Candidate) string { return pluginclient.CompanionPath(c.Path) }
+
 // supervisorFor is the lean supervisor binary of a pinned plugin c, open,
 // checked against its own pin: nil when c is not pinned (the launch then
 // finds the binary itself) or has none. A pinned plugin whose supervisor
