@@ -102,6 +102,8 @@ func TestCLILeavesOutHeavyDeps(t *testing.T) {
 		{module + "shared/egress/proxy", "the egress proxy runs in plugins only"},
 		{"github.com/elazarl/goproxy", "the egress proxy runs in plugins only"},
 		{"github.com/things-go/go-socks5", "the egress proxy runs in plugins only"},
+		{"github.com/prometheus", "host/mcpserver writes its /metrics in the text format itself"},
+		{"github.com/klauspost/compress", "it came with client_golang's promhttp"},
 	}
 	out, err := exec.Command("go", "list", "-deps", "../../cmd/skillhost").CombinedOutput()
 	if err != nil {
