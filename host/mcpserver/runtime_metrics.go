@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -61,15 +60,25 @@ func runtimeFamilies() []family {
 		gauge("go_sched_gomaxprocs_threads", "GOMAXPROCS: threads that may run Go code at once.", float64(runtime.GOMAXPROCS(0))),
 		family{name: "go_info", help: "The Go version the binary was built with.", typ: "gauge",
 			samples: []sample{{labels: []label{{"version", runtime.Version()}}, value: 1}}})
-	samples := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
-	metrics.Read(samples)
-	if samples[0].Value.Kind() == metrics.KindUint64 {
-		fams = append(fams, gauge("go_gc_gogc_percent", "The garbage collector's heap target percentage (GOGC).", float64(samples[0].Value.Uint64())))
-	}
-	if samples[1].Value.Kind() == metrics.KindUint64 {
-		fams = append(fams, gauge("go_gc_gomemlimit_bytes", "The runtime's memory limit (GOMEMLIMIT).", float64(samples[1].Value.Uint64())))
-	}
+	fams = append(fams,
+		gauge("go_gc_gogc_percent", "The garbage collector's heap target percentage (GOGC).", gcPercent()),
+		gauge("go_gc_gomemlimit_bytes", "The runtime's memory limit (GOMEMLIMIT).", float64(debug.SetMemoryLimit(-1)))) // a negative limit reads it, unchanged
 	return append(fams, processFamilies()...)
+}
+
+// gcPercent is GOGC as the runtime read it at start: 100 unless the
+// variable says otherwise, -1 for off. Nothing in skillhost changes it
+// later (debug.SetGCPercent), and reading it here keeps runtime/metrics,
+// whose initialiser costs every start, out of the binary.
+func gcPercent() float64 {
+	v := os.Getenv("GOGC")
+	if v == "off" {
+		return -1
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return float64(n)
+	}
+	return 100
 }
 
 // gcPauses is go_gc_duration_seconds: a summary of the garbage
