@@ -3,6 +3,7 @@ package egress
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,7 +157,7 @@ func (p *Policy) DeniedNames() []DeniedName {
 
 // DenyAddresses are the operator's deny_addresses: ranges no allowed name
 // may resolve to, which nothing exempts.
-func (p *Policy) DenyAddresses() []netip.Prefix { return p.denyNets }
+func (p *Policy) DenyAddresses() []netip.Prefix { return slices.Clone(p.denyNets) }
 
 // isAddr reports whether host is an IP address (IPv6 with or without
 // brackets).
@@ -214,8 +215,9 @@ func (p *Policy) Credential(host string) (shared.Credential, bool) {
 func (p *Policy) Credentials() bool { return len(p.creds) > 0 }
 
 // CredentialEnv are the environment variables, NAME=placeholder, of the
-// credentials that name one: what the command holds instead of the
-// secret, which a proxy puts into its requests.
+// credentials that have a placeholder_env, in no particular order: what
+// the command holds instead of the secret, which a proxy puts into its
+// requests.
 func (p *Policy) CredentialEnv() []string {
 	var env []string
 	for _, c := range p.creds {
