@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/host/internal/safeio"
@@ -89,12 +90,14 @@ func (h *Host) otherPythonFix(ctx context.Context, p *prepared, prog string, mis
 
 // moduleNotFound is the line Python ends with when an import fails for a
 // module it cannot find.
-var moduleNotFound = regexp.MustCompile(`(?m)^ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'`)
+var moduleNotFound = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_.]*)'`)
+})
 
 // MissingModule returns the module a Python traceback in output says
 // could not be found (the last one), or "".
 func MissingModule(output string) string {
-	ms := moduleNotFound.FindAllStringSubmatch(output, -1)
+	ms := moduleNotFound().FindAllStringSubmatch(output, -1)
 	if len(ms) == 0 {
 		return ""
 	}
@@ -288,13 +291,15 @@ func (h *Host) MissingPrograms() []string {
 // flag (cmd = ["soffice", "--headless", ...]); a list or a command string
 // handed straight to subprocess or os.system.
 var (
-	pyWhich   = regexp.MustCompile(`\bwhich\(\s*["']([^"'\s/]+)["']`)
-	pyArgList = regexp.MustCompile(`\[\s*["']([^"'\s/]+)["']\s*,\s*f?["']-`)
-	pyCall    = regexp.MustCompile(`\b(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|Popen|check_output|check_call|os\.system|os\.popen|os\.exec[lv]p|os\.spawn[lv]p)\(\s*\[?\s*["']([^"'\s/]+)[\s"']`)
+	pyWhich   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bwhich\(\s*["']([^"'\s/]+)["']`) })
+	pyArgList = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[\s*["']([^"'\s/]+)["']\s*,\s*f?["']-`) })
+	pyCall    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(?:subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|Popen|check_output|check_call|os\.system|os\.popen|os\.exec[lv]p|os\.spawn[lv]p)\(\s*\[?\s*["']([^"'\s/]+)[\s"']`)
+	})
 )
 
 // programName is what a script may run by name: no path, no expansion.
-var programName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`)
+var programName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.+-]*$`) })
 
 // scriptPrograms reads the programs a script runs by name: for Python
 // those pyWhich, pyArgList and pyCall find, for a shell script the first
@@ -317,13 +322,13 @@ func scriptPrograms(script string, interp []string) []string {
 	}
 	var names []string
 	add := func(name string) {
-		if programName.MatchString(name) && !slices.Contains(names, name) {
+		if programName().MatchString(name) && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	switch {
 	case isPython(prog):
-		for _, re := range []*regexp.Regexp{pyWhich, pyArgList, pyCall} {
+		for _, re := range []*regexp.Regexp{pyWhich(), pyArgList(), pyCall()} {
 			for _, m := range re.FindAllStringSubmatch(string(data), -1) {
 				add(m[1])
 			}
@@ -366,7 +371,7 @@ func shellCommands(text string) []string {
 		if i := strings.Index(line, "<<"); i >= 0 {
 			word := strings.TrimLeft(line[i+2:], "-~ ")
 			word = strings.Trim(strings.Fields(word + " x")[0], `'"\`)
-			if programName.MatchString(word) {
+			if programName().MatchString(word) {
 				heredoc = word
 			}
 		}
@@ -376,14 +381,14 @@ func shellCommands(text string) []string {
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
 		}
-		if m := shellFunc.FindStringSubmatch(line); m != nil {
+		if m := shellFunc().FindStringSubmatch(line); m != nil {
 			funcs = append(funcs, m[1]+m[2])
 			continue
 		}
-		line = shellQuoted.ReplaceAllString(line, "''")
-		line = shellArith.ReplaceAllString(line, "")
+		line = shellQuoted().ReplaceAllString(line, "''")
+		line = shellArith().ReplaceAllString(line, "")
 		if inCase > 0 {
-			line = casePattern.ReplaceAllString(line, "")
+			line = casePattern().ReplaceAllString(line, "")
 		}
 		if w := strings.Fields(line); len(w) > 0 && w[0] == "case" {
 			inCase++
@@ -406,7 +411,7 @@ func shellCommands(text string) []string {
 					words = words[1:]
 				}
 			}
-			if len(words) > 0 && programName.MatchString(words[0]) {
+			if len(words) > 0 && programName().MatchString(words[0]) {
 				cmds = append(cmds, words[0])
 			}
 		}
@@ -418,10 +423,12 @@ func shellCommands(text string) []string {
 // shellArith an arithmetic expression, casePattern the pattern that leads
 // a branch of a case.
 var (
-	shellQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
-	shellArith  = regexp.MustCompile(`\$?\(\([^)]*\)\)`)
-	casePattern = regexp.MustCompile(`^\s*\(?[^()\s]*(?:\s*\|\s*[^()\s]*)*\)`)
+	shellQuoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`) })
+	shellArith  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\(\([^)]*\)\)`) })
+	casePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\(?[^()\s]*(?:\s*\|\s*[^()\s]*)*\)`) })
 )
 
 // shellFunc is a line that defines a function: "name() {" or "function name".
-var shellFunc = regexp.MustCompile(`^\s*(?:function\s+([A-Za-z_][A-Za-z0-9_-]*)|([A-Za-z_][A-Za-z0-9_-]*)\s*\(\s*\))`)
+var shellFunc = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:function\s+([A-Za-z_][A-Za-z0-9_-]*)|([A-Za-z_][A-Za-z0-9_-]*)\s*\(\s*\))`)
+})

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -130,7 +131,7 @@ func (c *Config) decodeFile(path string, data []byte) error {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if line := unclosedFlow(data); line > 0 && strings.Contains(msg, "did not find expected") {
-			msg = errLineRe.ReplaceAllString(msg, "")
+			msg = errLineRe().ReplaceAllString(msg, "")
 			msg = fmt.Sprintf("line %d: a [ or { is never closed (%s)", line, msg)
 		}
 		return &Error{Source: path, Err: fmt.Errorf("invalid YAML: %s", msg)}
@@ -222,7 +223,7 @@ func keyAt(n *yaml.Node, line int, prefix string) string {
 	return ""
 }
 
-var errLineRe = regexp.MustCompile(`^line (\d+): `)
+var errLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 
 // decodeError rewrites YAML decode errors to name keys instead of Go types.
 func decodeError(err error, root *yaml.Node) error {
@@ -232,14 +233,14 @@ func decodeError(err error, root *yaml.Node) error {
 	}
 	var msgs []string
 	for _, e := range te.Errors {
-		msgs = append(msgs, goTypeRe.ReplaceAllString(withKey(e, root), "here"))
+		msgs = append(msgs, goTypeRe().ReplaceAllString(withKey(e, root), "here"))
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
 
 // withKey adds the dotted key to a "line N: ..." message.
 func withKey(msg string, root *yaml.Node) string {
-	if m := errLineRe.FindStringSubmatch(msg); m != nil {
+	if m := errLineRe().FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		if key := keyAt(root, line, ""); key != "" && !strings.HasPrefix(msg[len(m[0]):], key+":") {
 			msg = strings.Replace(msg, m[0], m[0]+key+": ", 1)
@@ -364,14 +365,14 @@ func tags(t reflect.Type) []string {
 	return out
 }
 
-var goTypeRe = regexp.MustCompile(`into [\w.\[\]*]+`)
+var goTypeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`into [\w.\[\]*]+`) })
 
 // cleanDecodeError removes Go type names from YAML decode errors; users
 // know keys, not types.
 func cleanDecodeError(err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-	msg = goTypeRe.ReplaceAllString(msg, "into this key")
+	msg = goTypeRe().ReplaceAllString(msg, "into this key")
 	return errors.New(msg)
 }
 

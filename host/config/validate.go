@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared/egress"
@@ -17,7 +18,7 @@ import (
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-var pluginNameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+var pluginNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`) })
 
 // Validate checks values that decode but make no sense.
 func (c *Config) Validate() error {
@@ -44,7 +45,7 @@ func (c *Config) Validate() error {
 	switch {
 	case s.Strategy == "":
 		bad(`sandbox.strategy: the value is empty or a bare null, which YAML reads as "no value"; write strategy: "null" (quoted) for the null plugin, or auto`)
-	case s.Strategy != "auto" && !pluginNameRe.MatchString(string(s.Strategy)):
+	case s.Strategy != "auto" && !pluginNameRe().MatchString(string(s.Strategy)):
 		bad("sandbox.strategy: %q is not auto or a plugin name (lowercase letters, digits, - and _)", s.Strategy)
 	}
 	if s.Timeout <= 0 {
@@ -72,7 +73,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	for _, name := range sortedKeys(c.Plugins.Config) {
-		if !pluginNameRe.MatchString(name) {
+		if !pluginNameRe().MatchString(name) {
 			bad("plugins.config.%s: not a plugin name (lowercase letters, digits, - and _)", name)
 		} else if _, err := c.Plugins.Config[name].JSON(); err != nil {
 			bad("plugins.config.%s.%v", name, err)
@@ -159,17 +160,17 @@ func validateNetwork(n NetworkCeiling, creds []Credential) error {
 		if c.Header == "" || strings.ContainsAny(c.Header, " :\r\n") {
 			errs = append(errs, fmt.Errorf("%s.header: %q is not a header name", at, c.Header))
 		}
-		if !envNameRe.MatchString(c.FromEnv) {
+		if !envNameRe().MatchString(c.FromEnv) {
 			errs = append(errs, fmt.Errorf("%s.from_env: %q is not an environment variable name", at, c.FromEnv))
 		}
-		if c.PlaceholderEnv != "" && !envNameRe.MatchString(c.PlaceholderEnv) {
+		if c.PlaceholderEnv != "" && !envNameRe().MatchString(c.PlaceholderEnv) {
 			errs = append(errs, fmt.Errorf("%s.placeholder_env: %q is not an environment variable name", at, c.PlaceholderEnv))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-var envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // validateWrites checks sandbox.writes and the protected-path lists.
 func validateWrites(s Sandbox) error {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -52,12 +53,14 @@ func Describe(head []byte, file string) string {
 
 // bannerRe finds a shell script's first message, which real scripts use
 // to announce what they do: echo "📦 Bundling the app...".
-var bannerRe = regexp.MustCompile(`(?m)^[ \t]*echo[ \t]+(?:-e[ \t]+)?["']([^"'$\n]{8,})["']`)
+var bannerRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*echo[ \t]+(?:-e[ \t]+)?["']([^"'$\n]{8,})["']`)
+})
 
 // banner returns the first echo of a shell script, without decoration, as
 // a last resort.
 func banner(head []byte) string {
-	m := bannerRe.FindSubmatch(head)
+	m := bannerRe().FindSubmatch(head)
 	if m == nil {
 		return ""
 	}
@@ -128,11 +131,15 @@ func firstParagraph(text string) string {
 }
 
 var (
-	argparseRe = regexp.MustCompile(`(?s)ArgumentParser\([^)]*?\bdescription\s*=\s*[rRuUfF]?("""|'''|"|')(.*?)("""|'''|"|')`)
+	argparseRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?s)ArgumentParser\([^)]*?\bdescription\s*=\s*[rRuUfF]?("""|'''|"|')(.*?)("""|'''|"|')`)
+	})
 	// usageRe wants "usage:" at the start of a line or comment, or at the
 	// start of a string literal (after a few symbols: "❌ Usage: ..."), so
 	// "# Memory usage: high" is not a usage line.
-	usageRe = regexp.MustCompile(`(?im)(?:^[\t #]*|["'][^\w\n"']{0,8})usage:[ \t]*([^\n"'` + "`" + `]*)`)
+	usageRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?im)(?:^[\t #]*|["'][^\w\n"']{0,8})usage:[ \t]*([^\n"'` + "`" + `]*)`)
+	})
 )
 
 // argparseDescription finds argparse.ArgumentParser(description="...").
@@ -140,7 +147,7 @@ func argparseDescription(head []byte) string {
 	if !bytes.Contains(head, []byte("ArgumentParser(")) {
 		return "" // what the expression needs first; most scripts lack it
 	}
-	m := argparseRe.FindSubmatch(head)
+	m := argparseRe().FindSubmatch(head)
 	if m == nil || string(m[1]) != string(m[3]) {
 		return ""
 	}
@@ -153,7 +160,7 @@ func usageLine(head []byte) string {
 	if !mayContainFold(head, "usage:") {
 		return ""
 	}
-	for _, m := range usageRe.FindAllSubmatch(head, 8) {
+	for _, m := range usageRe().FindAllSubmatch(head, 8) {
 		if rest := strings.TrimSpace(string(m[1])); len(rest) > 2 {
 			return clipDescription("Usage: " + rest)
 		}
@@ -185,7 +192,7 @@ func mayContainFold(b []byte, word string) bool {
 
 // setRe matches a shell line that sets options: set -e, set -euo pipefail,
 // set -o errexit.
-var setRe = regexp.MustCompile(`^set\s+[-+][a-zA-Z]`)
+var setRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^set\s+[-+][a-zA-Z]`) })
 
 // optionWords mark a comment as an explanation of a shell option.
 var optionWords = []string{"exit", "error", "fail", "unset", "pipe", "strict", "abort", "undefined", "trace", "debug", "bail"}
@@ -237,7 +244,7 @@ func headerComment(head []byte) string {
 			}
 			continue
 		}
-		if setRe.MatchString(line) {
+		if setRe().MatchString(line) {
 			if adjacent && explainsOption(pending) {
 				pending = ""
 			}

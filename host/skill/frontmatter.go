@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -126,7 +127,7 @@ func decodeMapping(text string) (*yaml.Node, error) {
 	return root, nil
 }
 
-var yamlLineRe = regexp.MustCompile(`line (\d+)`)
+var yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // yamlParserErrors are the YAML library's parser (not scanner) messages: it
 // numbers their lines from 0 (the line a construct started on, or the
@@ -144,20 +145,20 @@ func (d *document) yamlError(err error) error {
 	for _, pe := range yamlParserErrors {
 		if strings.HasSuffix(msg, pe) {
 			offset++
-			if !yamlLineRe.MatchString(msg) {
+			if !yamlLineRe().MatchString(msg) {
 				msg = "line 0: " + msg
 			}
 			break
 		}
 	}
-	msg = yamlLineRe.ReplaceAllStringFunc(msg, func(m string) string {
+	msg = yamlLineRe().ReplaceAllStringFunc(msg, func(m string) string {
 		n, _ := strconv.Atoi(m[len("line "):])
 		return "line " + strconv.Itoa(n+offset)
 	})
 	return fmt.Errorf("invalid YAML front matter: %s", msg)
 }
 
-var colonValueRe = regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]+(.*: .*)$`)
+var colonValueRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z0-9_-]+):[ \t]+(.*: .*)$`) })
 
 // quoteColonValues quotes top-level plain values that contain ": ", the most
 // common invalid YAML in published skills ("description: Use when: ..."). It
@@ -166,7 +167,7 @@ func quoteColonValues(text string) (string, []int) {
 	lines := strings.Split(text, "\n")
 	var changed []int
 	for i, l := range lines {
-		m := colonValueRe.FindStringSubmatch(l)
+		m := colonValueRe().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/host/internal/safeio"
@@ -57,7 +58,7 @@ func pythonVerdict(path string, head []byte) pyVerdict {
 }
 
 // codingCookie is PEP 263's encoding declaration, on line 1 or 2.
-var codingCookie = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`)
+var codingCookie = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)`) })
 
 // pythonSource is pythonVerdict on the file's text. A file is a library
 // only when every top-level statement is one of: an import, a def, async
@@ -132,8 +133,8 @@ func pythonSource(src []byte) pyVerdict {
 
 func hasCodingCookie(src []byte) bool {
 	for i, line := range bytes.SplitN(src, []byte("\n"), 3) {
-		if i < 2 && codingCookie.Match(line) {
-			m := strings.ToLower(string(codingCookie.FindSubmatch(line)[1]))
+		if i < 2 && codingCookie().Match(line) {
+			m := strings.ToLower(string(codingCookie().FindSubmatch(line)[1]))
 			return m != "utf-8" && m != "utf8"
 		}
 	}
@@ -390,7 +391,7 @@ func isConstAssign(t []pyToken) bool {
 	}
 	for i, target := range parts[:len(parts)-1] {
 		if i == 0 && len(parts) == 2 && len(target) > 2 && target[0].kind == 'n' && isOp(target, 1, ":") {
-			if !isAnnotation(target[2:]) || keywords[target[0].text] {
+			if !isAnnotation(target[2:]) || keywords()[target[0].text] {
 				return false
 			}
 			continue
@@ -407,7 +408,7 @@ func isTarget(t []pyToken) bool {
 	names := 0
 	for _, k := range t {
 		switch {
-		case k.kind == 'n' && !keywords[k.text]:
+		case k.kind == 'n' && !keywords()[k.text]:
 			names++
 		case k.kind == 'o' && strings.Contains("()[],*", k.text) && len(k.text) == 1:
 		default:
@@ -422,7 +423,7 @@ func isTarget(t []pyToken) bool {
 func isAnnotation(t []pyToken) bool {
 	for _, k := range t {
 		switch {
-		case k.kind == 'n' && (!keywords[k.text] || k.text == "None"), k.kind == 's':
+		case k.kind == 'n' && (!keywords()[k.text] || k.text == "None"), k.kind == 's':
 		case k.kind == 'o' && (k.text == "." || k.text == "[" || k.text == "]" || k.text == "," || k.text == "|"):
 		default:
 			return false
@@ -432,15 +433,15 @@ func isAnnotation(t []pyToken) bool {
 }
 
 // keywords are the Python keywords; of them only True, False and None are
-// constants.
-var keywords = map[string]bool{}
-
-func init() {
+// constants. Built on first use: most runs read no Python module.
+var keywords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, k := range strings.Fields(`False None True and as assert async await break class continue def del elif else
 		except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield`) {
-		keywords[k] = true
+		m[k] = true
 	}
-}
+	return m
+})
 
 // isConstExpr reports an expression that cannot run code of the file's
 // own when evaluated: literals, names, attribute names, operators and
@@ -462,7 +463,7 @@ func isConstExpr(t []pyToken) bool {
 		switch k.kind {
 		case 's', '0':
 		case 'n':
-			if keywords[k.text] && k.text != "True" && k.text != "False" && k.text != "None" {
+			if keywords()[k.text] && k.text != "True" && k.text != "False" && k.text != "None" {
 				return false
 			}
 		case 'o':

@@ -93,6 +93,32 @@ func TestHostUsesNoPluginSDK(t *testing.T) {
 	}
 }
 
+// The skillhost binary starts for every one-shot run, and each package it
+// links runs its initialisers then: it leaves out what only plugins need
+// (the egress proxy, whose goproxy parses a CA key at start) and what one
+// page can write by hand.
+func TestCLILeavesOutHeavyDeps(t *testing.T) {
+	banned := []struct{ prefix, why string }{
+		{module + "shared/egress/proxy", "the egress proxy runs in plugins only"},
+		{"github.com/elazarl/goproxy", "the egress proxy runs in plugins only"},
+		{"github.com/things-go/go-socks5", "the egress proxy runs in plugins only"},
+		{"github.com/prometheus", "host/mcpserver writes its /metrics in the text format itself"},
+		{"github.com/klauspost/compress", "it came with client_golang's promhttp"},
+		{"runtime/metrics", "its initialiser describes every runtime metric; /metrics reads what it needs otherwise"},
+	}
+	out, err := exec.Command("go", "list", "-deps", "../../cmd/skillhost").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps cmd/skillhost: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, b := range banned {
+			if dep == b.prefix || strings.HasPrefix(dep, b.prefix+"/") {
+				t.Errorf("cmd/skillhost links %s: %s", dep, b.why)
+			}
+		}
+	}
+}
+
 // maxFuncLines is the longest a function may be: past that, a newcomer
 // cannot hold it in mind, and it usually does several things.
 const maxFuncLines = 100

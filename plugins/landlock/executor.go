@@ -26,7 +26,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
-	"github.com/skillhost/skillhost/shared/egress"
+	"github.com/skillhost/skillhost/shared/egress/proxy"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -240,7 +240,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		}
 	}
 
-	var proxy *egress.Proxy
+	var proxy *proxy.Proxy
 	if req.Grant.Network && req.Grant.Egress != nil {
 		if !f.ReadOnlyView {
 			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
@@ -310,8 +310,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // startProxy starts a run's egress proxy and, when it terminates TLS for
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
-func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*egress.Proxy, string, error) {
-	p, err := egress.Start(egress.Config{Egress: g, Logger: backend.LoggerFrom(ctx)})
+func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*proxy.Proxy, string, error) {
+	p, err := proxy.Start(proxy.Config{Egress: g, Logger: backend.LoggerFrom(ctx)})
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}

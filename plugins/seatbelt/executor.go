@@ -20,7 +20,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
-	"github.com/skillhost/skillhost/shared/egress"
+	"github.com/skillhost/skillhost/shared/egress/proxy"
 )
 
 // Version is the backend's version.
@@ -95,23 +95,23 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	defer os.RemoveAll(tmp)
 	env := Env{RunID: req.RunID, TempDir: tmp, SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")}
-	var proxy *egress.Proxy
+	var px *proxy.Proxy
 	if req.Grant.Network && req.Grant.Egress != nil {
 		// The run reaches only this proxy (the profile allows its port
 		// alone); a per-run credential keeps other runs off it.
-		if proxy, err = egress.Start(egress.Config{Egress: req.Grant.Egress, Logger: backend.LoggerFrom(ctx)}); err != nil {
+		if px, err = proxy.Start(proxy.Config{Egress: req.Grant.Egress, Logger: backend.LoggerFrom(ctx)}); err != nil {
 			return shared.Result{}, shared.Refused(shared.ReasonEgress, err)
 		}
-		defer proxy.Close()
+		defer px.Close()
 		caFile := ""
-		if bundle := proxy.CABundle(); bundle != nil {
+		if bundle := px.CABundle(); bundle != nil {
 			caFile = filepath.Join(tmp, "skillhost-ca.pem")
 			if err := os.WriteFile(caFile, bundle, 0o644); err != nil {
 				return shared.Result{}, fmt.Errorf("egress trust bundle: %w", err)
 			}
 		}
-		env.ProxyPort = proxy.Port()
-		for _, kv := range proxy.Env(proxy.Port(), caFile) {
+		env.ProxyPort = px.Port()
+		for _, kv := range px.Env(px.Port(), caFile) {
 			k, v, _ := strings.Cut(kv, "=")
 			req.Env = backend.WithEnv(req.Env, k, v)
 		}
@@ -134,8 +134,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	res.Violations = denials.Scan(captured.String(), prof, denials.Options{
 		Network: req.Grant.Network, Limits: req.Limits, Ignore: denials.Launcher(req.Argv, req.SkillDir), Dir: req.Dir,
 	})
-	if proxy != nil {
-		res.Violations = append(res.Violations, proxy.Violations()...)
+	if px != nil {
+		res.Violations = append(res.Violations, px.Violations()...)
 	}
 	res.NotEnforced = []string{"resource limits (Seatbelt has none; the timeout and output limit still apply)"}
 	return res, nil

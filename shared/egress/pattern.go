@@ -1,11 +1,9 @@
 // Package egress is the network-by-name part of the plugin SDK: host
-// patterns and their intersection, the decision a grant's Egress makes
-// for a host and port, the guard on the addresses an allowed name
-// resolves to, and a per-run proxy (HTTP CONNECT, plain HTTP and SOCKS5 on
-// one port) that applies them, records each refusal and can inject
-// credentials the command never sees. A backend runs one Proxy per run and
-// routes the command's traffic to it; the host uses the patterns to
-// compute grants.
+// patterns and their intersection, and the decision a grant's Egress
+// makes for a host and port. The host uses it to compute and check
+// grants; the per-run proxy that enforces the decision is in
+// shared/egress/proxy, apart so that a host, which never runs it, does
+// not carry its dependencies.
 package egress
 
 import (
@@ -80,7 +78,7 @@ func ParsePattern(s string) (Pattern, error) {
 				return p, fmt.Errorf("host pattern %q: a wildcard needs a domain of two labels or more (*.example.com)", s)
 			}
 		}
-		if err := checkName(host); err != nil {
+		if err := CheckName(host); err != nil {
 			return p, fmt.Errorf("host pattern %q: %w", s, err)
 		}
 		p.Host = host
@@ -95,10 +93,11 @@ func ParsePattern(s string) (Pattern, error) {
 	return p, nil
 }
 
-// checkName accepts a DNS name: labels of letters, digits and hyphens (and
-// underscores, which real service names use), none empty or longer than 63
-// bytes, at most 253 bytes in all.
-func checkName(h string) error {
+// CheckName accepts a DNS name, lower case and without a trailing dot:
+// labels of letters, digits and hyphens (and underscores, which real
+// service names use), none empty or longer than 63 bytes, at most 253
+// bytes in all.
+func CheckName(h string) error {
 	if h == "" || len(h) > 253 {
 		return fmt.Errorf("%q is not a host name", h)
 	}

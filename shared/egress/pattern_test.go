@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"net/netip"
 	"strings"
 	"testing"
 
@@ -146,40 +145,33 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestGuard(t *testing.T) {
-	g := newGuard([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+// An address is allowed only by a pattern that is that address; deny
+// still wins.
+func TestDecideAddress(t *testing.T) {
 	for _, c := range []struct {
-		addr string
-		why  string
+		allow, deny []string
+		host        string
+		ok          bool
+		reason      string
 	}{
-		{"127.0.0.1", "loopback"},
-		{"::1", "loopback"},
-		{"::ffff:127.0.0.1", "loopback"},
-		{"0.0.0.0", "unspecified"},
-		{"::", "unspecified"},
-		{"169.254.169.254", "link-local"},
-		{"fe80::1", "link-local"},
-		{"fd00:ec2::254", "metadata"},
-		{"100.100.100.200", "metadata"},
-		{"168.63.129.16", "metadata"},
-		{"239.1.2.3", "multicast"},
-		{"ff0e::1", "multicast"},
-		{"64:ff9b::7f00:1", "loopback"},      // NAT64 of 127.0.0.1
-		{"64:ff9b::a9fe:a9fe", "link-local"}, // NAT64 of 169.254.169.254
-		{"2002:7f00:1::", "loopback"},        // 6to4 of 127.0.0.1
-		{"64:ff9b:1::1", "local-use NAT64"},  // where the IPv4 part sits is unknown
-		{"10.1.2.3", "deny_addresses"},
-		{"::ffff:10.1.2.3", "deny_addresses"},
-		{"93.184.216.34", ""},
-		{"2606:2800:220:1::1", ""},
+		{[]string{"*"}, nil, "api.test", true, ""},
+		{[]string{"*"}, nil, "127.0.0.9", false, "127.0.0.9:443 is an IP address, and the grant allows it only by name"},
+		{[]string{"*"}, nil, "::1", false, "[::1]:443 is an IP address"},
+		{[]string{"*:443"}, nil, "127.0.0.9", false, "is an IP address"},
+		{[]string{"*.0.0.9"}, nil, "127.0.0.9", false, "is an IP address"},
+		{[]string{"*", "127.0.0.9"}, nil, "127.0.0.9", true, ""},
+		{[]string{"*", "127.0.0.9"}, nil, "::ffff:127.0.0.9", true, ""},
+		{[]string{"*", "127.0.0.9:80"}, nil, "127.0.0.9", false, "is an IP address"},
+		{[]string{"*", "127.0.0.9"}, []string{"*"}, "127.0.0.9", false, "is denied by the operator (sandbox.network.deny: *)"},
+		{[]string{"api.test"}, nil, "127.0.0.9", false, "is not in the allowed domains"},
 	} {
-		if got := g.refused(netip.MustParseAddr(c.addr)); c.why == "" && got != "" || !strings.Contains(got, c.why) {
-			t.Errorf("refused(%s) = %q, want %q", c.addr, got, c.why)
+		p, err := NewPolicy(&shared.Egress{Allow: c.allow, Deny: c.deny})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for a := range g.own {
-		if g.refused(a) == "" {
-			t.Errorf("the host's own address %s is not refused", a)
+		ok, why := p.Decide(c.host, 443)
+		if ok != c.ok || !strings.Contains(why, c.reason) {
+			t.Errorf("allow %v deny %v: Decide(%s, 443) = %v, %q; want %v, %q", c.allow, c.deny, c.host, ok, why, c.ok, c.reason)
 		}
 	}
 }

@@ -3,11 +3,19 @@ package egress
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/skillhost/skillhost/shared"
 )
+
+// Unreachable is the Detail of a violation of kind "network" for a host
+// the grant allows but the proxy could not reach: its name did not
+// resolve, its address refused the connection or had no route, the
+// connection timed out, or TLS with it failed where the proxy speaks TLS
+// to it (a host with a credential). Its Reason says which.
+const Unreachable = "unreachable"
 
 // Policy decides, from a grant's Egress, which hosts a command may reach.
 type Policy struct {
@@ -59,7 +67,7 @@ func NewPolicy(e *shared.Egress) (*Policy, error) {
 		h := strings.ToLower(strings.TrimSuffix(c.Host, "."))
 		if a, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
 			h = a.String()
-		} else if checkName(h) != nil {
+		} else if CheckName(h) != nil {
 			h = ""
 		}
 		if h == "" || c.Header == "" || c.Value == "" {
@@ -80,7 +88,7 @@ func NewPolicy(e *shared.Egress) (*Policy, error) {
 func (p *Policy) Decide(host string, port int) (bool, string) {
 	for i, d := range p.deny {
 		if d.Match(host, port) {
-			return false, p.denyReason(i, hostPort(host, port)+" is denied")
+			return false, p.denyReason(i, HostPort(host, port)+" is denied")
 		}
 	}
 	literal := isAddr(host)
@@ -98,10 +106,10 @@ func (p *Policy) Decide(host string, port int) (bool, string) {
 	}
 	if byName {
 		return false, fmt.Sprintf("%s is an IP address, and the grant allows it only by name: "+
-			"ask for the host by its name, or list the address in network.allow (sandbox.network.allow for the operator)", hostPort(host, port))
+			"ask for the host by its name, or list the address in network.allow (sandbox.network.allow for the operator)", HostPort(host, port))
 	}
 	return false, fmt.Sprintf("%s is not in the allowed domains; the skill declares %s; the ceiling allows %s",
-		hostPort(host, port), listOrNone(p.declared), listOrNone(p.ceiling))
+		HostPort(host, port), listOrNone(p.declared), listOrNone(p.ceiling))
 }
 
 // denyReason is the reason of the i-th deny pattern: the operator's, if
@@ -114,29 +122,42 @@ func (p *Policy) denyReason(i int, what string) string {
 	return fmt.Sprintf("%s by the operator (sandbox.network.deny: %s)", what, p.denyRaw[i])
 }
 
-// deniedAddrReason is why address a is refused as one of the addresses of
-// the i-th deny pattern, an exact name: it names the name, and gives the
-// operator's reason for it when one is configured.
-func (p *Policy) deniedAddrReason(i int, a netip.Addr) string {
-	what := fmt.Sprintf("%s is an address of %s, which is denied", a.Unmap(), p.deny[i].Host)
-	if r := p.reasons[p.denyRaw[i]]; r != "" {
-		return what + ": " + r
-	}
-	return what + " by the operator (sandbox.network.deny: " + p.denyRaw[i] + ")"
+// DeniedName is a deny pattern that is an exact host name (not a
+// wildcard, not an IP literal): the one kind whose addresses a proxy can
+// look up and refuse as well, so that the name cannot be reached by its
+// address, asked for directly or through another name.
+type DeniedName struct {
+	Pattern Pattern
+	raw     string // as configured, for the refusal to quote
+	reason  string // the operator's reason for it, if any
 }
 
-// deniedNames are the deny patterns that are exact host names, with their
-// indexes: the ones whose addresses can be looked up (a wildcard has
-// none, an IP literal is its own).
-func (p *Policy) deniedNames() []int {
-	var out []int
+// AddressReason is why address a is refused as one of the name's
+// addresses: it names the name, and gives the operator's reason for it
+// when one is configured.
+func (d DeniedName) AddressReason(a netip.Addr) string {
+	what := fmt.Sprintf("%s is an address of %s, which is denied", a.Unmap(), d.Pattern.Host)
+	if d.reason != "" {
+		return what + ": " + d.reason
+	}
+	return what + " by the operator (sandbox.network.deny: " + d.raw + ")"
+}
+
+// DeniedNames are the deny patterns that are exact host names, in the
+// order configured.
+func (p *Policy) DeniedNames() []DeniedName {
+	var out []DeniedName
 	for i, d := range p.deny {
 		if !d.Wildcard && !d.Literal() {
-			out = append(out, i)
+			out = append(out, DeniedName{Pattern: d, raw: p.denyRaw[i], reason: p.reasons[p.denyRaw[i]]})
 		}
 	}
 	return out
 }
+
+// DenyAddresses are the operator's deny_addresses: ranges no allowed name
+// may resolve to, which nothing exempts.
+func (p *Policy) DenyAddresses() []netip.Prefix { return slices.Clone(p.denyNets) }
 
 // isAddr reports whether host is an IP address (IPv6 with or without
 // brackets).
@@ -145,12 +166,12 @@ func isAddr(host string) bool {
 	return err == nil
 }
 
-// exempt reports whether a is allowed as an address of its own (with its
+// Exempt reports whether a is allowed as an address of its own (with its
 // port, if the pattern has one) by the operator's ceiling: the one way an
 // address of the always-refused classes (loopback, link-local, the host's
 // own) becomes reachable. A skill cannot exempt an address by declaring
-// it, and deny_addresses is never exempted (see guard.denied).
-func (p *Policy) exempt(a netip.Addr, port int) bool {
+// it, and a proxy never exempts an address of deny_addresses.
+func (p *Policy) Exempt(a netip.Addr, port int) bool {
 	for _, pat := range p.exempted {
 		if pat.Addr.Unmap() == a.Unmap() && (pat.Port == 0 || pat.Port == port) {
 			for _, al := range p.allow {
@@ -193,20 +214,34 @@ func (p *Policy) Credential(host string) (shared.Credential, bool) {
 // Credentials reports whether the policy injects any.
 func (p *Policy) Credentials() bool { return len(p.creds) > 0 }
 
-// hostPort writes host and port as a reason or a violation shows them,
-// an IPv4 address as IPv4 (see showHost).
-func hostPort(host string, port int) string {
-	host = showHost(host)
+// CredentialEnv are the environment variables, NAME=placeholder, of the
+// credentials that have a placeholder_env, in no particular order: what
+// the command holds instead of the secret, which a proxy puts into its
+// requests.
+func (p *Policy) CredentialEnv() []string {
+	var env []string
+	for _, c := range p.creds {
+		if c.PlaceholderEnv != "" {
+			env = append(env, c.PlaceholderEnv+"="+c.Placeholder)
+		}
+	}
+	return env
+}
+
+// HostPort writes host and port as a reason or a violation shows them,
+// an IPv4 address as IPv4 (see ShowHost).
+func HostPort(host string, port int) string {
+	host = ShowHost(host)
 	if strings.Contains(host, ":") {
 		host = "[" + host + "]"
 	}
 	return host + ":" + strconv.Itoa(port)
 }
 
-// showHost is host as a reason or a violation shows it: an IPv4-mapped
+// ShowHost is host as a reason or a violation shows it: an IPv4-mapped
 // IPv6 address (::ffff:127.0.0.2, which Go's resolver gives for an IPv4
 // address) as the IPv4 address it is, anything else as it was asked for.
-func showHost(host string) string {
+func ShowHost(host string) string {
 	if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil && a.Is4In6() && a.Zone() == "" {
 		return a.Unmap().String()
 	}

@@ -1,4 +1,4 @@
-package egress
+package proxy
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // denyLookupTimeout bounds each look-up of the denied names: a slow
@@ -21,22 +23,21 @@ const denyLookupTimeout = 5 * time.Second
 // or by another name that resolves to it. A wildcard names no address to
 // look up, and a denied IP literal is refused by the policy as it stands.
 type deniedAddrs struct {
-	policy   *Policy
-	names    []int // indexes of the policy's deny patterns that are names
+	names    []egress.DeniedName
 	resolver Resolver
 	// started is closed once the look-ups made when the proxy started
 	// are done; each connection waits for it.
 	started chan struct{}
 
 	mu    sync.Mutex
-	addrs map[netip.Addr][]int // address → the denied names it belongs to
+	addrs map[netip.Addr][]int // address → the denied names it belongs to (indexes of names)
 }
 
 // newDeniedAddrs looks the policy's denied names up with r, in the
 // background until ctx ends; each connection waits for that first
 // look-up (see wait).
-func newDeniedAddrs(ctx context.Context, pol *Policy, r Resolver, wg *sync.WaitGroup) *deniedAddrs {
-	d := &deniedAddrs{policy: pol, names: pol.deniedNames(), resolver: r, started: make(chan struct{}), addrs: map[netip.Addr][]int{}}
+func newDeniedAddrs(ctx context.Context, pol *egress.Policy, r Resolver, wg *sync.WaitGroup) *deniedAddrs {
+	d := &deniedAddrs{names: pol.DeniedNames(), resolver: r, started: make(chan struct{}), addrs: map[netip.Addr][]int{}}
 	if len(d.names) == 0 {
 		close(d.started)
 		return d
@@ -87,33 +88,32 @@ func (d *deniedAddrs) refresh(ctx context.Context) {
 	defer cancel()
 	found := make([][]netip.Addr, len(d.names))
 	var wg sync.WaitGroup
-	for k, i := range d.names {
+	for k, n := range d.names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			found[k], _ = d.resolver.LookupNetIP(ctx, "ip", d.policy.deny[i].Host)
+			found[k], _ = d.resolver.LookupNetIP(ctx, "ip", n.Pattern.Host)
 		}()
 	}
 	wg.Wait()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for k, i := range d.names {
+	for k := range d.names {
 		for _, a := range found[k] {
 			keys := []netip.Addr{a.Unmap().WithZone("")}
 			if v4, ok := embedded(keys[0]); ok {
 				keys = append(keys, v4)
 			}
 			for _, key := range keys {
-				if !slices.Contains(d.addrs[key], i) {
-					d.addrs[key] = append(d.addrs[key], i)
+				if !slices.Contains(d.addrs[key], k) {
+					d.addrs[key] = append(d.addrs[key], k)
 				}
 			}
 		}
 	}
 }
 
-// match returns the index of a denied name (among the policy's deny
-// patterns) whose address a is, on port (a denied name with a port denies
+// match returns the index of a denied name (in names) whose address a is, on port (a denied name with a port denies
 // its addresses on that port alone). An IPv4-mapped, NAT64 or 6to4
 // address is judged as itself and as the IPv4 address it carries.
 func (d *deniedAddrs) match(a netip.Addr, port int) (int, bool) {
@@ -125,7 +125,7 @@ func (d *deniedAddrs) match(a netip.Addr, port int) (int, bool) {
 	defer d.mu.Unlock()
 	for _, key := range keys {
 		for _, i := range d.addrs[key] {
-			if pt := d.policy.deny[i].Port; pt == 0 || pt == port {
+			if pt := d.names[i].Pattern.Port; pt == 0 || pt == port {
 				return i, true
 			}
 		}

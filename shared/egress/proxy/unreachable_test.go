@@ -1,4 +1,4 @@
-package egress
+package proxy
 
 import (
 	"crypto/tls"
@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // A plugin's logger (backend.Logger) and log/slog's are Loggers.
@@ -61,7 +62,7 @@ func closedPort(t *testing.T, addr string) int {
 // could not reach.
 func unreachableFor(p *Proxy, target string) (shared.Violation, bool) {
 	for _, v := range p.Violations() {
-		if v.Target == target && v.Detail == Unreachable {
+		if v.Target == target && v.Detail == egress.Unreachable {
 			return v, true
 		}
 	}
@@ -96,7 +97,7 @@ func TestProxyUnreachable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			target := hostPort(c.host, port)
+			target := egress.HostPort(c.host, port)
 			line := "skillhost could not reach " + target + ": " + c.reason
 			for range 2 { // failed twice, reported once
 				got := reach(t, p, c.kind, c.target)
@@ -206,7 +207,7 @@ func TestProxyShowsIPv4(t *testing.T) {
 				v = x
 			}
 		}
-		if !strings.HasPrefix(v.Reason, c.want) || v.Target != hostPort(c.host, port) || strings.Contains(got, "::ffff:") {
+		if !strings.HasPrefix(v.Reason, c.want) || v.Target != egress.HostPort(c.host, port) || strings.Contains(got, "::ffff:") {
 			t.Errorf("%s to %s: violation %+v (the client saw %q), want %q", c.kind, c.target, v, got, c.want)
 		}
 	}

@@ -1,4 +1,10 @@
-package egress
+// Package proxy is the per-run egress proxy of the plugin SDK: HTTP
+// CONNECT, plain HTTP and SOCKS5 on one port, deciding each connection by
+// the run's egress.Policy, refusing the addresses no allowed name may
+// resolve to, recording each refusal, and injecting credentials the
+// command never sees. A backend runs one Proxy per run and routes the
+// command's traffic to it.
+package proxy
 
 import (
 	"bufio"
@@ -28,6 +34,7 @@ import (
 	socks5 "github.com/things-go/go-socks5"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/egress"
 )
 
 // User is the user name of a proxy's credential; the password is the
@@ -82,7 +89,7 @@ type Resolver interface {
 // another name. It refuses the TRACE method, which would echo a request's
 // headers, an injected credential among them, back to the command.
 type Proxy struct {
-	policy   *Policy
+	policy   *egress.Policy
 	guard    *guard
 	denied   *deniedAddrs
 	stop     context.CancelFunc // ends the look-ups of denied names
@@ -107,7 +114,7 @@ type Proxy struct {
 
 // Start listens and serves until Close.
 func Start(cfg Config) (*Proxy, error) {
-	pol, err := NewPolicy(cfg.Egress)
+	pol, err := egress.NewPolicy(cfg.Egress)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +122,7 @@ func Start(cfg Config) (*Proxy, error) {
 	if _, err := rand.Read(tok); err != nil {
 		return nil, err
 	}
-	p := &Proxy{policy: pol, guard: newGuard(pol.denyNets), token: hex.EncodeToString(tok), resolver: cfg.Resolver,
+	p := &Proxy{policy: pol, guard: newGuard(pol.DenyAddresses()), token: hex.EncodeToString(tok), resolver: cfg.Resolver,
 		log: cfg.Logger, seen: map[string]bool{}, conns: map[net.Conn]bool{}}
 	if p.resolver == nil {
 		p.resolver = net.DefaultResolver
@@ -189,11 +196,7 @@ func (p *Proxy) Env(port int, caFile string) []string {
 			env = append(env, k+"="+caFile)
 		}
 	}
-	for _, c := range p.policy.creds {
-		if c.PlaceholderEnv != "" {
-			env = append(env, c.PlaceholderEnv+"="+c.Placeholder)
-		}
-	}
+	env = append(env, p.policy.CredentialEnv()...)
 	slices.Sort(env)
 	return env
 }
@@ -211,7 +214,7 @@ func (p *Proxy) CABundle() []byte {
 
 // Violations are the refused connections so far, one per host, and the
 // allowed hosts the proxy could not reach, one per host and port (their
-// Detail is Unreachable).
+// Detail is egress.Unreachable).
 func (p *Proxy) Violations() []shared.Violation {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -245,8 +248,8 @@ func (p *Proxy) stopLookups() {
 // refuse records a refusal (once per host: a client's retries and its
 // other ports add nothing the model needs) and returns it as an error.
 func (p *Proxy) refuse(host string, port int, reason string) error {
-	host = showHost(host)
-	p.record(strings.ToLower(host), shared.Violation{Kind: "network", Target: hostPort(host, port), Host: host, Port: port, Reason: reason})
+	host = egress.ShowHost(host)
+	p.record(strings.ToLower(host), shared.Violation{Kind: "network", Target: egress.HostPort(host, port), Host: host, Port: port, Reason: reason})
 	return &RefusedError{Host: host, Port: port, Reason: reason}
 }
 
@@ -269,15 +272,8 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	return "skillhost refused " + hostPort(e.Host, e.Port) + ": " + e.Reason
+	return "skillhost refused " + egress.HostPort(e.Host, e.Port) + ": " + e.Reason
 }
-
-// Unreachable is the Detail of a violation of kind "network" for a host
-// the grant allows but the proxy could not reach: its name did not
-// resolve, its address refused the connection or had no route, the
-// connection timed out, or TLS with it failed where the proxy speaks TLS
-// to it (a host with a credential). Its Reason says which.
-const Unreachable = "unreachable"
 
 // UnreachableError is an allowed connection the proxy could not make.
 type UnreachableError struct {
@@ -288,7 +284,7 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return "skillhost could not reach " + hostPort(e.Host, e.Port) + ": " + e.Reason
+	return "skillhost could not reach " + egress.HostPort(e.Host, e.Port) + ": " + e.Reason
 }
 
 func (e *UnreachableError) Unwrap() error { return e.Err }
@@ -297,8 +293,8 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 // and port), logs it at debug level, and returns it as an error. A
 // connection the command gave up on itself is no violation.
 func (p *Proxy) unreachable(host string, port int, reason string, err error) error {
-	host = showHost(host)
-	target := hostPort(host, port)
+	host = egress.ShowHost(host)
+	target := egress.HostPort(host, port)
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
@@ -306,7 +302,7 @@ func (p *Proxy) unreachable(host string, port int, reason string, err error) err
 		p.log.Debug("egress: could not reach an allowed host", "target", target, "reason", reason, "error", err)
 	}
 	p.record("unreachable "+strings.ToLower(target), shared.Violation{Kind: "network", Target: target, Host: host, Port: port,
-		Reason: reason, Detail: Unreachable})
+		Reason: reason, Detail: egress.Unreachable})
 	return &UnreachableError{Host: host, Port: port, Reason: reason, Err: err}
 }
 
@@ -392,20 +388,20 @@ func (p *Proxy) dial(ctx context.Context, network, addr string) (net.Conn, error
 		addrs[i] = a.Unmap()
 	}
 	if err := p.denied.wait(ctx, deniedLooked); err != nil {
-		return nil, fmt.Errorf("skillhost: look up the denied names for %s: %w", hostPort(host, port), err)
+		return nil, fmt.Errorf("skillhost: look up the denied names for %s: %w", egress.HostPort(host, port), err)
 	}
 	var refused, failed []string
 	var last error
 	for _, a := range addrs {
 		if i, ok := p.denied.match(a, port); ok {
-			why := p.policy.deniedAddrReason(i, a)
+			why := p.denied.names[i].AddressReason(a)
 			if literal {
 				return nil, p.refuse(host, port, why)
 			}
 			refused = append(refused, why)
 			continue
 		}
-		if why := p.guard.refused(a); why != "" && (p.guard.denied(a) || !p.policy.exempt(a, port)) {
+		if why := p.guard.refused(a); why != "" && (p.guard.denied(a) || !p.policy.Exempt(a, port)) {
 			refused = append(refused, a.String()+" is "+why)
 			continue
 		}
@@ -443,7 +439,7 @@ func unusable(host string) string {
 		}
 		return ""
 	}
-	if checkName(strings.TrimSuffix(strings.ToLower(host), ".")) != nil {
+	if egress.CheckName(strings.TrimSuffix(strings.ToLower(host), ".")) != nil {
 		return "it is not a host name"
 	}
 	return ""
