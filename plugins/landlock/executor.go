@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend"
 	"github.com/skillhost/skillhost/shared/denials"
@@ -32,9 +33,6 @@ import (
 
 // Version is the backend's version.
 const Version = "0.1.0"
-
-// confinerName is the runner confiner of this package.
-const confinerName = "landlock"
 
 // Executor is the Landlock backend.
 type Executor struct {
@@ -68,11 +66,6 @@ type Settings struct {
 	LandlockOnly bool `json:"landlock_only"`
 }
 
-// remedyNoNamespaces is what to do where the view cannot be built.
-const remedyNoNamespaces = "run skillhost as root or where user namespaces are allowed (sysctl user.max_user_namespaces > 0), " +
-	"or set plugins.config.landlock.landlock_only: true to run with Landlock and seccomp alone (no filesystem view: " +
-	"metadata, links and extended attributes of paths outside the grant stay visible)"
-
 // SetConfig implements shared.Configurable.
 func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
 	var s Settings
@@ -100,7 +93,7 @@ func (e *Executor) landlockOnly() bool {
 // New returns the Landlock backend. Its supervisors and confine helpers
 // are this binary re-executed, and New does their job in them and exits
 // (see runner.WithConfiner): a plugin's main calls it first.
-func New() *Executor { return &Executor{runner: backend.NewRunner(confinement())} }
+func New() *Executor { return &Executor{runner: backend.NewRunner(confiner.Option())} }
 
 // kernel detects what this machine offers, once: the answer does not
 // change while the plugin runs.
@@ -151,7 +144,7 @@ func (e *Executor) isolation() shared.Isolation {
 // backstop). The serving code calls it.
 func (e *Executor) Close() error {
 	_ = e.runner.Close()
-	sweepCgroups()
+	confiner.SweepCgroups()
 	e.mu.Lock()
 	temps := e.temps
 	e.temps = nil
@@ -196,7 +189,7 @@ func (e *Executor) Probe(context.Context) (shared.Probe, error) {
 	f, p := e.kernel()
 	if p.Status == shared.Healthy && !f.ReadOnlyView && !e.landlockOnly() {
 		p.Status = shared.Unsupported
-		p.Reason = "no namespaces for the run's filesystem view (" + f.Namespaces + "); " + remedyNoNamespaces
+		p.Reason = "no namespaces for the run's filesystem view (" + f.Namespaces + "); " + confiner.RemedyNoNamespaces
 	}
 	p.BestEffort = p.Status != shared.Healthy && e.bestEffort()
 	return p, nil
@@ -215,12 +208,12 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason))
 	}
 	if !f.ReadOnlyView && !e.landlockOnly() && !req.BestEffort {
-		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
 	}
 	// With the view, the run's temporary directory is a tmpfs of its own
 	// mount namespace, gone with it: nothing to create or remove on the
 	// host. Without, a directory of the plugin's.
-	tmp := ViewTmp
+	tmp := confiner.ViewTmp
 	if !f.ReadOnlyView {
 		var err error
 		if tmp, err = e.tempDir(); err != nil {
@@ -233,7 +226,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	if req.Stage != "" && len(req.Grant.FSWrite) > 0 {
 		if !f.ReadOnlyView {
-			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: staged writes need the run's namespaces (%s); %s, or set sandbox.writes: direct to let runs write the grant's trees directly", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: staged writes need the run's namespaces (%s); %s, or set sandbox.writes: direct to let runs write the grant's trees directly", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
 		}
 		if err := makeStage(req.Stage, req.Grant.FSWrite); err != nil {
 			return shared.Result{}, err
@@ -243,7 +236,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	var proxy *proxy.Proxy
 	if req.Grant.Network && req.Grant.Egress != nil {
 		if !f.ReadOnlyView {
-			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, remedyNoNamespaces))
+			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
 		}
 		var caFile string
 		var err error
@@ -259,7 +252,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	pol := policy(f, req, tmp)
 	if proxy != nil {
-		pol.Egress = &Route{Port: proxy.Port(), Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(proxy.Port()))}
+		pol.Egress = &confiner.Route{Port: proxy.Port(), Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(proxy.Port()))}
 	}
 	var err error
 	if f.Uid != 0 && req.Limits.Processes > 0 {
@@ -269,7 +262,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		// Synchronously: when the runner had to kill a supervisor (its
 		// backstop), that supervisor could not remove its run cgroups, and
 		// a plugin about to exit would never get to an asynchronous sweep.
-		defer sweepCgroups()
+		defer confiner.SweepCgroups()
 	}
 	loopback := pol.Egress != nil
 	if pol.Seccomp, err = seccompFilter(filterKey{network: pol.Network, loopback: loopback, landlockUnix: pol.ABI >= 9}); err != nil {
@@ -284,7 +277,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 	spec := backend.SpecFor(req)
 	spec.Env = backend.WithEnv(req.Env, "TMPDIR", tmp)
-	spec.Confine, spec.ConfinePayload = confinerName, payload
+	spec.Confine, spec.ConfinePayload = confiner.Name, payload
 
 	var left leftInTmp
 	if pol.View != nil && req.Stage != "" && privateTmp(req) {
@@ -347,7 +340,7 @@ func withEnvs(env, add []string) []string {
 
 // policy is the request's policy on this machine, tmp being the run's
 // private temporary directory.
-func policy(f Features, req shared.Request, tmp string) Policy {
+func policy(f Features, req shared.Request, tmp string) confiner.Policy {
 	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0, View: f.ReadOnlyView})
 	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
 	return pol
@@ -362,7 +355,7 @@ func policy(f Features, req shared.Request, tmp string) Policy {
 func createWritePaths(paths []string) error {
 	for _, p := range paths {
 		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			if err := mkdirNoFollow(p); err != nil {
+			if err := confiner.MkdirNoFollow(p); err != nil {
 				return fmt.Errorf("create fs_write directory %s: %w; refusing to run", p, err)
 			}
 		}
@@ -395,7 +388,7 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 			continue
 		}
 		out = append(out, shared.Violation{Kind: "discarded", Target: f.Path,
-			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", ViewTmp, dir, dir)})
+			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", confiner.ViewTmp, dir, dir)})
 	}
 	return out
 }
@@ -405,7 +398,7 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 // for the host, while a file in a directory of the run's own making is its
 // scratch, not a lost write.
 func hostTmpDirs() []string {
-	entries, _ := os.ReadDir(ViewTmp)
+	entries, _ := os.ReadDir(confiner.ViewTmp)
 	var out []string
 	for _, e := range entries {
 		if e.IsDir() {
@@ -419,7 +412,7 @@ func hostTmpDirs() []string {
 // directory on the host, stopping at ViewTmp: "" when there is none below
 // it (a run's own scratch directory, gone with it by design).
 func hostAncestor(dir string) string {
-	for ; dir != ViewTmp && shared.Under(dir, ViewTmp); dir = filepath.Dir(dir) {
+	for ; dir != confiner.ViewTmp && shared.Under(dir, confiner.ViewTmp); dir = filepath.Dir(dir) {
 		if fi, err := os.Lstat(dir); err == nil && fi.IsDir() {
 			return dir
 		}
@@ -452,7 +445,7 @@ func makeStage(stage string, write []string) error {
 // socketNote warns when a grant covers the plugin's own socket directory,
 // which Landlock cannot carve out of a granted tree; AutoMTLS keeps the
 // socket unusable to scripts even then.
-func socketNote(p Policy) []string {
+func socketNote(p confiner.Policy) []string {
 	dir := os.Getenv("PLUGIN_UNIX_SOCKET_DIR")
 	if dir == "" || !p.Network || !p.Readable(dir) {
 		return nil

@@ -1,9 +1,13 @@
 package landlock
 
-import "github.com/skillhost/skillhost/shared"
+import (
+	"github.com/skillhost/skillhost/shared"
+
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
+)
 
 // privateTmp reports whether the run's view has a /tmp of its own: it does
-// unless a tree the request binds into the view is ViewTmp or contains it
+// unless a tree the request binds into the view is confiner.ViewTmp or contains it
 // (a workspace of /tmp, a grant of /), which is then bound over the private
 // tmpfs and shows the host's files there. Only a private /tmp has files a
 // run "left" in it; asking the supervisor for those of the host's /tmp
@@ -13,7 +17,7 @@ import "github.com/skillhost/skillhost/shared"
 func privateTmp(req shared.Request) bool {
 	for _, list := range [][]string{{req.SkillDir}, req.Grant.FSRead, req.Grant.FSWrite, req.ExecPaths} {
 		for _, p := range list {
-			if p != "" && shared.Under(ViewTmp, p) {
+			if p != "" && shared.Under(confiner.ViewTmp, p) {
 				return false
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -89,7 +90,7 @@ func TestBuildGolden(t *testing.T) {
 				Protected: []string{"/home/u/project/out/.git/hooks", "/home/u/project/out/.bashrc"},
 			},
 			Limits: shared.Limits{Memory: 256 << 20},
-		}, env: Env{ABI: 7, TempDir: ViewTmp, View: true}},
+		}, env: Env{ABI: 7, TempDir: confiner.ViewTmp, View: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

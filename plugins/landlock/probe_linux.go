@@ -10,6 +10,7 @@ import (
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -40,7 +41,7 @@ func detect() Features {
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err == nil {
 		f.Seccomp = true
 	}
-	f.Cgroups = cgroupNames()
+	f.Cgroups = confiner.CgroupNames()
 	f.Namespaces, f.ReadOnlyView = namespaces(f.Uid)
 	return f
 }

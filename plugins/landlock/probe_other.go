@@ -2,7 +2,11 @@
 
 package landlock
 
-import "os"
+import (
+	"os"
+
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
+)
 
 func detect() Features {
 	return Features{Missing: "Landlock is a Linux feature", Uid: os.Geteuid()}
@@ -10,9 +14,6 @@ func detect() Features {
 
 func nprocOf(int) int64 { return 0 }
 
-// Filter is an assembled seccomp program (Linux only).
-type Filter []struct{}
-
 type filterKey struct{ network, loopback, landlockUnix, noMetadata bool }
 
-func seccompFilter(filterKey) (Filter, error) { return nil, nil }
+func seccompFilter(filterKey) (confiner.Filter, error) { return nil, nil }

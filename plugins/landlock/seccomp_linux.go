@@ -1,16 +1,15 @@
 package landlock
 
 import (
-	"errors"
-	"fmt"
 	"sort"
 	"sync"
-	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 )
 
 // deniedSyscalls fail with EPERM for every confined script: kernel
@@ -167,10 +166,7 @@ func seccompPolicy(k filterKey) (seccomp.Policy, error) {
 	return seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}, nil
 }
 
-// Filter is an assembled seccomp program.
-type Filter []unix.SockFilter
-
-var filterCache sync.Map // filterKey -> Filter
+var filterCache sync.Map // filterKey -> confiner.Filter
 
 // filterKey is what tells one run's filter from another's.
 type filterKey struct{ network, loopback, landlockUnix, noMetadata bool }
@@ -191,9 +187,9 @@ func sortedKeys(m map[string]int) []string {
 // policy's program, preceded by an architecture check that kills the
 // process for a system call made through another ABI (32-bit int 0x80 on
 // x86-64), which the policy's own check would let through.
-func seccompFilter(key filterKey) (Filter, error) {
+func seccompFilter(key filterKey) (confiner.Filter, error) {
 	if f, ok := filterCache.Load(key); ok {
-		return f.(Filter), nil
+		return f.(confiner.Filter), nil
 	}
 	pol, err := seccompPolicy(key)
 	if err != nil {
@@ -225,22 +221,10 @@ func seccompFilter(key filterKey) (Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := make(Filter, len(raw))
+	f := make(confiner.Filter, len(raw))
 	for i, r := range raw {
 		f[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	filterCache.Store(key, f)
 	return f, nil
-}
-
-// loadSeccomp installs f on every thread of the calling process.
-func loadSeccomp(f Filter) error {
-	if len(f) == 0 {
-		return errors.New("empty filter")
-	}
-	fprog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return fmt.Errorf("seccomp(SET_MODE_FILTER): %w", errno)
-	}
-	return nil
 }

@@ -4,20 +4,21 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/denials"
 )
 
 // Violations reads a run's output for sandbox denials under policy p; see
 // package denials.
-func Violations(output string, p Policy, argv []string, dir string) []shared.Violation {
+func Violations(output string, p confiner.Policy, argv []string, dir string) []shared.Violation {
 	return denials.Scan(output, p, denials.Options{Network: p.Network, Limits: p.Limits, Ignore: argv, Dir: dir})
 }
 
 // explainSetup adds a remedy to a start-up failure, typically an
 // interpreter outside the system directories that the sandbox cannot read
 // (a pyenv shim under $HOME).
-func explainSetup(err error, p Policy, req shared.Request) error {
+func explainSetup(err error, p confiner.Policy, req shared.Request) error {
 	msg := err.Error()
 	// Outside the view the program does not exist; with Landlock alone it
 	// is denied.

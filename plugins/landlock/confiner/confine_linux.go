@@ -1,4 +1,4 @@
-package landlock
+package confiner
 
 import (
 	"fmt"
@@ -8,10 +8,12 @@ import (
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
-// confinement is the runner confiner of this package: isolated, with its
-// cgroups prepared ahead of time.
-func confinement() runner.Option {
-	return runner.WithConfiner(confinerName, runner.Confinement{Confine: confine, Prepare: prepareCgroups, Isolate: true})
+// Option registers the Landlock confiner with a runner under Name:
+// isolated, with its cgroups prepared ahead of time. The plugin's runner and
+// the lean supervisor binary both take it, so either can be the run's
+// supervisor and confine helper.
+func Option() runner.Option {
+	return runner.WithConfiner(Name, runner.Confinement{Confine: confine, Prepare: prepareCgroups, Isolate: true})
 }
 
 // confine runs in the run's supervisor (or, where the kernel refused
@@ -42,7 +44,7 @@ func confine(payload []byte, iso runner.Isolation) error {
 	}
 	view := p.View != nil && iso.Mount
 	if p.View != nil && !iso.Mount {
-		return fmt.Errorf("the kernel refused the run's namespaces, so its filesystem view cannot be built; %s", remedyNoNamespaces)
+		return fmt.Errorf("the kernel refused the run's namespaces, so its filesystem view cannot be built; %s", RemedyNoNamespaces)
 	}
 	if view {
 		if err := buildView(p.View, hs); err != nil {
@@ -63,7 +65,7 @@ func confine(payload []byte, iso runner.Isolation) error {
 	}
 	if p.Egress != nil {
 		if !iso.PID {
-			return fmt.Errorf("network by name needs the run's namespaces; %s", remedyNoNamespaces)
+			return fmt.Errorf("network by name needs the run's namespaces; %s", RemedyNoNamespaces)
 		}
 		if err := routeEgress(p.Egress); err != nil {
 			return fmt.Errorf("egress route: %w", err)

@@ -1,4 +1,4 @@
-package landlock
+package confiner
 
 import (
 	"os"
@@ -31,12 +31,12 @@ func TestJoinCgroupSurvivesConcurrentSweeps(t *testing.T) {
 				case <-stop:
 					return
 				default:
-					sweepCgroups()
+					SweepCgroups()
 				}
 			}
 		}()
 	}
-	defer func() { close(stop); wg.Wait(); sweepCgroups() }()
+	defer func() { close(stop); wg.Wait(); SweepCgroups() }()
 
 	for i := range 300 {
 		cmd := exec.Command("sleep", "30")
@@ -80,7 +80,7 @@ func TestSweepRemovesOnlyCgroupsOfDeadOwners(t *testing.T) {
 		}
 	}
 	defer os.Remove(liveDir)
-	sweepCgroups()
+	SweepCgroups()
 	if _, err := os.Stat(deadDir); !os.IsNotExist(err) {
 		t.Errorf("the cgroup of a dead owner survived the sweep: %v", err)
 	}

@@ -1,4 +1,4 @@
-package landlock
+package confiner
 
 import (
 	"errors"
@@ -220,12 +220,12 @@ func ownRunCgroups() map[string]string {
 	return out
 }
 
-// sweepCgroups removes the per-run cgroups whose owner, the process named
+// SweepCgroups removes the per-run cgroups whose owner, the process named
 // in run-<pid>, is gone. A cgroup whose owner lives is never touched: it may
 // be between its creation and its owner's join, when it is empty but about
 // to be used, and runs of other skillhost processes sweep the same
 // directory. Cgroups still holding processes refuse removal and stay.
-func sweepCgroups() {
+func SweepCgroups() {
 	for _, c := range controllers() {
 		entries, err := os.ReadDir(c.base)
 		if err != nil {
@@ -253,8 +253,8 @@ func ownerGone(name string) bool {
 	return runner.Gone(pid)
 }
 
-// cgroupNames lists the controllers in use, for the probe.
-func cgroupNames() []string {
+// CgroupNames lists the controllers in use, for the probe.
+func CgroupNames() []string {
 	var names []string
 	for _, c := range controllers() {
 		names = append(names, c.name+" ("+filepath.Dir(c.base)+")")
