@@ -129,7 +129,7 @@ func TestRecipe(t *testing.T) {
 			checkPackages(t, in)
 		}
 	}
-	want := []string{"/usr/local/lib/skillhost/skillhost-sandbox-temporal", "/usr/local/lib/skillhost/skillhost-sandbox-landlock"}
+	want := []string{"/usr/local/lib/skillhost/skillhost-sandbox-temporal", "/usr/local/lib/skillhost/skillhost-sandbox-landlock", "/usr/local/lib/skillhost/skillhost-supervisor-landlock"}
 	if strings.Join(copied, " ") != strings.Join(want, " ") {
 		t.Errorf("the worker stage holds %v, want %v", copied, want)
 	}

@@ -91,8 +91,10 @@ func (e *Executor) landlockOnly() bool {
 }
 
 // New returns the Landlock backend. Its supervisors and confine helpers
-// are this binary re-executed, and New does their job in them and exits
-// (see runner.WithConfiner): a plugin's main calls it first.
+// are skillhost-supervisor-landlock when the host hands it over
+// (runner.WithSupervisor), else this binary re-executed, and New does their
+// job in them and exits (see runner.WithConfiner): a plugin's main calls
+// it first.
 func New() *Executor { return &Executor{runner: backend.NewRunner(confiner.Option())} }
 
 // kernel detects what this machine offers, once: the answer does not
