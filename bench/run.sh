@@ -104,7 +104,7 @@ if [ -n "${BASE:-}" ]; then
 	base_tree=$work/base-$BASE
 	if [ ! -d "$base_tree" ]; then mkdir -p "$base_tree" && git archive "$BASE" | tar -x -C "$base_tree"; fi
 	(cd "$base_tree" && go build -o "$work/base-bin/" ./cmd/...)
-	for st in null landlock; do
+	for st in none null landlock; do
 		add "skillhost-run-$st@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy "$st"
 	done
 fi
@@ -130,10 +130,15 @@ phases=$("$bin/phases" -rounds "$rounds" "$@" 2>&1) || phases="(failed: $phases)
 
 echo "== warm MCP calls" >&2
 mkdir -p "$work/warm-ws"
-warm=$(cd "$work/warm-ws" && "$bin/warm" -calls $((rounds * 10)) -script "$script" -tool echo__hi \
-	-case "mcp-none=$sh_ --config $cfg mcp --strategy none --tools all --poll 0" \
-	-case "mcp-null=$sh_ --config $cfg mcp --strategy null --tools all --poll 0" \
-	-case "mcp-landlock=$sh_ --config $cfg mcp --strategy landlock --tools all --poll 0" 2>&1) || warm="(failed: $warm)"
+# With BASE, that commit's server beside this one's for each strategy.
+set --
+for st in none null landlock; do
+	if [ -n "${BASE:-}" ]; then
+		set -- "$@" -case "mcp-$st@$BASE=$work/base-bin/skillhost --config $cfg mcp --strategy $st --tools all --poll 0"
+	fi
+	set -- "$@" -case "mcp-$st=$sh_ --config $cfg mcp --strategy $st --tools all --poll 0"
+done
+warm=$(cd "$work/warm-ws" && "$bin/warm" -calls $((rounds * 10)) -script "$script" -tool echo__hi "$@" 2>&1) || warm="(failed: $warm)"
 
 echo "== staged writes ($rounds rounds)" >&2
 # The same echo run under Landlock with a workspace write grant and
