@@ -11,10 +11,12 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 )
 
 // dirFlags open a directory for *at calls without following a symlink.
-const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+const dirFlags = confiner.DirFlags
 
 // removeTree removes the directory path and everything beneath it with two
 // descriptors at most, however deep the tree: it descends into the first

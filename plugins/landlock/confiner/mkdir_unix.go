@@ -10,8 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dirFlags open a directory for *at calls without following a symlink.
-const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+// DirFlags open a directory for *at calls without following a symlink;
+// the plugin's own file work on the host uses them too.
+const DirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+const dirFlags = DirFlags
 
 // MkdirNoFollow makes the absolute path and its missing parents (see
 // mkdirBeneath, from the root): a symlink anywhere on the way fails the
