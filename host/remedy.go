@@ -72,6 +72,9 @@ func (h *Host) remedyFor(skillName string, write bool, path string, named bool) 
 		return fmt.Sprintf("%s; it is in %s, a system tree, which skillhost never suggests granting to a skill: have the script use a file in a project directory instead", what, tree)
 	}
 	target := filepath.Dir(path)
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() && !write {
+		target = path // a directory read is granted by itself
+	}
 	if why := unsuggestable(target, home); why != "" {
 		// Its directory is too much to hand over; an existing file can
 		// still be read on its own.

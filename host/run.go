@@ -220,6 +220,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	r.Truncated = r.Truncated || out.truncated
 	r.NotEnforced = append(r.NotEnforced, notEnforced...)
 	h.remedies(p.skill.Name, r.Violations, p.request.Argv...)
+	r.Violations = append(r.Violations, h.unseenArguments(ctx, p, r)...)
 	for i, v := range r.Violations {
 		if v.Kind == "discarded" && v.Path == "" {
 			r.Violations[i].Path = v.Target // the wire carries the target
@@ -391,11 +392,15 @@ func (r *RunReport) writeText(w io.Writer) error {
 		}
 		noted = true
 	}
-	// Refused connections and allowed hosts the proxy could not reach, in
-	// words the model can act on: an agent sees the text, not the
-	// violations.
+	// Refused connections, allowed hosts the proxy could not reach and
+	// arguments the sandbox kept from the script, in words the model can
+	// act on: an agent sees the text, not the violations.
 	for _, v := range r.Violations {
-		if line := networkLine(v); line != "" {
+		line := networkLine(v)
+		if v.Kind == Unseen {
+			line = "[skillhost: " + v.Detail + "]"
+		}
+		if line != "" {
 			if _, err := io.WriteString(w, "\n"+line); err != nil {
 				return err
 			}

@@ -250,7 +250,9 @@ type Mount struct {
 type Violation struct {
 	// Kind is "fs" (outside the grant), "fs-write" (a write denied),
 	// "protected" (a staged change the host refused), "discarded" (a write
-	// outside every grant that went to the run's private /tmp),
+	// outside every grant that went to the run's private /tmp), "unseen"
+	// (the host's, after a failed run: an argument names a path outside
+	// the grant, which the sandbox kept from the script),
 	// "network", "signal", "ptrace", "limit", "file" (a remote backend's
 	// returned file the host refused to write back) or a backend-specific
 	// word.

@@ -249,7 +249,7 @@ func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest,
 	}
 	if !streamEvents && !a.jsonOut {
 		for _, v := range res.Violations {
-			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" || v.Kind == "discarded" {
+			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" || v.Kind == "discarded" || v.Kind == host.Unseen {
 				continue // the output's last lines already say it
 			}
 			target := ""
