@@ -120,6 +120,9 @@ type prepared struct {
 	exec     shared.Executor
 	strategy string
 	confines bool // whether the strategy confines the script
+	// readsConfined: its backend keeps the script's reads to the grant on
+	// this machine (see unseenArguments).
+	readsConfined bool
 	// unborn are protected paths that did not exist before the run: any
 	// the run created is moved aside after it (see setAside). Only for
 	// direct writes: a staged run changes nothing of the host's.
@@ -193,6 +196,12 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 		return nil, err
 	}
 	notEnforced = append(notEnforced, direct...)
+	if p.confines {
+		// Asked before the run, when the plugin has just answered: after
+		// it, a plugin that died would be started again for this.
+		info, err := p.exec.Info(ctx)
+		p.readsConfined = err == nil && info.Enforces.FSRead && !info.Remote
+	}
 	ev.started(p)
 	h.timing.mark("request (command line, environment, egress, stage)")
 	out := &cappedBuffer{limit: int64(h.Config.Sandbox.OutputLimit)}
@@ -220,7 +229,7 @@ func (h *Host) Run(ctx context.Context, req RunRequest, publish events.PublishFu
 	r.Truncated = r.Truncated || out.truncated
 	r.NotEnforced = append(r.NotEnforced, notEnforced...)
 	h.remedies(p.skill.Name, r.Violations, p.request.Argv...)
-	r.Violations = append(r.Violations, h.unseenArguments(ctx, p, r)...)
+	r.Violations = append(r.Violations, h.unseenArguments(p, r)...)
 	for i, v := range r.Violations {
 		if v.Kind == "discarded" && v.Path == "" {
 			r.Violations[i].Path = v.Target // the wire carries the target

@@ -1,12 +1,12 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/shared"
 )
 
@@ -23,13 +23,13 @@ const Unseen = "unseen"
 // the skill's directory and the system trees, and that no denial names
 // already, when the backend enforces the grant's reads on this machine. Relative arguments are taken in the run's working directory,
 // as the script takes them; --flag=value names value.
-func (h *Host) unseenArguments(ctx context.Context, p *prepared, r shared.Result) []shared.Violation {
+func (h *Host) unseenArguments(p *prepared, r shared.Result) []shared.Violation {
 	if !p.confines || (r.ExitCode == 0 && r.Signal == "") {
 		return nil
 	}
 	// Only a backend that keeps reads to the grant, here: a remote one's
 	// script does not see this machine's files at all.
-	if info, err := p.exec.Info(ctx); err != nil || !info.Enforces.FSRead || info.Remote {
+	if !p.readsConfined {
 		return nil
 	}
 	argv := p.request.Argv
@@ -59,8 +59,13 @@ func (h *Host) unseenArguments(ctx context.Context, p *prepared, r shared.Result
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(p.request.Dir, path)
 		}
-		path = h.resolved(filepath.Clean(path))
-		if _, err := os.Lstat(path); err != nil || seen[path] || systemTree(path) != "" || shared.UnderAny(path, visible) {
+		raw := filepath.Clean(path)
+		path = h.resolved(raw)
+		if _, err := os.Lstat(path); err != nil || seen[path] || shownBySystem(raw) || shownBySystem(path) || shared.UnderAny(path, visible) {
+			continue
+		}
+		// Where a secret is, or whether it exists, is not the run's to learn.
+		if isCredential(path) || grant.LooksSecret(path) {
 			continue
 		}
 		seen[path] = true
@@ -73,3 +78,12 @@ func (h *Host) unseenArguments(ctx context.Context, p *prepared, r shared.Result
 	}
 	return out
 }
+
+// systemReads are the trees a confining backend shows every script, read
+// only, whatever the grant: Landlock's system directories and Seatbelt's
+// (with macOS's /private spelling of /etc and /var). A path under one may
+// well have been there for the script, so it is never called unseen.
+var systemReads = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc", "/sys",
+	"/System", "/Library", "/private/etc", "/private/var/db", "/opt/homebrew", "/nix/store"}
+
+func shownBySystem(path string) bool { return shared.UnderAny(path, systemReads) }

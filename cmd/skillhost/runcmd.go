@@ -249,8 +249,12 @@ func (a *app) showResult(ctx context.Context, h *host.Host, req host.RunRequest,
 	}
 	if !streamEvents && !a.jsonOut {
 		for _, v := range res.Violations {
-			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" || v.Kind == "discarded" || v.Kind == host.Unseen {
+			if v.Kind == "network" && v.Reason != "" && !live || v.Kind == "protected" || v.Kind == "discarded" || v.Kind == host.Unseen && !live {
 				continue // the output's last lines already say it
+			}
+			if v.Kind == host.Unseen {
+				h.Warn("%s", v.Detail) // nothing was denied: the path was not there
+				continue
 			}
 			target := ""
 			if v.Target != "" {

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/skillhost/skillhost/shared"
 )
@@ -38,16 +40,23 @@ func Companion(path string) (*os.File, error) {
 	if p == "" {
 		return nil, nil
 	}
-	f, err := os.Open(p)
+	f, err := openExecutable(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	return f, err
+}
+
+// openExecutable opens the regular file at path, which someone may
+// execute. It never waits: a FIFO in its place is refused, not opened.
+func openExecutable(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	st, err := f.Stat()
-	if err == nil && (!st.Mode().IsRegular() || st.Mode().Perm()&0o100 == 0) {
-		err = fmt.Errorf("%s is not an executable file", p)
+	if err == nil && (!st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0) {
+		err = fmt.Errorf("%s is not an executable file", path)
 	}
 	if err != nil {
 		f.Close()
@@ -56,9 +65,14 @@ func Companion(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OpenExecutable is openExecutable, for the host's own supervisor binary.
+func OpenExecutable(path string) (*os.File, error) { return openExecutable(path) }
+
 // passSupervisor hands cfg's supervisor binary to the plugin started by cmd.
 func passSupervisor(cmd *exec.Cmd, cfg LaunchConfig) {
-	if cfg.Supervisor == nil || cfg.NoSupervisor {
+	// Only Linux's runner starts one (and takes the descriptor back from
+	// the plugin's children); elsewhere it would reach every script.
+	if cfg.Supervisor == nil || cfg.NoSupervisor || runtime.GOOS != "linux" {
 		return
 	}
 	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", shared.EnvSupervisorFD, 3+len(cmd.ExtraFiles)))

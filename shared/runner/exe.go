@@ -10,10 +10,12 @@ import (
 // supervisorExe is a lean supervisor binary a runner starts instead of
 // re-executing this program (WithSupervisor, shared.EnvSupervisorFD).
 type supervisorExe struct {
-	// path names the binary through the runner's own descriptor
+	// fd is the runner's own descriptor of the binary, and path names it
 	// (/proc/self/fd/N), so the file started is the one that was opened,
-	// whatever happens to its name on disk.
+	// whatever happens to its name on disk; stat is what it was then.
+	fd   int
 	path string
+	stat supervisorStat
 	// failed is set once the binary could not be started and this
 	// program started in its place: later runs do not try it again.
 	failed atomic.Bool

@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -12,14 +14,12 @@ import (
 )
 
 // minSupervisorFD is the lowest descriptor number the runner keeps its
-// supervisor binary at: above every descriptor a child is given
-// (prestart's and the confine helper's Files, a wrapper's ExtraFiles), so
-// that setting up the child's descriptors never lands on it before the
-// exec that opens it by /proc/self/fd.
+// supervisor binary at, out of the way of the low numbers a child's
+// descriptors are arranged in. It is not a guarantee: see start.
 const minSupervisorFD = 100
 
 // openSupervisor keeps a close-on-exec copy of fd, checked to be a regular
-// file someone may execute.
+// file someone may execute, and what the file was then (see changed).
 func openSupervisor(fd int) (*supervisorExe, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
@@ -32,12 +32,61 @@ func openSupervisor(fd int) (*supervisorExe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor binary: %w", err)
 	}
-	return &supervisorExe{path: "/proc/self/fd/" + strconv.Itoa(own)}, nil
+	return &supervisorExe{fd: own, path: fdPath(own), stat: st}, nil
+}
+
+func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// changed reports whether the file was written to since it was opened
+// (its size, modification or change time moved): what was checked then
+// (a pin, say) no longer holds, so it is not started.
+func (e *supervisorExe) changed() bool {
+	var st unix.Stat_t
+	if unix.Fstat(e.fd, &st) != nil {
+		return true
+	}
+	return st.Size != e.stat.Size || st.Mtim != e.stat.Mtim || st.Ctim != e.stat.Ctim
+}
+
+// start starts the binary as startSupervisor does with attr. While the
+// child's descriptors are arranged, Go's fork moves descriptors to numbers
+// above the highest in attr.Files, one by one; should the runner's copy be
+// within their reach, a fresh copy above it is started instead.
+func (e *supervisorExe) start(confine string, isolate bool, attr *os.ProcAttr) (*os.Process, bool, string, error) {
+	path, reach := e.path, 3
+	for _, f := range attr.Files {
+		if f != nil {
+			reach = max(reach, int(f.Fd()))
+		}
+	}
+	reach += len(attr.Files) + 2
+	if e.fd <= reach {
+		fd, err := unix.FcntlInt(uintptr(e.fd), unix.F_DUPFD_CLOEXEC, reach+1)
+		if err != nil {
+			return nil, false, "", err
+		}
+		defer unix.Close(fd)
+		path = fdPath(fd)
+	}
+	return startSupervisor(path, confine, isolate, attr)
+}
+
+// lasting reports whether a failure to start the binary says it cannot be
+// started at all (so the runner stops trying), not that the machine is
+// short of processes or descriptors for the moment.
+func lasting(err error) bool {
+	for _, errno := range []syscall.Errno{unix.ENOEXEC, unix.EACCES, unix.ENOENT, unix.EPERM, unix.ELOOP, unix.ENOTDIR, unix.EINVAL} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
 
 // inheritedSupervisor is the supervisor binary this process's host handed
 // it (shared.EnvSupervisorFD), or nil. The variable is removed from the
-// environment and the inherited descriptor closed once a copy is kept.
+// environment, and the inherited descriptor closed once a copy is kept (a
+// descriptor that is not an executable file is left alone).
 var inheritedSupervisor = sync.OnceValue(func() *supervisorExe {
 	v, ok := os.LookupEnv(shared.EnvSupervisorFD)
 	if !ok {
@@ -49,27 +98,35 @@ var inheritedSupervisor = sync.OnceValue(func() *supervisorExe {
 		return nil
 	}
 	e, err := openSupervisor(fd)
-	unix.Close(fd)
 	if err != nil {
 		return nil
 	}
+	unix.Close(fd)
 	return e
 })
 
-// supervisorPath is the binary that prestart starts, and whether it is a
-// lean supervisor (not this program).
-func (r *Runner) supervisorPath() (*supervisorExe, string) {
+// supervisorPath is the lean supervisor binary that prestart starts, or
+// nil for this program re-executed (none was given, it failed for good,
+// or it changed on disk since it was opened).
+func (r *Runner) supervisor() *supervisorExe {
 	e := r.exe
 	if e == nil {
 		e = inheritedSupervisor()
 	}
 	if e == nil || e.failed.Load() {
-		return nil, selfExe
+		return nil
 	}
-	return e, e.path
+	if e.changed() {
+		e.failed.Store(true)
+		return nil
+	}
+	return e
 }
 
 // A plugin adopts the supervisor binary its host handed it as it starts,
 // so the inherited descriptor is never passed on to a process it starts
 // before its first run.
 func init() { inheritedSupervisor() }
+
+// supervisorStat is what the binary was when it was opened.
+type supervisorStat = unix.Stat_t

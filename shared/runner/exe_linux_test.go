@@ -56,13 +56,59 @@ func TestWithSupervisorStartsThatBinary(t *testing.T) {
 	if got := supervisorOf(t, r); got != lean {
 		t.Errorf("supervisor binary = %q, want the one given, %q", got, lean)
 	}
-	// Renamed on disk, the binary the runner opened is still the one started.
-	moved := filepath.Join(dir, "moved")
-	if err := os.Rename(lean, moved); err != nil {
+	// Written to after it was opened (a pin checked then no longer holds),
+	// it is not started again: this program supervises instead.
+	f, err = os.OpenFile(lean, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := supervisorOf(t, r); got != moved {
-		t.Errorf("after a rename, supervisor binary = %q, want %q", got, moved)
+	if _, err := f.Write([]byte{0}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := supervisorOf(t, r); got != self {
+		t.Errorf("after a write to it, supervisor binary = %q, want this program, %q", got, self)
+	}
+}
+
+// TestWithSupervisorAmongHighDescriptors: when the child's descriptors
+// are numbered around the runner's copy of the binary (so that arranging
+// them could move one onto it), the runner starts a fresh copy above them.
+func TestWithSupervisorAmongHighDescriptors(t *testing.T) {
+	lean := copyOfSelf(t, t.TempDir())
+	f, err := os.Open(lean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := New(WithoutSpares(), WithSupervisor(f))
+	if r.exe == nil {
+		t.Fatal("WithSupervisor did not take the binary")
+	}
+	// Fill the numbers below the runner's copy, so that the run's pipes
+	// are numbered around and above it.
+	var held []*os.File
+	defer func() {
+		for _, h := range held {
+			h.Close()
+		}
+	}()
+	for len(held) < 200 {
+		h, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, h)
+		if int(h.Fd()) >= r.exe.fd-2 {
+			break
+		}
+	}
+	if got := supervisorOf(t, r); got != lean {
+		t.Errorf("supervisor binary = %q, want %q", got, lean)
 	}
 }
 

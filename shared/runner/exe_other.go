@@ -10,3 +10,5 @@ func openSupervisor(int) (*supervisorExe, error) {
 }
 
 func inheritedSupervisor() *supervisorExe { return nil }
+
+type supervisorStat struct{}

@@ -277,13 +277,21 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 		Files: append([]*os.File{devnull, outW, outW, lifeR, specR, statusW}, extra...),
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	}
-	lean, exe := r.supervisorPath()
-	proc, isolated, isolationErr, err := startSupervisor(exe, confine, confine != "" && r.Isolates(confine), attr)
-	if err != nil && lean != nil {
-		// The lean binary would not start (a mount that forbids exec, say):
-		// this program supervises instead, from now on.
-		lean.failed.Store(true)
-		proc, isolated, isolationErr, err = startSupervisor(selfExe, confine, confine != "" && r.Isolates(confine), attr)
+	isolate := confine != "" && r.Isolates(confine)
+	var proc *os.Process
+	var isolated bool
+	var isolationErr string
+	err = errNoLean
+	if lean := r.supervisor(); lean != nil {
+		proc, isolated, isolationErr, err = lean.start(confine, isolate, attr)
+		if err != nil && lasting(err) {
+			// The lean binary cannot start here (a mount that forbids
+			// exec, say): this program supervises instead, from now on.
+			lean.failed.Store(true)
+		}
+	}
+	if err != nil {
+		proc, isolated, isolationErr, err = startSupervisor(selfExe, confine, isolate, attr)
 	}
 	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
 		f.Close()
@@ -310,6 +318,9 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 	go p.readStatus()
 	return p, nil
 }
+
+// errNoLean stands for "no lean supervisor binary was tried".
+var errNoLean = errors.New("no lean supervisor binary")
 
 // startSupervisor starts exe as a supervisor for confine with attr, in new
 // namespaces if isolate asks for them and the kernel allows.

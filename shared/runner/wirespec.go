@@ -8,16 +8,26 @@ import (
 )
 
 // maxWireSpec bounds an encoded wireSpec: far above what the kernel lets a
-// command's argv and environment be, with room for a confiner's payload.
-const maxWireSpec = 64 << 20
+// command's argv and environment be, with room for a confiner's payload;
+// maxWireStrings bounds each of its lists.
+const (
+	maxWireSpec    = 64 << 20
+	maxWireStrings = 1 << 20
+)
+
+// wireSpecVersion opens every frame. A plugin and its lean supervisor
+// binary are separate files that could come from different builds: one
+// that reads a frame of another version says so instead of misreading it.
+const wireSpecVersion byte = 1
 
 // writeTo encodes s on w as one frame: its length (4 bytes, big-endian),
-// then each field in order, strings and byte slices as their length
+// the version, then each field in order, strings and byte slices as their length
 // (uvarint) and bytes, so that no string needs to be valid UTF-8. It is
 // not gob, whose package initialisation and first decode of a type cost a
 // lean supervisor binary more than the rest of its start.
 func (s wireSpec) writeTo(w io.Writer) error {
 	b := make([]byte, 4, 4096)
+	b = append(b, wireSpecVersion)
 	b = appendStrings(b, s.Argv)
 	b = appendStrings(b, s.Env)
 	b = appendBytes(b, []byte(s.Dir))
@@ -59,7 +69,14 @@ func readWireSpec(r io.Reader) (wireSpec, error) {
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return wireSpec{}, fmt.Errorf("spec cut short: %w", err)
 	}
-	d := specDecoder{buf: buf}
+	if len(buf) == 0 || buf[0] != wireSpecVersion {
+		v := byte(0)
+		if len(buf) > 0 {
+			v = buf[0]
+		}
+		return wireSpec{}, fmt.Errorf("a spec of version %d, but this binary reads version %d: the plugin and its supervisor binary (skillhost-supervisor-NAME beside it) come from different builds; install them together, or remove the supervisor binary", v, wireSpecVersion)
+	}
+	d := specDecoder{buf: buf[1:]}
 	s := wireSpec{Argv: d.strings(), Env: d.strings(), Dir: string(d.bytes()), Confine: string(d.bytes())}
 	s.ConfinePayload = d.bytes()
 	s.KeepTmp = d.strings()
@@ -125,7 +142,7 @@ func (d *specDecoder) bytes() []byte {
 
 func (d *specDecoder) strings() []string {
 	n := d.uvarint()
-	if d.err != nil || n > uint64(len(d.buf)) { // each string takes a byte at least
+	if d.err != nil || n > uint64(len(d.buf)) || n > maxWireStrings { // each string takes a byte at least
 		if d.err == nil {
 			d.err = errSpecShort
 		}

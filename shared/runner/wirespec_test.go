@@ -53,8 +53,14 @@ func TestWireSpecDamaged(t *testing.T) {
 		t.Errorf("oversized frame: err = %v", err)
 	}
 	// Lengths inside the frame that run past it are errors, not panics.
-	bad := append([]byte{0, 0, 0, 3}, 0x05, 0xff, 0x01)
+	bad := append([]byte{0, 0, 0, 4}, wireSpecVersion, 0x05, 0xff, 0x01)
 	if _, err := readWireSpec(bytes.NewReader(bad)); err == nil {
 		t.Error("a frame whose lengths run past it was read without error")
+	}
+	// A frame of another version is refused, naming the remedy.
+	other := append([]byte(nil), full...)
+	other[4] = wireSpecVersion + 1
+	if _, err := readWireSpec(bytes.NewReader(other)); err == nil || !strings.Contains(err.Error(), "different builds") {
+		t.Errorf("a frame of another version: err = %v", err)
 	}
 }

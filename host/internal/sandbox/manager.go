@@ -122,7 +122,7 @@ func noneSupervisor() *os.File {
 	if err != nil {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(filepath.Dir(exe), NoneSupervisor))
+	f, err := pluginclient.OpenExecutable(filepath.Join(filepath.Dir(exe), NoneSupervisor))
 	if err != nil {
 		return nil
 	}
@@ -311,9 +311,6 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 	}
 	if sup != nil {
 		defer sup.Close()
-	}
-	if !useSup {
-		m.opts.Logger.Named(name).Debug("the pinned plugin's supervisor binary is not pinned, so its runs re-execute the plugin; `skillhost plugins pin` pins both")
 	}
 	m.trace("plugin lookup (discovery, pin check)")
 	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{

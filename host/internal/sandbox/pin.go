@@ -72,22 +72,24 @@ func Sums(c Candidate) (map[string]string, error) {
 // SupervisorPath is where c's lean supervisor binary would be.
 func SupervisorPath(c Candidate) string { return pluginclient.CompanionPath(c.Path) }
 
-// supervisorFor is the lean supervisor binary of a pinned plugin c, open,
-// checked against its own pin: nil when c is not pinned (the launch then
-// finds the binary itself) or has none. A pinned plugin whose supervisor
-// binary has no pin does not use it (use is false): its runs re-execute
-// the plugin binary, which the pin covers. One whose binary does not match
-// its pin is refused.
+// supervisorFor is the lean supervisor binary of plugin c, open and
+// checked against its pin (NAME/supervisor) when it has one. Without
+// either pin it is nil and use true: the launch finds the binary itself.
+// A pinned plugin whose supervisor binary has no pin does not use it (use
+// is false): its runs re-execute the plugin binary, which the pin covers.
+// A supervisor binary that does not match its pin is refused, whether or
+// not the plugin has one.
 func supervisorFor(c Candidate, pins map[string]string) (f *os.File, use bool, err error) {
-	if _, pinned := pins[c.Name]; !pinned {
+	want, supPinned := pins[c.Name+SupervisorPin]
+	_, pinned := pins[c.Name]
+	if !pinned && !supPinned {
 		return nil, true, nil
 	}
 	f, err = pluginclient.Companion(c.Path)
 	if err != nil || f == nil {
 		return nil, false, nil
 	}
-	want, ok := pins[c.Name+SupervisorPin]
-	if !ok {
+	if !supPinned {
 		f.Close()
 		return nil, false, nil
 	}

@@ -24,6 +24,8 @@ func TestLeanSupervisor(t *testing.T) {
 	}
 	pluginOnly := map[string]string{Null: both[Null]}
 	wrong := map[string]string{Null: both[Null], Null + SupervisorPin: strings.Repeat("0", 64)}
+	supOnly := map[string]string{Null + SupervisorPin: both[Null+SupervisorPin]}
+	wrongSupOnly := map[string]string{Null + SupervisorPin: strings.Repeat("0", 64)}
 	for _, oneShot := range []bool{false, true} {
 		for _, c := range []struct {
 			name string
@@ -33,6 +35,7 @@ func TestLeanSupervisor(t *testing.T) {
 			{"unpinned", nil, leanBin},
 			{"plugin pinned, supervisor not", pluginOnly, pluginBin},
 			{"both pinned", both, leanBin},
+			{"supervisor pinned alone", supOnly, leanBin},
 		} {
 			t.Run(fmt.Sprintf("%s/oneShot=%v", c.name, oneShot), func(t *testing.T) {
 				m := manager(t, func(o *Options) { o.Pins, o.OneShot = c.pins, oneShot })
@@ -45,13 +48,15 @@ func TestLeanSupervisor(t *testing.T) {
 				}
 			})
 		}
-		t.Run(fmt.Sprintf("supervisor changed/oneShot=%v", oneShot), func(t *testing.T) {
-			m := manager(t, func(o *Options) { o.Pins, o.OneShot = wrong, oneShot })
-			_, _, err := execute(context.Background(), m.Executor(Null), request("true"))
-			var ce *ChecksumError
-			if !errors.As(err, &ce) || ce.Name != Null+SupervisorPin || !strings.Contains(err.Error(), leanBin) {
-				t.Fatalf("err = %v, want a checksum error naming the supervisor binary", err)
-			}
-		})
+		for name, pins := range map[string]map[string]string{"supervisor changed": wrong, "supervisor alone changed": wrongSupOnly} {
+			t.Run(fmt.Sprintf("%s/oneShot=%v", name, oneShot), func(t *testing.T) {
+				m := manager(t, func(o *Options) { o.Pins, o.OneShot = pins, oneShot })
+				_, _, err := execute(context.Background(), m.Executor(Null), request("true"))
+				var ce *ChecksumError
+				if !errors.As(err, &ce) || ce.Name != Null+SupervisorPin || !strings.Contains(err.Error(), leanBin) {
+					t.Fatalf("err = %v, want a checksum error naming the supervisor binary", err)
+				}
+			})
+		}
 	}
 }
