@@ -37,16 +37,7 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 	for _, name := range sandbox.Names(found) {
 		c := found[name]
 		r := PluginReport{Name: name, Path: c.Path}
-		if sum, err := sandbox.Sum(c.Path); err == nil {
-			r.SHA256 = sum
-			if want, ok := h.Config.Plugins.SHA256[name]; ok {
-				r.Pinned = "match"
-				if !sandbox.PinMatches(want, sum) {
-					r.Pinned = "mismatch"
-				}
-			}
-		}
-		r.Supervisor, r.SupervisorPinned = supervisorReport(c, h.Config.Plugins.SHA256)
+		r.pins(c, h.Config.Plugins.SHA256)
 		ex := m.Executor(name)
 		if info, err := ex.Info(ctx); err != nil {
 			r.Error = err.Error()
@@ -67,25 +58,39 @@ func (h *Host) Plugins(ctx context.Context) ([]PluginReport, []string) {
 	return out, warnings
 }
 
-// supervisorReport is the lean supervisor binary of c and the state of its
-// pin (see PluginReport).
-func supervisorReport(c sandbox.Candidate, pins map[string]string) (path, pinned string) {
+// pins fills in the binaries' sums and the state of their pins, each
+// binary read once.
+func (r *PluginReport) pins(c sandbox.Candidate, pins map[string]string) {
 	sums, err := sandbox.Sums(c)
-	sum, ok := sums[c.Name+sandbox.SupervisorPin]
-	if err != nil || !ok {
-		return "", ""
+	if err != nil {
+		// The supervisor binary could not be read; the plugin's own sum
+		// still can be.
+		sums = map[string]string{}
+		if sum, err := sandbox.Sum(c.Path); err == nil {
+			sums[c.Name] = sum
+		}
 	}
-	path = sandbox.SupervisorPath(c)
-	want, ok := pins[c.Name+sandbox.SupervisorPin]
+	r.SHA256, r.Pinned = sums[c.Name], pinState(pins, c.Name, sums[c.Name])
+	sup := c.Name + sandbox.SupervisorPin
+	if sum, ok := sums[sup]; ok {
+		r.Supervisor, r.SupervisorPinned = sandbox.SupervisorPath(c), pinState(pins, sup, sum)
+		if r.SupervisorPinned == "" && pins[c.Name] != "" {
+			r.SupervisorPinned = "unpinned"
+		}
+	}
+}
+
+// pinState is "match" or "mismatch" for a binary whose sum is pinned under
+// key, else "".
+func pinState(pins map[string]string, key, sum string) string {
+	want, ok := pins[key]
 	switch {
-	case ok && sandbox.PinMatches(want, sum):
-		return path, "match"
-	case ok:
-		return path, "mismatch"
-	case pins[c.Name] != "":
-		return path, "unpinned"
+	case sum == "" || !ok:
+		return ""
+	case sandbox.PinMatches(want, sum):
+		return "match"
 	}
-	return path, ""
+	return "mismatch"
 }
 
 // InProcessName is the strategy name reported for sandbox.enabled: false;

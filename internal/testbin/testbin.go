@@ -43,7 +43,11 @@ func Dir() string {
 func Build(pkgs ...string) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
-	pkgs = withSupervisors(pkgs)
+	// A borrowed directory needs no module: the error matters only below.
+	root, rootErr := moduleRoot()
+	if rootErr == nil {
+		pkgs = withSupervisors(root, pkgs)
+	}
 	if d := os.Getenv(EnvDir); dir == "" && d != "" {
 		dir, borrowed = d, true
 	}
@@ -64,9 +68,8 @@ func Build(pkgs ...string) (string, error) {
 		}
 		dir = d
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
+	if rootErr != nil {
+		return "", rootErr
 	}
 	var todo []string
 	for _, p := range pkgs {
@@ -120,11 +123,7 @@ func moduleRoot() (string, error) {
 
 // withSupervisors adds to pkgs the lean supervisor binaries of the plugins
 // (and of the CLI's in-process strategy) among them.
-func withSupervisors(pkgs []string) []string {
-	root, err := moduleRoot()
-	if err != nil {
-		return pkgs
-	}
+func withSupervisors(root string, pkgs []string) []string {
 	out := append([]string(nil), pkgs...)
 	for _, p := range pkgs {
 		sup := ""

@@ -37,7 +37,7 @@ func reattachFor(path string) (*plugin.ReattachConfig, error) {
 	if err := json.Unmarshal([]byte(doc), &all); err != nil {
 		return nil, fmt.Errorf("%s: %w (it is the JSON a plugin in debug mode prints)", shared.EnvPluginReattach, err)
 	}
-	e, ok := all[strings.TrimPrefix(filepath.Base(path), pluginPrefix)]
+	e, ok := all[strings.TrimPrefix(filepath.Base(path), BinaryPrefix)]
 	if !ok {
 		return nil, nil
 	}

@@ -14,10 +14,11 @@ import (
 	"github.com/skillhost/skillhost/shared"
 )
 
-// Binary name prefixes: a sandbox plugin skillhost-sandbox-NAME may have a
+// Binary name prefixes: a sandbox plugin is a file named
+// skillhost-sandbox-NAME (BinaryPrefix, how hosts find it), and may have a
 // lean supervisor binary skillhost-supervisor-NAME beside it.
 const (
-	pluginPrefix     = "skillhost-sandbox-"
+	BinaryPrefix     = "skillhost-sandbox-"
 	supervisorPrefix = "skillhost-supervisor-"
 )
 
@@ -25,7 +26,7 @@ const (
 // would be ("" for a binary not named skillhost-sandbox-NAME).
 func CompanionPath(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), ".exe")
-	name, ok := strings.CutPrefix(base, pluginPrefix)
+	name, ok := strings.CutPrefix(base, BinaryPrefix)
 	if !ok || name == "" {
 		return ""
 	}
@@ -40,16 +41,16 @@ func Companion(path string) (*os.File, error) {
 	if p == "" {
 		return nil, nil
 	}
-	f, err := openExecutable(p)
+	f, err := OpenExecutable(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	return f, err
 }
 
-// openExecutable opens the regular file at path, which someone may
+// OpenExecutable opens the regular file at path, which someone may
 // execute. It never waits: a FIFO in its place is refused, not opened.
-func openExecutable(path string) (*os.File, error) {
+func OpenExecutable(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -65,8 +66,6 @@ func openExecutable(path string) (*os.File, error) {
 	return f, nil
 }
 
-// OpenExecutable is openExecutable, for the host's own supervisor binary.
-func OpenExecutable(path string) (*os.File, error) { return openExecutable(path) }
 
 // passSupervisor hands cfg's supervisor binary to the plugin started by cmd.
 func passSupervisor(cmd *exec.Cmd, cfg LaunchConfig) {

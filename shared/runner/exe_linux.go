@@ -105,7 +105,7 @@ var inheritedSupervisor = sync.OnceValue(func() *supervisorExe {
 	return e
 })
 
-// supervisorPath is the lean supervisor binary that prestart starts, or
+// supervisor is the lean supervisor binary that prestart starts, or
 // nil for this program re-executed (none was given, it failed for good,
 // or it changed on disk since it was opened).
 func (r *Runner) supervisor() *supervisorExe {

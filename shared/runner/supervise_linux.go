@@ -281,8 +281,8 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 	var proc *os.Process
 	var isolated bool
 	var isolationErr string
-	err = errNoLean
-	if lean := r.supervisor(); lean != nil {
+	lean := r.supervisor()
+	if lean != nil {
 		proc, isolated, isolationErr, err = lean.start(confine, isolate, attr)
 		if err != nil && lasting(err) {
 			// The lean binary cannot start here (a mount that forbids
@@ -290,7 +290,7 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 			lean.failed.Store(true)
 		}
 	}
-	if err != nil {
+	if lean == nil || err != nil {
 		proc, isolated, isolationErr, err = startSupervisor(selfExe, confine, isolate, attr)
 	}
 	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
@@ -318,9 +318,6 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 	go p.readStatus()
 	return p, nil
 }
-
-// errNoLean stands for "no lean supervisor binary was tried".
-var errNoLean = errors.New("no lean supervisor binary")
 
 // startSupervisor starts exe as a supervisor for confine with attr, in new
 // namespaces if isolate asks for them and the kernel allows.

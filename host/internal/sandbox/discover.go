@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
 // BinaryPrefix starts the file name of every sandbox plugin:
 // skillhost-sandbox-<name>.
-const BinaryPrefix = "skillhost-sandbox-"
+const BinaryPrefix = pluginclient.BinaryPrefix
 
 // Candidate is a plugin binary found on disk.
 type Candidate struct {
