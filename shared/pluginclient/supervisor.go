@@ -66,7 +66,6 @@ func OpenExecutable(path string) (*os.File, error) {
 	return f, nil
 }
 
-
 // passSupervisor hands cfg's supervisor binary to the plugin started by cmd.
 func passSupervisor(cmd *exec.Cmd, cfg LaunchConfig) {
 	// Only Linux's runner starts one (and takes the descriptor back from
