@@ -43,10 +43,11 @@ func (h *Host) remedy(skillName string, write bool, path string) string {
 }
 
 func (h *Host) remedyFor(skillName string, write bool, path string, named bool) string {
+	fi, statErr := os.Lstat(path)
 	what := "outside the grant"
 	if write {
 		what = "not writable in the grant"
-	} else if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	} else if errors.Is(statErr, fs.ErrNotExist) {
 		// Reading a path that does not exist fails granted or not: the
 		// access that was denied can only have been creating it.
 		what, write = "outside the grant, and it does not exist here, so only a write grant can help if the script creates it", true
@@ -68,17 +69,20 @@ func (h *Host) remedyFor(skillName string, write bool, path string, named bool) 
 	if inCwd {
 		return fmt.Sprintf("%s; it is in the working directory: run with --workspace %s (or set skills.grants.%s.workspace: %s)", what, mode, skillName, mode)
 	}
+	if err == nil && path == cwd && !write && unsuggestable(cwd, home) == "" {
+		return fmt.Sprintf("%s; it is the working directory: run with --workspace %s (or set skills.grants.%s.workspace: %s)", what, mode, skillName, mode)
+	}
 	if tree := systemTree(path); tree != "" {
 		return fmt.Sprintf("%s; it is in %s, a system tree, which skillhost never suggests granting to a skill: have the script use a file in a project directory instead", what, tree)
 	}
 	target := filepath.Dir(path)
-	if fi, err := os.Lstat(path); err == nil && fi.IsDir() && !write {
+	if statErr == nil && fi.IsDir() && !write {
 		target = path // a directory read is granted by itself
 	}
 	if why := unsuggestable(target, home); why != "" {
 		// Its directory is too much to hand over; an existing file can
 		// still be read on its own.
-		if fi, err := os.Lstat(path); write || err != nil || !fi.Mode().IsRegular() {
+		if write || statErr != nil || !fi.Mode().IsRegular() {
 			return fmt.Sprintf("%s; it lies directly in %s, which skillhost never suggests granting (%s): have the script use a file in a directory of its own", what, target, why)
 		}
 		target = path
@@ -102,25 +106,34 @@ func (h *Host) named(path string, args []string) bool {
 		return false
 	}
 	for _, a := range args {
-		// --out=report.txt names report.txt.
-		if strings.HasPrefix(a, "-") {
-			_, v, ok := strings.Cut(a, "=")
-			if !ok {
-				continue
-			}
-			a = v
-		}
-		if a == "" {
+		a, ok := argPath(a, cwd)
+		if !ok {
 			continue
 		}
-		if !filepath.IsAbs(a) {
-			a = filepath.Join(cwd, a)
-		}
-		if a = filepath.Clean(a); a != cwd && shared.Under(path, a) {
+		if a != cwd && shared.Under(path, a) {
 			return true
 		}
 	}
 	return false
+}
+
+// argPath is the path an argument names, relative ones taken in dir:
+// --flag=value names value, and a bare -flag or an empty argument none.
+func argPath(arg, dir string) (string, bool) {
+	if strings.HasPrefix(arg, "-") {
+		_, v, ok := strings.Cut(arg, "=")
+		if !ok {
+			return "", false
+		}
+		arg = v
+	}
+	if arg == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(arg) {
+		arg = filepath.Join(dir, arg)
+	}
+	return filepath.Clean(arg), true
 }
 
 // isCredential reports whether path is a real credential, never offered

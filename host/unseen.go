@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/grant"
@@ -21,8 +20,9 @@ const Unseen = "unseen"
 // unseenArguments returns an Unseen violation for each argument of a failed
 // confined run that names an existing path of the host beyond the grant,
 // the skill's directory and the system trees, and that no denial names
-// already, when the backend enforces the grant's reads on this machine. Relative arguments are taken in the run's working directory,
-// as the script takes them; --flag=value names value.
+// already, when the backend enforces the grant's reads on this machine.
+// Relative arguments are taken in the run's working directory, as the
+// script takes them; --flag=value names value.
 func (h *Host) unseenArguments(p *prepared, r shared.Result) []shared.Violation {
 	if !p.confines || (r.ExitCode == 0 && r.Signal == "") {
 		return nil
@@ -41,49 +41,37 @@ func (h *Host) unseenArguments(p *prepared, r shared.Result) []shared.Violation 
 			visible = append(visible, v.Target)
 		}
 	}
-	cwd := h.resolved(h.env.Cwd)
 	var out []shared.Violation
 	seen := map[string]bool{}
 	for _, arg := range argv[programIndex(argv)+1:] {
-		if strings.HasPrefix(arg, "-") {
-			_, v, ok := strings.Cut(arg, "=")
-			if !ok {
-				continue
-			}
-			arg = v
-		}
-		if arg == "" || strings.ContainsRune(arg, 0) {
+		raw, ok := argPath(arg, p.request.Dir)
+		// What the grant or the system shows, as named, is checked before
+		// anything on disk: a symlink the run left in its grant is not
+		// followed.
+		if !ok || strings.ContainsRune(raw, 0) || shownBySystem(raw) || shared.UnderAny(raw, visible) {
 			continue
 		}
-		path := arg
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(p.request.Dir, path)
-		}
-		raw := filepath.Clean(path)
-		path = h.resolved(raw)
-		if _, err := os.Lstat(path); err != nil || seen[path] || shownBySystem(raw) || shownBySystem(path) || shared.UnderAny(path, visible) {
-			continue
-		}
+		path := h.resolved(raw)
 		// Where a secret is, or whether it exists, is not the run's to learn.
-		if isCredential(path) || grant.LooksSecret(path) {
+		if seen[path] || shownBySystem(path) || shared.UnderAny(path, visible) || isCredential(path) || grant.LooksSecret(path) {
+			continue
+		}
+		if _, err := os.Lstat(path); err != nil {
 			continue
 		}
 		seen[path] = true
-		detail := h.remedy(p.skill.Name, false, path)
-		if path == cwd {
-			detail = fmt.Sprintf("outside the grant; it is the working directory: run with --workspace read (or set skills.grants.%s.workspace: read)", p.skill.Name)
-		}
 		out = append(out, shared.Violation{Kind: Unseen, Target: path,
-			Detail: fmt.Sprintf("the argument %q names %s, which the sandbox kept from the script: %s", arg, path, detail)})
+			Detail: fmt.Sprintf("the argument %q names %s, which the sandbox kept from the script: %s", arg, path, h.remedy(p.skill.Name, false, path))})
 	}
 	return out
 }
 
-// systemReads are the trees a confining backend shows every script, read
-// only, whatever the grant: Landlock's system directories and Seatbelt's
-// (with macOS's /private spelling of /etc and /var). A path under one may
-// well have been there for the script, so it is never called unseen.
-var systemReads = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc", "/sys",
-	"/System", "/Library", "/private/etc", "/private/var/db", "/opt/homebrew", "/nix/store"}
-
-func shownBySystem(path string) bool { return shared.UnderAny(path, systemReads) }
+// shownBySystem reports whether path lies in a tree a confining backend
+// shows every script, read only, whatever the grant: the system trees and
+// the interpreters' (systemDirs), and on macOS Seatbelt's, with the
+// /private spelling of /etc and /var, and the package stores. A path there
+// may well have been there for the script, so it is never called unseen.
+func shownBySystem(path string) bool {
+	return systemTree(path) != "" || underSystem(path) ||
+		shared.UnderAny(path, []string{"/System", "/Library", "/private/etc", "/private/var/db", "/opt/homebrew", "/nix/store"})
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/skill"
-	"github.com/skillhost/skillhost/host/term"
 )
 
 type toolJSON struct {
@@ -262,11 +261,7 @@ func egressHosts(g grant.Grant) []string {
 // list shows paths and hosts a skill declared, through the sanitizer:
 // they are the skill's own text.
 func list(items []string) string {
-	shown := make([]string, len(items))
-	for i, s := range items {
-		shown[i] = term.Printable(s)
-	}
-	return "[" + strings.Join(shown, ", ") + "]"
+	return skill.Printable("[" + strings.Join(items, ", ") + "]")
 }
 
 func nonNil(s []string) []string {

@@ -62,16 +62,15 @@ func writeFamilies(w io.Writer, fams []family) error {
 	return bw.Flush()
 }
 
-// escapeHelp escapes a HELP text: a backslash and a line feed.
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+// helpEscaper escapes a HELP text: a backslash and a line feed;
+// labelEscaper a label value: a backslash, a double quote and a line feed.
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+)
 
-// escapeLabel escapes a label value: a backslash, a double quote and a
-// line feed.
-func escapeLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}
+func escapeHelp(s string) string  { return helpEscaper.Replace(s) }
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 
 // formatValue writes a sample value or a bucket bound: the shortest
 // decimal that reads back as v, or +Inf, -Inf, NaN.

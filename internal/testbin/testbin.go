@@ -132,7 +132,10 @@ func withSupervisors(root string, pkgs []string) []string {
 		} else if p == "./cmd/skillhost" {
 			sup = "./cmd/skillhost-supervisor-none"
 		}
-		if _, err := os.Stat(filepath.Join(root, sup)); sup != "" && err == nil {
+		if sup == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(root, sup)); err == nil {
 			out = append(out, sup)
 		}
 	}

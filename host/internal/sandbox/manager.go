@@ -60,8 +60,14 @@ func (m *Manager) trace(step string) {
 // Manager keeps one long-lived process per plugin, shared by all calls,
 // and replaces a process that crashed. It is safe for concurrent use.
 type Manager struct {
-	opts   Options
-	runner *runner.Runner // the in-process strategy's
+	opts Options
+	// inProc is the in-process strategy's runner, made on its first use:
+	// most hosts never run a script in-process.
+	inProc struct {
+		mu     sync.Mutex
+		runner *runner.Runner
+		closed bool // Close was called: a runner made later keeps no spares
+	}
 
 	discover sync.Once
 	found    map[string]Candidate
@@ -100,15 +106,24 @@ func NewManager(opts Options) *Manager {
 	if opts.AnswerMargin <= 0 {
 		opts.AnswerMargin = defaultAnswerMargin
 	}
-	// The in-process strategy's runner is the manager's own: a one-shot
-	// manager's keeps no spare supervisor, whatever other managers of
-	// the program do.
-	ropts := []runner.Option{runner.WithSpares(!opts.OneShot)}
-	if f := noneSupervisor(); f != nil {
-		ropts = append(ropts, runner.WithSupervisor(f))
-		f.Close()
+	return &Manager{opts: opts, instances: map[string]*instance{}}
+}
+
+// inProcessRunner is the in-process strategy's runner, the manager's own:
+// a one-shot manager's keeps no spare supervisor, whatever other managers
+// of the program do.
+func (m *Manager) inProcessRunner() *runner.Runner {
+	m.inProc.mu.Lock()
+	defer m.inProc.mu.Unlock()
+	if m.inProc.runner == nil {
+		ropts := []runner.Option{runner.WithSpares(!m.opts.OneShot && !m.inProc.closed)}
+		if f := noneSupervisor(); f != nil {
+			ropts = append(ropts, runner.WithSupervisor(f))
+			f.Close()
+		}
+		m.inProc.runner = runner.New(ropts...)
 	}
-	return &Manager{opts: opts, instances: map[string]*instance{}, runner: runner.New(ropts...)}
+	return m.inProc.runner
 }
 
 // NoneSupervisor is the lean supervisor binary of the in-process strategy,
@@ -248,7 +263,12 @@ func (m *Manager) Close() {
 	insts := m.instances
 	m.instances = map[string]*instance{}
 	m.mu.Unlock()
-	_ = m.runner.Close()
+	m.inProc.mu.Lock()
+	m.inProc.closed = true
+	if m.inProc.runner != nil {
+		_ = m.inProc.runner.Close()
+	}
+	m.inProc.mu.Unlock()
 	for _, inst := range insts {
 		inst.mu.Lock()
 		if inst.conn != nil {

@@ -85,12 +85,11 @@ func supervisorFor(c Candidate, pins map[string]string) (f *os.File, use bool, e
 	if !pinned && !supPinned {
 		return nil, true, nil
 	}
-	f, err = pluginclient.Companion(c.Path)
-	if err != nil || f == nil {
+	if !supPinned {
 		return nil, false, nil
 	}
-	if !supPinned {
-		f.Close()
+	f, err = pluginclient.Companion(c.Path)
+	if err != nil || f == nil {
 		return nil, false, nil
 	}
 	got, err := sumOf(f)

@@ -79,7 +79,7 @@ func Choose(p Policy, override string, core bool) Choice {
 // plugin's (started on first use).
 func (m *Manager) ExecutorFor(c Choice) shared.Executor {
 	if c.Name == InProcess {
-		return inProcess{version: m.opts.HostVersion, runner: m.runner}
+		return inProcess{version: m.opts.HostVersion, runner: m.inProcessRunner()}
 	}
 	return m.Executor(c.Name)
 }
