@@ -89,10 +89,15 @@ add() { # add LABEL COMMAND...
 }
 add bash bash "$script"
 bwrap_cmd="bwrap --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --ro-bind $skills $skills --unshare-all --die-with-parent --new-session bash $script"
-if command -v bwrap >/dev/null 2>&1; then add bwrap $bwrap_cmd; else note "bwrap is not installed"; fi
-strategies="none null landlock"
+base_strategies="none null landlock"
+strategies=$base_strategies
 # The bwrap backend needs bubblewrap as much as the bare case does.
-if command -v bwrap >/dev/null 2>&1; then strategies="$strategies bwrap"; fi
+if command -v bwrap >/dev/null 2>&1; then
+	add bwrap $bwrap_cmd
+	strategies="$strategies bwrap"
+else
+	note "bwrap is not installed"
+fi
 for st in $strategies; do
 	add "skillhost-run-$st" "$sh_" --config "$cfg" run echo hi --strategy "$st"
 done
@@ -104,7 +109,7 @@ if [ -n "${BASE:-}" ]; then
 	base_tree=$work/base-$BASE
 	if [ ! -d "$base_tree" ]; then mkdir -p "$base_tree" && git archive "$BASE" | tar -x -C "$base_tree"; fi
 	(cd "$base_tree" && go build -o "$work/base-bin/" ./cmd/...)
-	for st in none null landlock; do
+	for st in $base_strategies; do
 		add "skillhost-run-$st@$BASE" "$work/base-bin/skillhost" --config "$cfg" run echo hi --strategy "$st"
 	done
 fi
@@ -132,7 +137,7 @@ echo "== warm MCP calls" >&2
 mkdir -p "$work/warm-ws"
 # With BASE, that commit's server beside this one's for each strategy.
 set --
-for st in none null landlock; do
+for st in $base_strategies; do
 	if [ -n "${BASE:-}" ]; then
 		set -- "$@" -case "mcp-$st@$BASE=$work/base-bin/skillhost --config $cfg mcp --strategy $st --tools all --poll 0"
 	fi

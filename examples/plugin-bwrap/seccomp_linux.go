@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"sync"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -91,8 +92,11 @@ func seccompPolicy() (seccomp.Policy, error) {
 // a process making a system call through another ABI (int 0x80 on
 // x86-64), whose numbers the policy would misread, and by a check that
 // answers ENOSYS to a system call newer than the policy's table (or an x32
-// one): the filter cannot judge it.
-func seccompProgram() ([]byte, error) {
+// one): the filter cannot judge it. Nothing in it depends on the run, so
+// it is assembled once.
+var seccompProgram = sync.OnceValues(assembleSeccomp)
+
+func assembleSeccomp() ([]byte, error) {
 	pol, err := seccompPolicy()
 	if err != nil {
 		return nil, err

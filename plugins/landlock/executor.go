@@ -317,11 +317,13 @@ func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*proxy.Pro
 	f, err := os.CreateTemp("", "skillhost-ca-*.pem")
 	if err == nil {
 		_, err = f.Write(bundle)
+		if err == nil {
+			// On the open file, not its name: a run that can write the
+			// host's /tmp could have put a symlink there by now.
+			err = f.Chmod(0o644)
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
-		}
-		if err == nil {
-			err = os.Chmod(f.Name(), 0o644)
 		}
 	}
 	if err != nil {

@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"io"
-	"os"
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/runner"
@@ -23,14 +22,12 @@ func Run(ctx context.Context, spec runner.Spec, emit func([]byte) error) (shared
 // WithEnv is shared.WithEnv: env with name set to value.
 func WithEnv(env []string, name, value string) []string { return shared.WithEnv(env, name, value) }
 
-// NewRunner is runner.New with opts, keeping no spare supervisor in a
-// plugin that serves a one-shot host (shared.EnvOneShot): a backend that
-// needs a runner of its own (for its confiner) makes it with this, first
-// thing, since the runner's helper processes are the plugin re-executed
-// (see runner.WithConfiner).
-func NewRunner(opts ...runner.Option) *runner.Runner {
-	return runner.New(append([]runner.Option{runner.WithSpares(os.Getenv(shared.EnvOneShot) != "1")}, opts...)...)
-}
+// NewRunner is runner.New with opts (which keeps no spare supervisor in a
+// plugin that serves a one-shot host): a backend that needs a runner of
+// its own (for its confiner) makes it with this, first thing, since the
+// runner's helper processes are the plugin re-executed (see
+// runner.WithConfiner).
+func NewRunner(opts ...runner.Option) *runner.Runner { return runner.New(opts...) }
 
 // Output is emit as an io.Writer, to plug into an exec.Cmd or a logger
 // that streams the command's output: each Write passes p on before it

@@ -34,11 +34,15 @@ func WithoutSpares() Option { return func(r *Runner) { r.noSpares.Store(true) } 
 // WithSpares sets whether the runner keeps spares (the default).
 func WithSpares(keep bool) Option { return func(r *Runner) { r.noSpares.Store(!keep) } }
 
-// New returns a runner with opts applied. In a process started as the
+// New returns a runner with opts applied. It keeps spares unless told not
+// to, or unless this process is a plugin serving a one-shot host
+// (shared.EnvOneShot), where the spare would cost as much as the command's
+// own supervisor and never be used. In a process started as the
 // supervisor or confine helper of one of its confiners, New does that job
 // and exits (see WithConfiner).
 func New(opts ...Option) *Runner {
 	r := &Runner{}
+	r.noSpares.Store(os.Getenv(shared.EnvOneShot) == "1")
 	for _, o := range opts {
 		o(r)
 	}
@@ -64,9 +68,8 @@ func (r *Runner) Execute(ctx context.Context, spec Spec, emit func([]byte) error
 }
 
 // std is the runner of the package-level Run and Execute, for programs
-// that need only one and no confiner. A plugin serving a one-shot host
-// (shared.EnvOneShot) keeps no spares in it.
-var std = New(WithSpares(os.Getenv(shared.EnvOneShot) != "1"))
+// that need only one and no confiner.
+var std = New()
 
 // KeepSpares sets whether the package-level Run and Execute keep spares.
 //

@@ -79,7 +79,7 @@ func SplitLimits(l shared.Limits) (applicable shared.Limits, cannot []string) {
 	if l == (shared.Limits{}) {
 		return l, nil
 	}
-	if !supervisionSupported() {
+	if !Supervised() {
 		for _, n := range limitNames(l) {
 			cannot = append(cannot, n+" (resource limits need the supervised runner, on Linux)")
 		}

@@ -168,7 +168,9 @@ func (r *Runner) startSupervised(spec Spec) (process, error) {
 			}
 		}
 		p.termOnlySupervisor = spec.TermBelow > 0
-		if r.keepSpares() {
+		// A wrapper's run takes no spare (its descriptors must be there
+		// from the start), so it leaves none to replace.
+		if r.keepSpares() && len(spec.ExtraFiles) == 0 {
 			go r.refill(spec.Confine)
 		}
 		if err := p.send(spec); err != nil {

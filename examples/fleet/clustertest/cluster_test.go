@@ -467,7 +467,6 @@ func TestEscapeSuite(t *testing.T) {
 	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch, Control: control})
 }
 
-// waitFor polls done until it holds, for up to a minute.
 // running says whether process pid exists and is not a zombie.
 func running(pid int) bool {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -479,6 +478,7 @@ func running(pid int) bool {
 	return len(fields) > 0 && fields[0] != "Z"
 }
 
+// waitFor polls done until it holds, for up to a minute.
 func waitFor(t *testing.T, what string, done func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(50 * time.Millisecond) {
