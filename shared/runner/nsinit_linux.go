@@ -117,14 +117,38 @@ func collectLeft(tmp string, dirs []string) []LeftFile {
 			}
 		}
 	}
+	// The run's /tmp is read once and matched against dirs, not each of
+	// dirs looked up: the host's /tmp may name hundreds of directories,
+	// and the run's rarely more than a few.
+	keep := make(map[string]bool, len(dirs))
 	for _, d := range dirs {
-		if d == "" || strings.Contains(d, "/") || d == "." || d == ".." {
+		if d != "" && !strings.Contains(d, "/") && d != "." && d != ".." {
+			keep[d] = true
+		}
+	}
+	for _, d := range topDirs(tmp) {
+		if !keep[d] {
 			continue
 		}
 		var st unix.Stat_t
 		// A grant bound beneath /tmp is the host's, not the run's.
 		if unix.Lstat(tmp+"/"+d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Dev == root.Dev {
 			walk(tmp+"/"+d, 1)
+		}
+	}
+	return out
+}
+
+// topDirs names the directories at dir's top level, in sorted order.
+func topDirs(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, e.Name())
 		}
 	}
 	return out

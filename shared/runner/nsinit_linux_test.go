@@ -214,3 +214,38 @@ func TestDroppedSpareIsReleased(t *testing.T) {
 		t.Errorf("prepared %d supervisors, released %v; want 2, each once it was gone", len(prepared.cmdlines), prepared.released)
 	}
 }
+
+// collectLeft sends back files beneath the named directories of /tmp, and
+// nothing at its top, in other directories, or named by a path.
+func TestCollectLeft(t *testing.T) {
+	tmp := t.TempDir()
+	write := func(rel, data string) {
+		p := filepath.Join(tmp, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("top.txt", "scratch at the top")
+	write("kept/a.txt", "a")
+	write("kept/deep/b.txt", "b")
+	write("scratch/c.txt", "the run's own")
+	write("other/d.txt", "d")
+	if err := os.Symlink(filepath.Join(tmp, "other"), filepath.Join(tmp, "link")); err != nil {
+		t.Fatal(err)
+	}
+	left := collectLeft(tmp, []string{"kept", "other", "link", "missing", "..", "kept/deep", ""})
+	var got []string
+	for _, f := range left {
+		got = append(got, strings.TrimPrefix(f.Path, tmp)+"="+string(f.Data))
+	}
+	want := []string{"/kept/a.txt=a", "/kept/deep/b.txt=b", "/other/d.txt=d"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("collectLeft = %q, want %q", got, want)
+	}
+	if left[0].Mode != 0o640 {
+		t.Errorf("mode = %o, want 640", left[0].Mode)
+	}
+}
