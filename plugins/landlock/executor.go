@@ -49,6 +49,9 @@ type Executor struct {
 	// (Landlock-only mode), removed by Close if a run could not.
 	temps     map[string]bool
 	sweepOnce sync.Once
+	// hostTmp lists the host's /tmp for the runs that keep what they
+	// leave there.
+	hostTmp tmpListing
 }
 
 // Settings are the backend's own settings, which the operator writes under
@@ -283,7 +286,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 
 	var left leftInTmp
 	if pol.View != nil && req.Stage != "" && privateTmp(req) {
-		spec.KeepTmp, spec.TmpLeft = hostTmpDirs(), left.add
+		spec.KeepTmp, spec.TmpLeft = e.hostTmp.dirs(confiner.ViewTmp), left.add
 	}
 	var captured denials.Capture
 	res, err := e.runner.Execute(ctx, spec, captured.Tee(emit))
@@ -393,21 +396,6 @@ func (l leftInTmp) stage(stage string) []shared.Violation {
 		}
 		out = append(out, shared.Violation{Kind: "discarded", Target: f.Path,
 			Detail: fmt.Sprintf("written to the run's private %s, not the host's: %s is outside every write grant (grant fs_write %s to write there)", confiner.ViewTmp, dir, dir)})
-	}
-	return out
-}
-
-// hostTmpDirs names the directories at the top of the host's /tmp: the
-// view's /tmp is private, and a run's write beneath one of these was meant
-// for the host, while a file in a directory of the run's own making is its
-// scratch, not a lost write.
-func hostTmpDirs() []string {
-	entries, _ := os.ReadDir(confiner.ViewTmp)
-	var out []string
-	for _, e := range entries {
-		if e.IsDir() {
-			out = append(out, e.Name())
-		}
 	}
 	return out
 }

@@ -1,0 +1,74 @@
+package landlock
+
+import (
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// tmpListing names the directories at the top of the host's /tmp: the
+// view's /tmp is private, and a run's write beneath one of these was meant
+// for the host, while a file in a directory of the run's own making is its
+// scratch, not a lost write.
+//
+// The names are read again only when /tmp itself changed (another
+// directory, or the modification time every entry added, removed or
+// renamed sets): a busy host's /tmp holds hundreds of entries, and reading
+// them for every run cost a warm call a tenth of a millisecond and more.
+// The kernel's clock for those times is coarse, so a listing whose /tmp
+// changed in the last second is not kept: a change in the same tick would
+// leave the time as it was.
+type tmpListing struct {
+	mu    sync.Mutex
+	stamp tmpStamp
+	names []string
+}
+
+// settled is how long ago /tmp must have last changed for its listing to
+// be kept: far more than the kernel's coarsest timestamp tick.
+const settled = time.Second
+
+// tmpStamp is what says /tmp's entries are as they were.
+type tmpStamp struct {
+	fi    os.FileInfo
+	mtime time.Time
+}
+
+func stampOf(dir string) tmpStamp {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return tmpStamp{}
+	}
+	return tmpStamp{fi: fi, mtime: fi.ModTime()}
+}
+
+// same reports whether both stamps were taken and name one directory at
+// one modification time.
+func (s tmpStamp) same(o tmpStamp) bool {
+	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) && s.mtime.Equal(o.mtime)
+}
+
+// dirs returns the current names; the caller must not change them.
+func (l *tmpListing) dirs(tmp string) []string {
+	// Stamped before reading: a change made while reading leaves a stamp
+	// that no longer matches, so the next run reads again.
+	stamp := stampOf(tmp)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if stamp.same(l.stamp) {
+		return l.names
+	}
+	entries, _ := os.ReadDir(tmp)
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if stamp.fi != nil && time.Since(stamp.mtime) < settled {
+		stamp = tmpStamp{}
+	}
+	l.stamp, l.names = stamp, slices.Clip(names)
+	return names
+}

@@ -1,0 +1,51 @@
+package landlock
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The listing follows /tmp: a directory made or removed shows at once,
+// while /tmp is recent, and again once it has settled.
+func TestTmpListing(t *testing.T) {
+	tmp := t.TempDir()
+	var l tmpListing
+	check := func(want ...string) {
+		t.Helper()
+		if got := l.dirs(tmp); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("dirs = %q, want %q", got, want)
+		}
+	}
+	check()
+	if err := os.Mkdir(filepath.Join(tmp, "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("a")
+	// Settled: the listing is kept, and a change still shows.
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(tmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+	check("a")
+	if l.stamp.fi == nil {
+		t.Fatal("a settled /tmp's listing was not kept")
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	check("a", "b")
+	if err := os.Chtimes(tmp, old, old); err != nil {
+		t.Fatal(err)
+	}
+	check("a", "b")
+	if err := os.Remove(filepath.Join(tmp, "a")); err != nil {
+		t.Fatal(err)
+	}
+	check("b")
+}
