@@ -16,6 +16,10 @@ type supervisorExe struct {
 	fd   int
 	path string
 	stat supervisorStat
+	// name is the binary's own file name when it was opened: the name
+	// the supervisor takes (see nameProcess), since the kernel would name
+	// it after the descriptor's number.
+	name string
 	// failed is set once the binary could not be started and this
 	// program started in its place: later runs do not try it again.
 	failed atomic.Bool

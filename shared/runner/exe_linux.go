@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -32,7 +34,11 @@ func openSupervisor(fd int) (*supervisorExe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor binary: %w", err)
 	}
-	return &supervisorExe{fd: own, path: fdPath(own), stat: st}, nil
+	name := "skillhost-supervisor"
+	if target, err := os.Readlink(fdPath(fd)); err == nil && strings.HasPrefix(target, "/") {
+		name = filepath.Base(strings.TrimSuffix(target, " (deleted)"))
+	}
+	return &supervisorExe{fd: own, path: fdPath(own), stat: st, name: name}, nil
 }
 
 func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
@@ -68,7 +74,7 @@ func (e *supervisorExe) start(confine string, isolate bool, attr *os.ProcAttr) (
 		defer unix.Close(fd)
 		path = fdPath(fd)
 	}
-	return startSupervisor(path, confine, isolate, attr)
+	return startSupervisor(path, e.name, confine, isolate, attr)
 }
 
 // lasting reports whether a failure to start the binary says it cannot be

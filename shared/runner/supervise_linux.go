@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,17 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 )
+
+// nameProcess names this process after argv0's file name, as ps and top
+// show it: started through /proc/self/exe or /proc/self/fd/N, it would be
+// "exe" or "100". Only the first 15 bytes are kept, by the kernel.
+func nameProcess(argv0 string) {
+	name := filepath.Base(argv0)
+	if name == "" || name == "." || name == "/" {
+		return
+	}
+	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
+}
 
 // selfExe is re-executed for the supervisor and the confine helper. Using
 // /proc/self/exe rather than a path keeps working when the binary on disk is
@@ -293,7 +305,7 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 		}
 	}
 	if lean == nil || err != nil {
-		proc, isolated, isolationErr, err = startSupervisor(selfExe, confine, isolate, attr)
+		proc, isolated, isolationErr, err = startSupervisor(selfExe, os.Args[0], confine, isolate, attr)
 	}
 	for _, f := range []*os.File{outW, lifeR, specR, statusW} {
 		f.Close()
@@ -323,8 +335,8 @@ func (r *Runner) prestart(confine string, extra ...*os.File) (*supervisedProcess
 
 // startSupervisor starts exe as a supervisor for confine with attr, in new
 // namespaces if isolate asks for them and the kernel allows.
-func startSupervisor(exe, confine string, isolate bool, attr *os.ProcAttr) (proc *os.Process, isolated bool, isolationErr string, err error) {
-	argv := []string{exe, superviseArg}
+func startSupervisor(exe, name, confine string, isolate bool, attr *os.ProcAttr) (proc *os.Process, isolated bool, isolationErr string, err error) {
+	argv := []string{name, superviseArg}
 	if confine != "" {
 		argv = append(argv, confine)
 	}
@@ -450,6 +462,7 @@ func newPipes(n int) ([][2]*os.File, error) {
 // it, reaps everything that is re-parented to it, and makes sure the whole
 // tree is dead before it reports the command's status and exits.
 func superviseMain() int {
+	nameProcess(os.Args[0])
 	for _, fd := range []int{fdLifeline, fdSpec, fdStatus} {
 		syscall.CloseOnExec(fd)
 	}
