@@ -28,9 +28,11 @@ note() { notes="$notes
 - $*"; echo "note: $*" >&2; }
 
 echo "== build" >&2
-go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
+# Static, as make build and the tests build them; a BASE commit below is
+# built as it was.
+CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
 # The bubblewrap backend of examples/, a plugin beside the others.
-go build -o "$work/bin/skillhost-sandbox-bwrap" ./examples/plugin-bwrap
+CGO_ENABLED=0 go build -o "$work/bin/skillhost-sandbox-bwrap" ./examples/plugin-bwrap
 bin=$work/bin
 sh_=$bin/skillhost
 
