@@ -9,9 +9,11 @@ import (
 )
 
 // heavy are what a plugin binary links for the plugin protocol and the
-// egress proxy: their initialisers and page faults are what a supervisor
-// started for every run must not pay for.
+// egress proxy, and gob (which the supervisor's spec and the confiner's
+// policy replaced with package frame): their initialisers and page faults
+// are what a supervisor started for every run must not pay for.
 var heavy = []string{
+	"encoding/gob",
 	"google.golang.org/grpc",
 	"google.golang.org/protobuf",
 	"github.com/hashicorp/go-plugin",
@@ -37,7 +39,7 @@ func TestLeanSupervisorLinksNoPluginProtocol(t *testing.T) {
 		}
 		for _, h := range heavy {
 			if i := slices.IndexFunc(ds, func(d string) bool { return d == h || strings.HasPrefix(d, h+"/") }); i >= 0 {
-				t.Errorf("%s depends on %s: a run's supervisor must start without the plugin protocol or the egress proxy", strings.TrimPrefix(pkg, "../../"), ds[i])
+				t.Errorf("%s depends on %s: a run's supervisor must start without the plugin protocol, the egress proxy or gob", strings.TrimPrefix(pkg, "../../"), ds[i])
 			}
 		}
 	}

@@ -1,11 +1,12 @@
 package confiner
 
 import (
-	"bytes"
-	"encoding/gob"
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/frame"
 )
 
 // ViewTmp is the run's private temporary directory inside the view: a
@@ -101,21 +102,94 @@ type Bind struct {
 	Work  string `json:"work,omitempty"`
 }
 
-// Encode is the policy as the confine helper receives it: gob, which keeps
-// paths that are not UTF-8 byte for byte (JSON would not).
+// policyVersion opens an encoded policy: the plugin and its supervisor
+// binary are separate files that could come from different builds.
+const policyVersion byte = 1
+
+// Encode is the policy as the supervisor or confine helper receives it: a
+// record of package frame, which keeps paths that are not UTF-8 byte for
+// byte (JSON would not) and costs a lean supervisor binary far less to read
+// than gob.
 func (p Policy) Encode() ([]byte, error) {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(p); err != nil {
-		return nil, err
+	b := []byte{policyVersion}
+	b = frame.AppendInt(b, int64(p.ABI))
+	for _, l := range [][]string{p.RODirs, p.ROFiles, p.RWDirs, p.RWFiles, p.Canonical} {
+		b = frame.AppendStrings(b, l)
 	}
-	return buf.Bytes(), nil
+	b = frame.AppendBool(b, p.Network)
+	b = frame.AppendBool(b, p.Egress != nil)
+	if p.Egress != nil {
+		b = frame.AppendString(frame.AppendInt(b, int64(p.Egress.Port)), p.Egress.Target)
+	}
+	for _, v := range []int64{p.Limits.OpenFiles, p.Limits.FileSize, p.Limits.Processes, p.Limits.Memory, p.NprocBase} {
+		b = frame.AppendInt(b, v)
+	}
+	b = frame.AppendBool(frame.AppendBool(b, p.Cgroups), p.DropCaps)
+	b = appendFilter(appendFilter(b, p.Seccomp), p.SeccompNoMounts)
+	b = frame.AppendBool(b, p.View != nil)
+	if v := p.View; v != nil {
+		b = frame.AppendInt(b, int64(len(v.Binds)))
+		for _, bd := range v.Binds {
+			b = frame.AppendString(b, bd.Path)
+			b = frame.AppendBool(frame.AppendBool(frame.AppendBool(b, bd.Write), bd.Protect), bd.System)
+			b = frame.AppendString(frame.AppendString(b, bd.Upper), bd.Work)
+		}
+		b = frame.AppendStrings(b, v.Devices)
+		b = frame.AppendString(frame.AppendInt(b, v.TmpSize), v.Dir)
+	}
+	return b, nil
 }
 
 // DecodePolicy reverses Encode.
 func DecodePolicy(data []byte) (Policy, error) {
-	var p Policy
-	err := gob.NewDecoder(bytes.NewReader(data)).Decode(&p)
-	return p, err
+	if len(data) == 0 || data[0] != policyVersion {
+		return Policy{}, errors.New("a policy of another version: the plugin and its supervisor binary come from different builds; install them together")
+	}
+	d := frame.NewDecoder(data[1:])
+	p := Policy{ABI: int(d.ReadInt())}
+	for _, l := range []*[]string{&p.RODirs, &p.ROFiles, &p.RWDirs, &p.RWFiles, &p.Canonical} {
+		*l = d.ReadStrings()
+	}
+	p.Network = d.ReadBool()
+	if d.ReadBool() {
+		p.Egress = &Route{Port: int(d.ReadInt()), Target: d.ReadString()}
+	}
+	for _, v := range []*int64{&p.Limits.OpenFiles, &p.Limits.FileSize, &p.Limits.Processes, &p.Limits.Memory, &p.NprocBase} {
+		*v = d.ReadInt()
+	}
+	p.Cgroups, p.DropCaps = d.ReadBool(), d.ReadBool()
+	var err error
+	if p.Seccomp, err = readFilter(d); err != nil {
+		return Policy{}, err
+	}
+	if p.SeccompNoMounts, err = readFilter(d); err != nil {
+		return Policy{}, err
+	}
+	if d.ReadBool() {
+		p.View = readView(d)
+	}
+	if err := d.Finish(); err != nil {
+		return Policy{}, fmt.Errorf("policy: %w", err)
+	}
+	return p, nil
+}
+
+func readView(d *frame.Decoder) *View {
+	v := &View{}
+	n := d.ReadInt()
+	if n < 0 || n > frame.MaxStrings {
+		d.Fail(fmt.Errorf("a view of %d binds", n))
+		return v
+	}
+	for i := int64(0); i < n && d.Err() == nil; i++ {
+		bd := Bind{Path: d.ReadString()}
+		bd.Write, bd.Protect, bd.System = d.ReadBool(), d.ReadBool(), d.ReadBool()
+		bd.Upper, bd.Work = d.ReadString(), d.ReadString()
+		v.Binds = append(v.Binds, bd)
+	}
+	v.Devices = d.ReadStrings()
+	v.TmpSize, v.Dir = d.ReadInt(), d.ReadString()
+	return v
 }
 
 // Limits are the request's resource limits.
