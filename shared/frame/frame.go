@@ -101,18 +101,10 @@ func (d *Decoder) uvarint() uint64 {
 	return v
 }
 
-// ReadInt reads an AppendInt.
+// ReadInt reads an AppendInt: a varint is the zigzag of a uvarint.
 func (d *Decoder) ReadInt() int64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(d.buf)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.buf = d.buf[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // ReadBool reads an AppendBool; a byte other than 0 or 1 is an error.
