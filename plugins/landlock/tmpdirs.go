@@ -17,8 +17,8 @@ import (
 // renamed sets): a busy host's /tmp holds hundreds of entries, and reading
 // them for every run cost a warm call a tenth of a millisecond and more.
 // The kernel's clock for those times is coarse, so a listing whose /tmp
-// changed in the last second is not kept: a change in the same tick would
-// leave the time as it was.
+// changed in the last two seconds is not kept: a change in the same tick
+// would leave the time as it was.
 type tmpListing struct {
 	mu    sync.Mutex
 	stamp tmpStamp
@@ -26,8 +26,9 @@ type tmpListing struct {
 }
 
 // settled is how long ago /tmp must have last changed for its listing to
-// be kept: far more than the kernel's coarsest timestamp tick.
-const settled = time.Second
+// be kept: more than the coarsest directory times, whole seconds (ext3,
+// or ext4 with small inodes), and the kernel's clock running a tick behind.
+const settled = 2 * time.Second
 
 // tmpStamp is what says /tmp's entries are as they were.
 type tmpStamp struct {
@@ -50,15 +51,20 @@ func (s tmpStamp) same(o tmpStamp) bool {
 }
 
 // dirs returns the current names; the caller must not change them.
+// Parallel runs that find the listing stale each read /tmp, unlocked.
 func (l *tmpListing) dirs(tmp string) []string {
 	// Stamped before reading: a change made while reading leaves a stamp
-	// that no longer matches, so the next run reads again.
+	// that no longer matches, so the next run reads again. The time is
+	// taken first, so a change in the tick of the stamp always counts as
+	// recent.
+	now := time.Now()
 	stamp := stampOf(tmp)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if stamp.same(l.stamp) {
+		defer l.mu.Unlock()
 		return l.names
 	}
+	l.mu.Unlock()
 	entries, _ := os.ReadDir(tmp)
 	var names []string
 	for _, e := range entries {
@@ -66,9 +72,12 @@ func (l *tmpListing) dirs(tmp string) []string {
 			names = append(names, e.Name())
 		}
 	}
-	if stamp.fi != nil && time.Since(stamp.mtime) < settled {
-		stamp = tmpStamp{}
+	names = slices.Clip(names)
+	if stamp.fi != nil && now.Sub(stamp.mtime) < settled {
+		stamp = tmpStamp{} // recent: kept, but matching nothing
 	}
-	l.stamp, l.names = stamp, slices.Clip(names)
+	l.mu.Lock()
+	l.stamp, l.names = stamp, names
+	l.mu.Unlock()
 	return names
 }
