@@ -169,7 +169,7 @@ func DecodePolicy(data []byte) (Policy, error) {
 		p.View = readView(d)
 	}
 	if err := d.Finish(); err != nil {
-		return Policy{}, fmt.Errorf("policy: %w", err)
+		return Policy{}, err
 	}
 	return p, nil
 }

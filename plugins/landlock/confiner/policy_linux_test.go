@@ -14,7 +14,7 @@ func fullPolicy() Policy {
 		Limits: Limits{OpenFiles: 256, FileSize: 1 << 40, Processes: 64, Memory: 2 << 30}, NprocBase: 12,
 		Cgroups: true, DropCaps: true,
 		Seccomp:         Filter{{Code: 0x20, K: 4}, {Code: 0x15, Jt: 1, Jf: 2, K: 0xc000003e}, {Code: 0x6, K: 0x7fff0000}},
-		SeccompNoMounts: Filter{{Code: 0x6, K: 0}},
+		SeccompNoMounts: Filter{{Code: 0x15, Jt: 1, Jf: 3, K: 0x50001}},
 		View: &View{
 			Binds: []Bind{
 				{Path: "/usr", System: true},
@@ -26,8 +26,12 @@ func fullPolicy() Policy {
 	}
 }
 
+// roundTripped are the policies TestPolicyRoundTrip carries; between them
+// they set every field (TestRoundTripSetsEveryField).
+func roundTripped() []Policy { return []Policy{{}, {Network: true, View: &View{}}, fullPolicy()} }
+
 func TestPolicyRoundTrip(t *testing.T) {
-	for _, p := range []Policy{{}, {Network: true, View: &View{}}, fullPolicy()} {
+	for _, p := range roundTripped() {
 		data, err := p.Encode()
 		if err != nil {
 			t.Fatal(err)
@@ -38,6 +42,62 @@ func TestPolicyRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, p) {
 			t.Errorf("round trip changed the policy:\n got %+v\nwant %+v", got, p)
+		}
+	}
+}
+
+// Encode and DecodePolicy name each field by hand: a field added to Policy
+// (or to what it holds) and left out of them would be dropped on the way
+// to the supervisor, and the run confined less than the plugin decided.
+// This fails until the round-trip test sets the new field too.
+func TestRoundTripSetsEveryField(t *testing.T) {
+	set := map[string]bool{}
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(path, v.Elem())
+			}
+			return
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+			}
+			return
+		case reflect.Slice:
+			for i := 0; i < v.Len(); i++ {
+				walk(path+"[]", v.Index(i))
+			}
+		}
+		if !v.IsZero() {
+			set[path] = true
+		}
+	}
+	var fields func(path string, t reflect.Type) []string
+	fields = func(path string, t reflect.Type) []string {
+		switch t.Kind() {
+		case reflect.Pointer:
+			return fields(path, t.Elem())
+		case reflect.Struct:
+			var out []string
+			for i := 0; i < t.NumField(); i++ {
+				out = append(out, fields(path+"."+t.Field(i).Name, t.Field(i).Type)...)
+			}
+			return out
+		case reflect.Slice:
+			if e := t.Elem(); e.Kind() == reflect.Struct || e.Kind() == reflect.Pointer {
+				return fields(path+"[]", e)
+			}
+		}
+		return []string{path}
+	}
+	for _, p := range roundTripped() {
+		walk("Policy", reflect.ValueOf(p))
+	}
+	for _, f := range fields("Policy", reflect.TypeOf(Policy{})) {
+		if !set[f] {
+			t.Errorf("no round-tripped policy sets %s: set it in fullPolicy, and carry it in Encode and DecodePolicy", f)
 		}
 	}
 }
