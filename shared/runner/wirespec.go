@@ -15,7 +15,9 @@ const maxWireSpec = 64 << 20
 // wireSpecVersion opens every frame. A plugin and its lean supervisor
 // binary are separate files that could come from different builds: one
 // that reads a frame of another version says so instead of misreading it.
-const wireSpecVersion byte = 1
+// Version 2: a confiner's payload changed with it (the Landlock policy
+// left gob), so a supervisor binary of version 1 is told, not confused.
+const wireSpecVersion byte = 2
 
 // writeTo encodes s on w as one frame: its length (4 bytes, big-endian),
 // the version, then each field in order (package frame).

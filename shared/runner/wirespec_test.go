@@ -64,3 +64,26 @@ func TestWireSpecDamaged(t *testing.T) {
 		t.Errorf("a frame of another version: err = %v", err)
 	}
 }
+
+func FuzzReadWireSpec(f *testing.F) {
+	var buf bytes.Buffer
+	s := wireSpec{Argv: []string{"/bin/true"}, Env: []string{"A=1"}, Confine: "x", ConfinePayload: []byte("{}"), KeepTmp: []string{"t"}, ExtraFDs: 1}
+	if err := s.writeTo(&buf); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
+	f.Add([]byte{0, 0, 0, 1, wireSpecVersion})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := readWireSpec(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		var again bytes.Buffer
+		if err := s.writeTo(&again); err != nil {
+			t.Fatal(err)
+		}
+		if back, err := readWireSpec(&again); err != nil || !reflect.DeepEqual(back, s) {
+			t.Fatalf("%x read as %+v reads back as %+v (%v)", b, s, back, err)
+		}
+	})
+}
