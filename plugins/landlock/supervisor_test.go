@@ -44,6 +44,14 @@ func TestRunsUnderTheLeanSupervisor(t *testing.T) {
 	if len(seen) == 0 {
 		t.Fatalf("no process ran %s while a run was under way", lean)
 	}
+	// Started through /proc/self/fd/N, it names itself after its binary
+	// (the kernel keeps 15 bytes), not "100", for ps and top.
+	for _, pid := range seen {
+		comm, err := os.ReadFile(filepath.Join("/proc", pid, "comm"))
+		if err == nil && strings.TrimSpace(string(comm)) != "skillhost-super" {
+			t.Errorf("supervisor %s is named %q in ps, want %q", pid, strings.TrimSpace(string(comm)), "skillhost-super")
+		}
+	}
 }
 
 // processesOf lists the pids whose executable is path.
