@@ -15,22 +15,19 @@ import (
 	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 )
 
-// dirFlags open a directory for *at calls without following a symlink.
-const dirFlags = confiner.DirFlags
-
 // removeTree removes the directory path and everything beneath it with two
 // descriptors at most, however deep the tree: it descends into the first
 // directory that is not empty and climbs back through "..", so a tree
 // deeper than the descriptor limit (which defeats a recursive removal) goes
 // too. Symlinks are removed, never followed.
 func removeTree(path string) error {
-	parent, err := unix.Open(filepath.Dir(path), dirFlags, 0)
+	parent, err := unix.Open(filepath.Dir(path), confiner.DirFlags, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(parent)
 	base := filepath.Base(path)
-	cur, err := unix.Openat(parent, base, dirFlags, 0)
+	cur, err := unix.Openat(parent, base, confiner.DirFlags, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil
@@ -53,7 +50,7 @@ func removeTree(path string) error {
 			unix.Close(cur)
 			return unix.Unlinkat(parent, base, unix.AT_REMOVEDIR)
 		}
-		up, err := unix.Openat(cur, "..", dirFlags, 0)
+		up, err := unix.Openat(cur, "..", confiner.DirFlags, 0)
 		unix.Close(cur)
 		if err != nil {
 			return err
@@ -79,7 +76,7 @@ func emptyDir(fd int) (int, error) {
 			if errors.Is(err, unix.EISDIR) || errors.Is(err, unix.EPERM) {
 				err = unix.Unlinkat(fd, name, unix.AT_REMOVEDIR)
 				if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-					return unix.Openat(fd, name, dirFlags, 0)
+					return unix.Openat(fd, name, confiner.DirFlags, 0)
 				}
 			}
 			if err != nil && !errors.Is(err, unix.ENOENT) {

@@ -35,7 +35,7 @@ func CompanionPath(path string) string {
 
 // Companion opens the lean supervisor binary of the plugin at path
 // (CompanionPath): nil and no error when there is none. It must be a
-// regular file its owner may execute.
+// regular file someone may execute (OpenExecutable).
 func Companion(path string) (*os.File, error) {
 	p := CompanionPath(path)
 	if p == "" {

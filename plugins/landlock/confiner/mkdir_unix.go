@@ -14,8 +14,6 @@ import (
 // the plugin's own file work on the host uses them too.
 const DirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-const dirFlags = DirFlags
-
 // MkdirNoFollow makes the absolute path and its missing parents (see
 // mkdirBeneath, from the root): a symlink anywhere on the way fails the
 // call (ELOOP or ENOTDIR) instead of leading the plugin, which may be root,
@@ -25,7 +23,7 @@ func MkdirNoFollow(path string) error {
 	if !filepath.IsAbs(path) {
 		return unix.EINVAL
 	}
-	root, err := unix.Open("/", dirFlags, 0)
+	root, err := unix.Open("/", DirFlags, 0)
 	if err != nil {
 		return err
 	}
@@ -42,7 +40,7 @@ func MkdirNoFollow(path string) error {
 // the one before; directories that exist are fine. It returns a descriptor
 // of path.
 func mkdirBeneath(dirfd int, path string) (int, error) {
-	cur, err := unix.Openat(dirfd, ".", dirFlags, 0)
+	cur, err := unix.Openat(dirfd, ".", DirFlags, 0)
 	if err != nil {
 		return -1, err
 	}
@@ -54,7 +52,7 @@ func mkdirBeneath(dirfd int, path string) (int, error) {
 			unix.Close(cur)
 			return -1, err
 		}
-		next, err := unix.Openat(cur, name, dirFlags, 0)
+		next, err := unix.Openat(cur, name, DirFlags, 0)
 		unix.Close(cur)
 		if err != nil {
 			return -1, err
