@@ -157,7 +157,9 @@ func (e *runEvents) output(b []byte) {
 	if e == nil {
 		return
 	}
-	b = append(e.pending, b...)
+	if len(e.pending) > 0 {
+		b = append(e.pending, b...)
+	}
 	cut := term.WholeRunes(b) // at most one incomplete character waits
 	e.pending = append([]byte(nil), b[cut:]...)
 	if cut > 0 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -156,7 +155,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	// reads it. Either way the output so far survives Ctrl-C.
 	live := !streamEvents && !a.jsonOut && term.IsTerminal(a.stdout)
 	var screen *term.Writer
-	var partial bytes.Buffer
+	var partial outputSoFar
 	var publish events.PublishFunc
 	// With --json, an interrupted run's report is made of what the
 	// events said: the run's start and its output so far.
@@ -178,7 +177,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 					_, err := io.WriteString(screen, d.Delta)
 					return err
 				}
-				partial.WriteString(d.Delta)
+				partial.add(d.Delta)
 			}
 			return nil
 		}
@@ -186,7 +185,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 	res, err := h.Run(ctx, req, publish)
 	if sig := interrupted(); sig != 0 {
 		if !live && !streamEvents && !a.jsonOut {
-			a.stdout.Write(partial.Bytes())
+			partial.writeTo(a.stdout)
 		}
 		if screen != nil {
 			screen.Flush()
@@ -211,9 +210,9 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 		// crashed) shows with the error.
 		if screen != nil {
 			screen.Flush()
-		} else if !streamEvents && !a.jsonOut && partial.Len() > 0 {
-			a.stdout.Write(partial.Bytes())
-			if !bytes.HasSuffix(partial.Bytes(), []byte("\n")) {
+		} else if !streamEvents && !a.jsonOut && partial.n > 0 {
+			partial.writeTo(a.stdout)
+			if !partial.endsInNewline() {
 				fmt.Fprintln(a.stdout)
 			}
 		}
