@@ -131,12 +131,12 @@ func stopped(err error) string {
 
 // interruptedReport is the report of an interrupted run: its result if it
 // came back, else what the run's start said and the output so far.
-func interruptedReport(req host.RunRequest, res *host.RunReport, started *host.RunStarted, output string, took time.Duration) *host.RunReport {
+func interruptedReport(req host.RunRequest, res *host.RunReport, started *host.RunStarted, output *outputSoFar, took time.Duration) *host.RunReport {
 	if res != nil {
 		res.Interrupted = true
 		return res
 	}
-	rep := &host.RunReport{Skill: req.Skill, Tool: req.Tool, Output: output, ExitCode: -1, DurationMS: took.Milliseconds(),
+	rep := &host.RunReport{Skill: req.Skill, Tool: req.Tool, Output: output.String(), ExitCode: -1, DurationMS: took.Milliseconds(),
 		Strategy: req.Strategy, Interrupted: true}
 	if started != nil {
 		rep.Skill, rep.Tool, rep.Strategy, rep.Grant = started.Skill, started.Tool, started.Strategy, started.Grant
@@ -191,7 +191,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 			screen.Flush()
 		}
 		if a.jsonOut {
-			if err := a.printJSON(interruptedReport(req, res, started, partial.String(), time.Since(begun))); err != nil {
+			if err := a.printJSON(interruptedReport(req, res, started, &partial, time.Since(begun))); err != nil {
 				return err
 			}
 		}

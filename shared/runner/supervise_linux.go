@@ -55,15 +55,17 @@ const (
 const backstop = time.Second
 
 // helperEnv is the environment of the supervisor and the confine helper,
-// never of the command. Only GORACE passes, so race-enabled test binaries
-// can turn off the race runtime's one-second sleep at exit.
+// never of the command. Of the caller's, only GORACE passes (race-enabled
+// test binaries turn off the race runtime's one-second sleep at exit) and
+// EnvNoNamespaces.
 //
 // Both run on one P (GOMAXPROCS=1): they do one thing at a time and spend
-// the run blocked in waitid or a read. With a second P idle, Go's monitor
-// thread never sees every P idle while the first sits in a blocking
-// system call, and wakes every 20 µs for as long as the script runs; with
-// one, it takes the P back and sleeps. That was about 65 wake-ups per run
-// and 0.3–0.4 ms of CPU per warm call (docs/performance.md).
+// the run blocked in a system call (wait4, a read). While one P is held in
+// a system call and another is idle, Go's monitor thread polls every
+// 20 µs for the first stretch of the call (it backs off after about 50
+// polls, and takes the P back only after 10 ms); with one P it takes the
+// P back at its first poll and sleeps. That was about 65 wake-ups per run
+// and 0.3–0.4 ms of CPU per warm call here (docs/performance.md).
 func helperEnv() []string {
 	env := []string{"GOMAXPROCS=1"}
 	for _, name := range []string{"GORACE", EnvNoNamespaces} {

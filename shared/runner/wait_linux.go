@@ -13,10 +13,11 @@ import (
 // safely.
 //
 // The wait is in Go's poller, on a pidfd (Linux 5.3), where the kernel has
-// them: a goroutine blocked in waitid holds its P in a system call for the
-// whole run, and while another P is idle the runtime's monitor thread wakes
-// every 20 µs for as long as that lasts, which cost a warm call more CPU
-// than the wait itself. Without pidfds it blocks in waitid.
+// them: a goroutine blocked in waitid holds its P in a system call, and
+// while another P is idle the runtime's monitor thread polls every 20 µs
+// for the first stretch of the wait (about 50 times before it backs off),
+// which cost a warm call more CPU than the wait itself. Without pidfds it
+// blocks in waitid.
 func awaitExit(pid int) {
 	if pollExit(pid) {
 		return
