@@ -22,13 +22,21 @@ import (
 
 // nameProcess names this process after argv0's file name, as ps and top
 // show it: started through /proc/self/exe or /proc/self/fd/N, it would be
-// "exe" or "100". Only the first 15 bytes are kept, by the kernel.
+// "exe" or "100". Only the first 15 bytes are kept, by the kernel. The
+// file is /proc/self's, the process's first thread, whichever thread
+// writes; it is written with plain system calls, since an os.File would
+// first try to add it to the poller.
 func nameProcess(argv0 string) {
 	name := filepath.Base(argv0)
 	if name == "" || name == "." || name == "/" {
 		return
 	}
-	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
+	fd, err := unix.Open("/proc/self/comm", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	_, _ = unix.Write(fd, []byte(name))
+	unix.Close(fd)
 }
 
 // selfExe is re-executed for the supervisor and the confine helper. Using
@@ -39,14 +47,14 @@ const selfExe = "/proc/self/exe"
 // File descriptors inherited by the supervisor.
 const (
 	fdLifeline = 3 // read end; EOF means "kill everything and exit"
-	fdSpec     = 4 // wireSpec as JSON
+	fdSpec     = 4 // wireSpec, one frame (readWireSpec)
 	fdStatus   = 5 // wireStatus as JSON, written once before exit
 	fdExtra    = 6 // Spec.ExtraFiles, for the command
 )
 
 // File descriptors inherited by the confine helper.
 const (
-	fdConfineSpec = 3 // wireSpec as JSON
+	fdConfineSpec = 3 // wireSpec, one frame (readWireSpec)
 	fdConfineErr  = 4 // close-on-exec; a message here means setup failed
 )
 
