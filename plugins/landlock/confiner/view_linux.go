@@ -54,8 +54,10 @@ func buildView(v *View, hs handles) error {
 	if err := makeTmp(root, v.TmpSize); err != nil {
 		return err
 	}
+	points := newMountPoints(root)
+	defer points.close()
 	for _, t := range trees {
-		if err := t.attach(root); err != nil {
+		if err := t.attach(points); err != nil {
 			return err
 		}
 	}
@@ -72,9 +74,7 @@ func buildView(v *View, hs handles) error {
 	if v.Dir != "" && !shared.UnderAny(v.Dir, bound) {
 		// A working directory no bind holds becomes an empty directory of
 		// the view: the script starts there and finds nothing of the host.
-		if fd, err := mkdirBeneath(root, v.Dir); err == nil {
-			unix.Close(fd)
-		}
+		_, _ = points.dir(v.Dir)
 	}
 	// The root itself takes no new files: the script's scratch space is
 	// /tmp.
@@ -233,14 +233,13 @@ func overlayOf(lower int, b Bind) (int, error) {
 	return unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
-// attach mounts t in the view whose root is root.
-func (t treeBind) attach(root int) error {
+// attach mounts t in the view whose mount points are made by points.
+func (t treeBind) attach(points *mountPoints) error {
 	if t.symlink != "" {
-		parent, err := mkdirBeneath(root, filepath.Dir(t.Path))
+		parent, err := points.dir(filepath.Dir(t.Path))
 		if err != nil {
 			return fmt.Errorf("view %s: %w", t.Path, err)
 		}
-		defer unix.Close(parent)
 		if err := unix.Symlinkat(t.symlink, parent, filepath.Base(t.Path)); err != nil {
 			return fmt.Errorf("view %s: %w", t.Path, err)
 		}
@@ -248,17 +247,25 @@ func (t treeBind) attach(root int) error {
 	}
 	var target int
 	var err error
-	if t.nested {
+	switch {
+	case t.nested:
 		// The mount point is in an earlier bind, the same tree as the
 		// host's: it exists, and nothing may be created there.
-		target, err = openBeneath(root, t.Path)
-	} else {
-		target, err = mountPoint(root, t.Path, t.dir)
+		target, err = openBeneath(points.root, t.Path)
+	case t.dir:
+		// points keeps the descriptor, and drops it once the mount
+		// covers what it names.
+		target, err = points.dir(t.Path)
+		defer points.mounted(t.Path)
+	default:
+		target, err = points.file(t.Path)
 	}
 	if err != nil {
 		return fmt.Errorf("mount point %s: %w", t.Path, err)
 	}
-	defer unix.Close(target)
+	if !t.dir || t.nested {
+		defer unix.Close(target)
+	}
 	if err := unix.MoveMount(t.fd, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return fmt.Errorf("bind %s: %w", t.Path, err)
 	}
