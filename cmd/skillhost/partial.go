@@ -11,16 +11,16 @@ import (
 // one growing buffer would copy the output again at every doubling and,
 // for an output of 100 MiB, hold several times that at once.
 type outputSoFar struct {
-	parts []string
-	n     int
+	parts []string // none empty
 }
 
 func (o *outputSoFar) add(s string) {
 	if s != "" {
 		o.parts = append(o.parts, s)
-		o.n += len(s)
 	}
 }
+
+func (o *outputSoFar) empty() bool { return len(o.parts) == 0 }
 
 func (o *outputSoFar) writeTo(w io.Writer) {
 	for _, p := range o.parts {
@@ -33,5 +33,5 @@ func (o *outputSoFar) writeTo(w io.Writer) {
 func (o *outputSoFar) String() string { return strings.Join(o.parts, "") }
 
 func (o *outputSoFar) endsInNewline() bool {
-	return o.n > 0 && strings.HasSuffix(o.parts[len(o.parts)-1], "\n")
+	return !o.empty() && strings.HasSuffix(o.parts[len(o.parts)-1], "\n")
 }

@@ -210,7 +210,7 @@ func (a *app) runAndShow(h *host.Host, req host.RunRequest, streamEvents bool) e
 		// crashed) shows with the error.
 		if screen != nil {
 			screen.Flush()
-		} else if !streamEvents && !a.jsonOut && partial.n > 0 {
+		} else if !streamEvents && !a.jsonOut && !partial.empty() {
 			partial.writeTo(a.stdout)
 			if !partial.endsInNewline() {
 				fmt.Fprintln(a.stdout)

@@ -16,9 +16,9 @@ import (
 	"fmt"
 )
 
-// MaxStrings bounds the length of a list a Decoder reads, far above any
+// MaxCount bounds the length of a list a Decoder reads, far above any
 // argv, environment or path list.
-const MaxStrings = 1 << 20
+const MaxCount = 1 << 20
 
 // ErrShort is a record that ends before its fields do.
 var ErrShort = errors.New("cut short")
@@ -31,9 +31,12 @@ func AppendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
+// AppendCount appends the length of a list whose items follow.
+func AppendCount(b []byte, n int) []byte { return binary.AppendUvarint(b, uint64(n)) }
+
 // AppendStrings appends the number of strings, then each.
 func AppendStrings(b []byte, v []string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
+	b = AppendCount(b, len(v))
 	for _, s := range v {
 		b = AppendString(b, s)
 	}
@@ -72,14 +75,6 @@ func (d *Decoder) Finish() error {
 		d.err = fmt.Errorf("%d bytes after the last field", len(d.buf))
 	}
 	return d.err
-}
-
-// Fail records err as the decoder's error, unless it has one already: for
-// a reader that finds a field it cannot accept (a count out of bounds).
-func (d *Decoder) Fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
 }
 
 func (d *Decoder) fail() {
@@ -142,14 +137,21 @@ func (d *Decoder) ReadBytes() []byte {
 // ReadString reads an AppendString.
 func (d *Decoder) ReadString() string { return string(d.ReadBytes()) }
 
+// ReadCount reads an AppendCount. Each item of a list takes a byte at
+// least, so a count above the bytes left, or above MaxCount, is an error
+// (and 0 is returned).
+func (d *Decoder) ReadCount() int {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.buf)) || n > MaxCount {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
 // ReadStrings reads an AppendStrings: nil for an empty list.
 func (d *Decoder) ReadStrings() []string {
-	n := d.uvarint()
-	// Each string takes a byte at least.
-	if d.err != nil || n > uint64(len(d.buf)) || n > MaxStrings {
-		d.fail()
-		return nil
-	}
+	n := d.ReadCount()
 	if n == 0 {
 		return nil
 	}

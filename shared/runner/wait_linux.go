@@ -19,15 +19,8 @@ import (
 // which cost a warm call more CPU than the wait itself. Without pidfds it
 // blocks in waitid.
 func awaitExit(pid int) {
-	if pollExit(pid) {
-		return
-	}
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			return
-		}
+	if !pollExit(pid) {
+		peekExit(pid, 0)
 	}
 }
 
@@ -59,10 +52,15 @@ func pollExit(pid int) bool {
 
 // hasExited reports whether child pid has exited (or cannot be waited
 // for), leaving it unreaped.
-func hasExited(pid int) bool {
+func hasExited(pid int) bool { return peekExit(pid, unix.WNOHANG) }
+
+// peekExit waits for child pid's exit with waitid and the given options,
+// without reaping it, and reports whether it has exited or cannot be
+// waited for.
+func peekExit(pid, options int) bool {
 	for {
 		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT|options, nil)
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue

@@ -2,7 +2,6 @@ package confiner
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/skillhost/skillhost/shared"
@@ -104,7 +103,8 @@ type Bind struct {
 
 // policyVersion opens an encoded policy: the plugin and its supervisor
 // binary are separate files that could come from different builds.
-const policyVersion byte = 1
+// Version 2: a view's bind count is a count (frame.AppendCount), not an int.
+const policyVersion byte = 2
 
 // Encode is the policy as the supervisor or confine helper receives it: a
 // record of package frame, which keeps paths that are not UTF-8 byte for
@@ -128,7 +128,7 @@ func (p Policy) Encode() ([]byte, error) {
 	b = appendFilter(appendFilter(b, p.Seccomp), p.SeccompNoMounts)
 	b = frame.AppendBool(b, p.View != nil)
 	if v := p.View; v != nil {
-		b = frame.AppendInt(b, int64(len(v.Binds)))
+		b = frame.AppendCount(b, len(v.Binds))
 		for _, bd := range v.Binds {
 			b = frame.AppendString(b, bd.Path)
 			b = frame.AppendBool(frame.AppendBool(frame.AppendBool(b, bd.Write), bd.Protect), bd.System)
@@ -176,12 +176,8 @@ func DecodePolicy(data []byte) (Policy, error) {
 
 func readView(d *frame.Decoder) *View {
 	v := &View{}
-	n := d.ReadInt()
-	if n < 0 || n > frame.MaxStrings {
-		d.Fail(fmt.Errorf("a view of %d binds", n))
-		return v
-	}
-	for i := int64(0); i < n && d.Err() == nil; i++ {
+	n := d.ReadCount()
+	for i := 0; i < n && d.Err() == nil; i++ {
 		bd := Bind{Path: d.ReadString()}
 		bd.Write, bd.Protect, bd.System = d.ReadBool(), d.ReadBool(), d.ReadBool()
 		bd.Upper, bd.Work = d.ReadString(), d.ReadString()

@@ -54,7 +54,7 @@ func buildView(v *View, hs handles) error {
 	if err := makeTmp(root, v.TmpSize); err != nil {
 		return err
 	}
-	points := newMountPoints(root)
+	points := newDirMaker(root)
 	defer points.close()
 	for _, t := range trees {
 		if err := t.attach(points); err != nil {
@@ -233,8 +233,8 @@ func overlayOf(lower int, b Bind) (int, error) {
 	return unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
 }
 
-// attach mounts t in the view whose mount points are made by points.
-func (t treeBind) attach(points *mountPoints) error {
+// attach mounts t in the view; points makes its mount point.
+func (t treeBind) attach(points *dirMaker) error {
 	if t.symlink != "" {
 		parent, err := points.dir(filepath.Dir(t.Path))
 		if err != nil {
@@ -270,26 +270,6 @@ func (t treeBind) attach(points *mountPoints) error {
 		return fmt.Errorf("bind %s: %w", t.Path, err)
 	}
 	return nil
-}
-
-// mountPoint creates path beneath root (in the view's own tmpfs) as a
-// directory or an empty file, with its parents, and opens it.
-func mountPoint(root int, path string, dir bool) (int, error) {
-	if dir {
-		return mkdirBeneath(root, path)
-	}
-	parent, err := mkdirBeneath(root, filepath.Dir(path))
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(parent)
-	fd, err := unix.Openat(parent, filepath.Base(path), unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err == nil {
-		unix.Close(fd)
-	} else if !errors.Is(err, unix.EEXIST) {
-		return -1, err
-	}
-	return openBeneath(root, path)
 }
 
 // openBeneath opens path beneath root without following any symlink.
@@ -385,6 +365,8 @@ func makeDev(root int, devices []string, hs handles) error {
 		return err
 	}
 	defer unix.Close(dev)
+	points := newDirMaker(root)
+	defer points.close()
 	for _, d := range devices {
 		src, owned, err := hs.fd(d)
 		if err != nil {
@@ -406,7 +388,7 @@ func makeDev(root int, devices []string, hs handles) error {
 		}
 		err = func() error {
 			defer unix.Close(tree)
-			target, err := mountPoint(root, d, false)
+			target, err := points.file(d)
 			if err != nil {
 				return err
 			}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package confiner
 
 import (
@@ -9,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountPoints makes directories and files beneath its root, opens each
+// A dirMaker makes directories and files beneath its root, opens each
 // directory once, refuses to follow a symlink on the way, and forgets what
 // a mount covers.
-func TestMountPoints(t *testing.T) {
+func TestDirMaker(t *testing.T) {
 	root := t.TempDir()
 	rootFD, err := unix.Open(root, DirFlags, 0)
 	if err != nil {
@@ -22,7 +24,7 @@ func TestMountPoints(t *testing.T) {
 	if err := os.Symlink("/", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	m := newMountPoints(rootFD)
+	m := newDirMaker(rootFD)
 	defer m.close()
 
 	a, err := m.dir("/etc/ssl/certs")
