@@ -529,13 +529,14 @@ func superviseMain() int {
 		killTree(self, true)
 		return report(wireStatus{ExitCode: -1, SetupError: "supervisor: read spec: " + err.Error()})
 	}
+	ended := make(chan struct{})
 	go func() {
 		for range sigs {
 			terminating.Store(true)
 			// An isolated helper forwards SIGTERM to its whole namespace;
 			// walking /proc is for the rest.
 			if !killInit(syscall.SIGTERM) {
-				signalTree(self, syscall.SIGTERM, spec.TermBelow)
+				termBelow(self, spec.TermBelow, ended)
 			}
 		}
 	}()
@@ -561,6 +562,7 @@ func superviseMain() int {
 	}
 
 	st := waitCommand(pid, h)
+	close(ended)
 	killTree(self, true)
 	st.Isolated = h != nil && h.isolated
 	st.IsolationError = isolationErr

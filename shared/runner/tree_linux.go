@@ -82,13 +82,33 @@ func childless(root int) (none, ok bool) {
 }
 
 // signalTree sends sig to every live descendant of root below its first
-// skip generations (0: all of them).
-func signalTree(root int, sig syscall.Signal, skip int) {
+// skip generations (0: all of them) and says how many it signalled.
+func signalTree(root int, sig syscall.Signal, skip int) int {
 	pids, depths, _ := descendantsDepth(root)
+	n := 0
 	for i, pid := range pids {
-		if depths[i] > skip {
-			_ = syscall.Kill(pid, sig)
+		if depths[i] > skip && syscall.Kill(pid, sig) == nil {
+			n++
 		}
+	}
+	return n
+}
+
+// termBelow sends SIGTERM below the first skip generations of root's
+// descendants. A deadline can fall while the spared wrapper is still
+// starting the command, and the command would then run untouched until the
+// grace ran out: so with generations to spare it looks again until it
+// signalled something or done is closed, first every few milliseconds,
+// then (each look walks /proc) at most every 100.
+func termBelow(root, skip int, done <-chan struct{}) {
+	pause := 2 * time.Millisecond
+	for signalTree(root, syscall.SIGTERM, skip) == 0 && skip > 0 {
+		select {
+		case <-done:
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 100*time.Millisecond)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,19 +76,21 @@ func TestSupervisedRunReportsUsage(t *testing.T) {
 }
 
 // With TermBelow the command behind a wrapper that dies of SIGTERM still
-// gets its grace: it sees SIGTERM and ends on its own terms.
+// gets its grace: it sees SIGTERM and ends on its own terms. The run is
+// stopped once the command said it is ready, so a slow start cannot put
+// the stop before the command's trap.
 func TestTermBelowSparesTheWrapper(t *testing.T) {
 	if !Supervised() {
 		t.Skip("needs supervision")
 	}
 	self, _ := os.Executable()
 	for _, below := range []int{0, 2} { // 2: the wrapper and the init it runs
-		spec := Spec{StatusChannel: true, Timeout: 300 * time.Millisecond, KillGrace: 5 * time.Second, TermBelow: below}
+		spec := Spec{StatusChannel: true, KillGrace: time.Minute, TermBelow: below}
 		spec.Argv = append(append([]string{}, dyingWrapper...),
 			StatusInit{Path: self, FD: StatusFD(spec)}.Argv(absBash(`trap 'echo got TERM; exit 7' TERM; echo ready; sleep 30 & wait`))...)
-		res, out := run(t, spec)
-		if !res.TimedOut || res.Duration > 4*time.Second {
-			t.Errorf("TermBelow %d: timed out %v after %v, want a timeout well within the grace", below, res.TimedOut, res.Duration)
+		res, out := runUntil(t, spec, "ready\n")
+		if res.Duration > 30*time.Second {
+			t.Errorf("TermBelow %d: ended after %v, want well within the grace", below, res.Duration)
 		}
 		if spared := !strings.Contains(out, "wrapper got TERM"); spared != (below > 0) {
 			t.Errorf("TermBelow %d: output %q; want the wrapper spared: %v", below, out, below > 0)
@@ -95,6 +99,49 @@ func TestTermBelowSparesTheWrapper(t *testing.T) {
 			t.Errorf("TermBelow %d: exit %d %s, output %q; want the command's own exit 7 after its SIGTERM", below, res.ExitCode, res.Signal, out)
 		}
 	}
+}
+
+// A deadline that falls while the spared wrapper is still starting the
+// command reaches the command once it is there, instead of letting it run
+// until the grace is over.
+func TestTermBelowReachesACommandStartedLate(t *testing.T) {
+	if !Supervised() {
+		t.Skip("needs supervision")
+	}
+	// The wrapper waits half a second without a process of its own (one
+	// would be below it, and signalled), then runs the command as its
+	// child (not by exec: the exit after it keeps bash from that) and
+	// exits with its status.
+	slowWrapper := []string{"/bin/bash", "-c", `end=$((${EPOCHREALTIME/./} + 500000)); while ((${EPOCHREALTIME/./} < end)); do :; done; "$@"; exit $?`, "wrapper"}
+	spec := Spec{Timeout: 100 * time.Millisecond, KillGrace: time.Minute, TermBelow: 1}
+	spec.Argv = append(slowWrapper, absBash(`echo started; sleep 120`)...)
+	res, out := run(t, spec)
+	if !res.TimedOut || res.Duration > 30*time.Second || res.ExitCode != 128+int(syscall.SIGTERM) {
+		t.Errorf("timed out %v after %v, exit %d %s, output %q; want the wrapper's 143 for a command ended by SIGTERM, soon after it started", res.TimedOut, res.Duration, res.ExitCode, res.Signal, out)
+	}
+}
+
+// runUntil is run, cancelling the run once its output contains marker.
+func runUntil(t *testing.T, spec Spec, marker string) (shared.Result, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var out strings.Builder
+	res, err := Run(ctx, spec, func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(b)
+		if strings.Contains(out.String(), marker) {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", spec.Argv, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return res, out.String()
 }
 
 func TestLimitsAreAppliedOrRefused(t *testing.T) {
