@@ -191,12 +191,9 @@ func TestUnlimitedOutput(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	modes(t, func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		res, err := Run(ctx, Spec{Argv: bash("sleep 30"), KillGrace: 200 * time.Millisecond}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// Cancelled once the command runs: a cancel during set-up is a
+		// killed run, not the command's SIGTERM.
+		res, _ := runUntil(t, Spec{Argv: bash("echo started; sleep 30"), KillGrace: 200 * time.Millisecond}, "started\n")
 		// Canceled, not timed out: SIGTERM ended the command long
 		// before its 30 seconds.
 		if res.TimedOut || res.Signal != "SIGTERM" || res.Duration > 20*time.Second {
