@@ -1,6 +1,8 @@
 package changeset
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -268,6 +270,34 @@ func TestStoreRoundTrip(t *testing.T) {
 	}
 	if _, err := s.Load("abc123"); err == nil {
 		t.Error("dropped run still loads")
+	}
+}
+
+// Drop removes a run's directory whatever its stage holds: nothing, a
+// manifest beside an empty stage, or an overlay's locked work directory.
+func TestDropLeavesNothing(t *testing.T) {
+	for name, fill := range map[string]func(s Store, stage string){
+		"empty stage":   func(Store, string) {},
+		"manifest only": func(s Store, _ string) { _ = s.Save(Manifest{Run: "r1"}) },
+		"overlay dirs": func(_ Store, stage string) {
+			_ = os.MkdirAll(filepath.Join(stage, "0", "upper", "a"), 0o700)
+			_ = os.MkdirAll(filepath.Join(stage, "0", "work", "work"), 0o000)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := Store{Dir: filepath.Join(t.TempDir(), "changes")}
+			stage, err := s.Create("r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fill(s, stage)
+			if err := s.Drop("r1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(filepath.Join(s.Dir, "r1")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("run directory after Drop: %v, want it gone", err)
+			}
+		})
 	}
 }
 

@@ -163,6 +163,11 @@ func (s Store) Drop(run string) error {
 	if err != nil {
 		return err
 	}
+	// A stage the run left empty (most runs) goes with two removals
+	// instead of walking it twice.
+	if os.Remove(filepath.Join(dir, "stage")) == nil && os.Remove(dir) == nil {
+		return nil
+	}
 	// The overlay's work directory is left without permissions.
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
