@@ -1,7 +1,68 @@
 package pluginclient
 
-import "github.com/skillhost/skillhost/shared/procstat"
+import (
+	"errors"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared/procstat"
+)
+
+// exitWatch tells whether the plugin process still runs from a pidfd,
+// which turns readable once the process has exited: one poll on every call
+// a host makes, where reading /proc/<pid>/stat took an open, the kernel
+// formatting the line, a read and a close. Where pidfds are missing
+// (kernels before 5.3) it reads /proc.
+type exitWatch struct {
+	mu    sync.Mutex
+	fd    int
+	state watchState
+}
+
+type watchState uint8
+
+const (
+	watchUnopened watchState = iota
+	watchOpen
+	watchProc // no pidfd: read /proc
+)
 
 // alive reports whether pid is a running process, not gone and not a
-// zombie waiting to be reaped.
-func alive(pid int) bool { return procstat.Alive(pid) }
+// zombie waiting to be reaped. The pidfd is opened on the first call,
+// while the host has not reaped the process (Conn.Alive asks Exited
+// first), so it names the plugin and no later process given its pid.
+func (w *exitWatch) alive(pid int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state == watchUnopened {
+		w.state = watchProc
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			w.fd, w.state = fd, watchOpen
+		}
+	}
+	if w.state != watchOpen {
+		return procstat.Alive(pid)
+	}
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 0)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return procstat.Alive(pid)
+		}
+		return n == 0
+	}
+}
+
+// close releases the pidfd; later calls read /proc.
+func (w *exitWatch) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state == watchOpen {
+		unix.Close(w.fd)
+	}
+	w.state = watchProc
+}

@@ -87,6 +87,8 @@ type Conn struct {
 	// (nil over go-plugin); pipeInfo is its answer to the first Info.
 	pipeDone <-chan struct{}
 	pipeInfo *shared.Info
+	// exit answers Alive without reading /proc on every call.
+	exit exitWatch
 	// ContractVersion is the contract version negotiated with the plugin.
 	ContractVersion int
 }
@@ -319,7 +321,7 @@ func (c *Conn) Alive() bool {
 		return false
 	}
 	pid := c.Pid()
-	return pid == 0 || alive(pid)
+	return pid == 0 || c.exit.alive(pid)
 }
 
 // Pid returns the plugin's process id, or 0 before it started.
@@ -333,6 +335,7 @@ func (c *Conn) Pid() int {
 // Close stops the plugin (gracefully, then by force) and removes its socket
 // directory. It is safe to call more than once.
 func (c *Conn) Close() {
+	defer c.exit.close()
 	if c.pipeDone != nil {
 		c.closePipe()
 		return
