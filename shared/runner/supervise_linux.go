@@ -357,14 +357,25 @@ func startSupervisor(exe, name, confine string, isolate bool, attr *os.ProcAttr)
 	if confine != "" {
 		argv = append(argv, confine)
 	}
-	isolated, isolationErr = startIsolated(isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
-		a := *attr
-		a.Sys = sys
-		proc, err = os.StartProcess(exe, append(argv, extra...), &a)
-		return err
+	withEnv := func(a os.ProcAttr, env string) *os.ProcAttr {
+		if env != "" {
+			a.Env = append(append([]string{}, a.Env...), env)
+		}
+		return &a
+	}
+	isolated, isolationErr = startIsolated(isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) error {
+		return withSupervisorSlack(func(env string) (err error) {
+			a := withEnv(*attr, env)
+			a.Sys = sys
+			proc, err = os.StartProcess(exe, append(argv, extra...), a)
+			return err
+		})
 	})
 	if !isolated {
-		proc, err = os.StartProcess(exe, argv, attr)
+		err = withSupervisorSlack(func(env string) (err error) {
+			proc, err = os.StartProcess(exe, argv, withEnv(*attr, env))
+			return err
+		})
 	}
 	return proc, isolated, isolationErr, err
 }
@@ -480,6 +491,7 @@ func newPipes(n int) ([][2]*os.File, error) {
 // tree is dead before it reports the command's status and exits.
 func superviseMain() int {
 	nameProcess(os.Args[0])
+	readCommandSlack()
 	for _, fd := range []int{fdLifeline, fdSpec, fdStatus} {
 		syscall.CloseOnExec(fd)
 	}
@@ -681,7 +693,7 @@ func startHelper(confine string) (*helper, error) {
 	isolated, why := startIsolated(helperConfs[confine].Isolate, *attr.Sys, func(sys *syscall.SysProcAttr, extra []string) (err error) {
 		a := *attr
 		a.Sys = sys
-		pid, err = syscall.ForkExec(selfExe, append(argv, extra...), &a)
+		pid, err = forkWithSlack(func() (int, error) { return syscall.ForkExec(selfExe, append(argv, extra...), &a) })
 		return err
 	})
 	if why != "" {
@@ -690,7 +702,7 @@ func startHelper(confine string) (*helper, error) {
 	if !isolated {
 		// No namespaces here (a kernel or container that refuses them):
 		// the confiner learns so from CurrentIsolation.
-		pid, err = syscall.ForkExec(selfExe, argv, attr)
+		pid, err = forkWithSlack(func() (int, error) { return syscall.ForkExec(selfExe, argv, attr) })
 	}
 	specR.Close()
 	errW.Close()
@@ -812,10 +824,12 @@ func startChild(spec wireSpec, h *helper) (int, error) {
 		if spec.Limits != (shared.Limits{}) {
 			path, argv = selfExe, limitsArgv(spec.Limits, spec.Argv)
 		}
-		pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-			Dir:   spec.Dir,
-			Env:   spec.Env,
-			Files: files,
+		pid, err := forkWithSlack(func() (int, error) {
+			return syscall.ForkExec(path, argv, &syscall.ProcAttr{
+				Dir:   spec.Dir,
+				Env:   spec.Env,
+				Files: files,
+			})
 		})
 		if err != nil {
 			return 0, fmt.Errorf("exec %s: %w", spec.Argv[0], err)
@@ -1015,6 +1029,7 @@ func forkConfined(fn Confiner, spec wireSpec) (int, error) {
 			ch <- started{err: errors.New("confine helper: the command's thread is the main thread")}
 			return
 		}
+		restoreSlack()
 		if err := confineThread(fn, spec); err != nil {
 			ch <- started{err: err}
 			return
