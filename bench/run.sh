@@ -28,9 +28,9 @@ note() { notes="$notes
 - $*"; echo "note: $*" >&2; }
 
 echo "== build" >&2
-# Static, as make build and the tests build them; a BASE commit below is
-# built as it was.
-CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
+# Static and without gRPC's tracing, as make build and the tests build
+# them; a BASE commit below is built as it was.
+CGO_ENABLED=0 go build -tags grpcnotrace -o "$work/bin/" ./cmd/... ./bench/oneshot ./bench/genskills ./bench/loopserve ./bench/phases ./bench/warm
 # The bubblewrap backend of examples/, a plugin beside the others.
 CGO_ENABLED=0 go build -o "$work/bin/skillhost-sandbox-bwrap" ./examples/plugin-bwrap
 bin=$work/bin
