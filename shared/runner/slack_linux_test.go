@@ -20,27 +20,45 @@ func TestCommandKeepsTheCallersTimerSlack(t *testing.T) {
 	if !Supervised() {
 		t.Skip("needs supervision")
 	}
+	// Run calls from this thread: its slack is the one to keep.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	own, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	if err != nil {
 		t.Skip("no timer slack here:", err)
 	}
 	want := strconv.Itoa(own) + "\n"
-	for _, spec := range []Spec{
-		{Argv: bash(`cat /proc/self/timerslack_ns`)},
-		{Argv: bash(`cat /proc/self/timerslack_ns`), Confine: "test-nofile", ConfinePayload: []byte("64")},
-		{Argv: bash(`cat /proc/self/timerslack_ns`), Confine: "test-iso"},
-		{Argv: bash(`cat /proc/self/timerslack_ns`), Limits: shared.Limits{OpenFiles: 64}},
+	slack := bash(`cat /proc/self/timerslack_ns`)
+	for _, tt := range []struct {
+		name string
+		spec Spec
+		env  string // EnvNoNamespaces
+	}{
+		{name: "plain", spec: Spec{Argv: slack}},
+		{name: "limits step", spec: Spec{Argv: slack, Limits: shared.Limits{OpenFiles: 64}}},
+		{name: "confine helper", spec: Spec{Argv: slack, Confine: "test-nofile", ConfinePayload: []byte("64")}},
+		{name: "supervisor as init", spec: Spec{Argv: slack, Confine: "test-iso"}},
+		{name: "helper without namespaces", spec: Spec{Argv: slack, Confine: "test-iso-fallback"}, env: "1"},
 	} {
-		res, out := run(t, spec)
-		if res.ExitCode != 0 || out != want {
-			t.Errorf("confine %q, limits %+v: exit %d, slack %q; want the caller's %q", spec.Confine, spec.Limits, res.ExitCode, out, want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv(EnvNoNamespaces, tt.env)
+			}
+			res, out := run(t, tt.spec)
+			if res.ExitCode != 0 || out != want {
+				t.Errorf("exit %d, slack %q; want the caller's %q", res.ExitCode, out, want)
+			}
+		})
 	}
 }
 
 // What withSupervisorSlack starts has the coarser slack, and the slack to
 // give back in its environment; the caller's thread keeps its own.
 func TestSupervisorStartsWithCoarseTimerSlack(t *testing.T) {
+	// withSupervisorSlack locks again (nested) and must leave this
+	// thread's slack as it found it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	own, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
 	if err != nil || own >= supervisorSlack {
 		t.Skipf("timer slack %d, %v: nothing to coarsen", own, err)
@@ -65,8 +83,6 @@ func TestSupervisorStartsWithCoarseTimerSlack(t *testing.T) {
 	if want := fmt.Sprintf("%d\n%d\n", supervisorSlack, own); string(out) != want {
 		t.Errorf("the started process printed %q, want %q", out, want)
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	if now, _ := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); now != own {
 		t.Errorf("this thread's slack is %d after the start, want %d", now, own)
 	}

@@ -17,7 +17,10 @@ const maxWireSpec = 64 << 20
 // that reads a frame of another version says so instead of misreading it.
 // Version 2: a confiner's payload changed with it (the Landlock policy
 // left gob), so a supervisor binary of version 1 is told, not confused.
-const wireSpecVersion byte = 2
+// Version 3: supervisors start with a coarse timer slack and must give the
+// command the runner's back (slack_linux.go), which one of version 2 would
+// not do.
+const wireSpecVersion byte = 3
 
 // writeTo encodes s on w as one frame: its length (4 bytes, big-endian),
 // the version, then each field in order (package frame).
