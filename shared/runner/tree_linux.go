@@ -84,14 +84,30 @@ func childless(root int) (none, ok bool) {
 // signalTree sends sig to every live descendant of root below its first
 // skip generations (0: all of them) and says how many it signalled.
 func signalTree(root int, sig syscall.Signal, skip int) int {
-	pids, depths, _ := descendantsDepth(root)
+	pids, depths, parents, _ := descendantsDepth(root)
 	n := 0
 	for i, pid := range pids {
-		if depths[i] > skip && syscall.Kill(pid, sig) == nil {
+		if depths[i] > skip && signalChild(pid, parents[i], sig) {
 			n++
 		}
 	}
 	return n
+}
+
+// signalChild sends sig to pid if it is still the child of parent that the
+// walk of /proc found: through a pidfd, taken before the parent is checked
+// again, so a pid that was reaped and given to another process meanwhile is
+// not signalled. Without pidfds it signals the pid.
+func signalChild(pid, parent int, sig syscall.Signal) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return !errors.Is(err, unix.ESRCH) && syscall.Kill(pid, sig) == nil
+	}
+	defer unix.Close(fd)
+	if ppid, _, err := procStat(pid); err != nil || ppid != parent {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
 // termBelow sends SIGTERM below the first skip generations of root's
@@ -126,16 +142,16 @@ func reap() {
 // descendants lists the live (non-zombie) descendants of root by walking
 // the parent links of every process in /proc.
 func descendants(root int) ([]int, error) {
-	pids, _, err := descendantsDepth(root)
+	pids, _, _, err := descendantsDepth(root)
 	return pids, err
 }
 
 // descendantsDepth is descendants with each one's generation below root
-// (1 for a child).
-func descendantsDepth(root int) ([]int, []int, error) {
+// (1 for a child) and parent.
+func descendantsDepth(root int) (pids, depths, parents []int, err error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	children := map[int][]int{}
 	for _, e := range entries {
@@ -148,21 +164,20 @@ func descendantsDepth(root int) ([]int, []int, error) {
 			continue // gone meanwhile, or dead
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		children[ppid] = append(children[ppid], pid)
 	}
-	var out, depths []int
 	queue, level := []int{root}, []int{0}
 	for len(queue) > 0 {
 		p, d := queue[0], level[0]
 		queue, level = queue[1:], level[1:]
 		for _, c := range children[p] {
-			out, depths = append(out, c), append(depths, d+1)
+			pids, depths, parents = append(pids, c), append(depths, d+1), append(parents, p)
 			queue, level = append(queue, c), append(level, d+1)
 		}
 	}
-	return out, depths, nil
+	return pids, depths, parents, nil
 }
 
 // Gone reports whether no process pid runs any more: there is none, or it
