@@ -23,24 +23,31 @@ type exitWatch struct {
 type watchState uint8
 
 const (
-	watchUnopened watchState = iota
+	watchUnopened watchState = iota // not started: reads /proc
 	watchOpen
-	watchProc // no pidfd: read /proc
+	watchProc // no pidfd, or closed: read /proc
 )
 
+// open takes a pidfd of the plugin, pid, once it started and before
+// anything can reap it, so the pidfd names the plugin and no later process
+// given its pid.
+func (w *exitWatch) open(pid int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.state != watchUnopened {
+		return
+	}
+	w.state = watchProc
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		w.fd, w.state = fd, watchOpen
+	}
+}
+
 // alive reports whether pid is a running process, not gone and not a
-// zombie waiting to be reaped. The pidfd is opened on the first call,
-// while the host has not reaped the process (Conn.Alive asks Exited
-// first), so it names the plugin and no later process given its pid.
+// zombie waiting to be reaped.
 func (w *exitWatch) alive(pid int) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.state == watchUnopened {
-		w.state = watchProc
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			w.fd, w.state = fd, watchOpen
-		}
-	}
 	if w.state != watchOpen {
 		return procstat.Alive(pid)
 	}

@@ -19,11 +19,12 @@ func TestExitWatchSeesAnUnreapedExit(t *testing.T) {
 	pid := cmd.Process.Pid
 	var w exitWatch
 	defer w.close()
+	w.open(pid)
 	if !w.alive(pid) {
 		t.Fatal("a running process reads as gone")
 	}
 	if w.state != watchOpen {
-		t.Errorf("state %d after the first look, want a pidfd (kernel without pidfds?)", w.state)
+		t.Errorf("state %d after open, want a pidfd (kernel without pidfds?)", w.state)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

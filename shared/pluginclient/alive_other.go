@@ -5,6 +5,8 @@ package pluginclient
 // exitWatch cannot look cheaply here; Conn.Alive falls back to Exited.
 type exitWatch struct{}
 
+func (*exitWatch) open(int) {}
+
 func (*exitWatch) alive(int) bool { return true }
 
 func (*exitWatch) close() {}

@@ -180,7 +180,7 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 				return nil, fmt.Errorf("socket directory: %w", err)
 			}
 			cmd.Env = append(cmd.Env, spec.Env...)
-			r, err := newPluginRunner(cmd)
+			r, err := newPluginRunner(cmd, c.exit.open)
 			if err != nil || cfg.Trace == nil {
 				return r, err
 			}

@@ -71,16 +71,17 @@ func launchPipe(cfg LaunchConfig) (*Conn, error) {
 		cfg.Trace("plugin exec (pipes, fork and exec)")
 	}
 	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	go relayLogs(errR, cfg.Logger)
 	c := &Conn{
 		Executor: wire.NewPipeClient(outR, inW, done),
 		lifeline: inW, cmd: cmd, oneShot: true, pipeDone: done,
 		ContractVersion: shared.ContractVersion,
 	}
+	c.exit.open(cmd.Process.Pid) // before anything can reap it
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	go relayLogs(errR, cfg.Logger)
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.StartTimeout)
 	defer cancel()
 	info, err := c.Executor.Info(ctx)

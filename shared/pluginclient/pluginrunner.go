@@ -27,11 +27,13 @@ type pluginRunner struct {
 	cmd            *exec.Cmd
 	stdout, stderr io.ReadCloser
 	pid            int
+	// started is told the plugin's pid before anything can reap it.
+	started func(pid int)
 }
 
 var _ runner.Runner = (*pluginRunner)(nil)
 
-func newPluginRunner(cmd *exec.Cmd) (*pluginRunner, error) {
+func newPluginRunner(cmd *exec.Cmd, started func(pid int)) (*pluginRunner, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -44,9 +46,10 @@ func newPluginRunner(cmd *exec.Cmd) (*pluginRunner, error) {
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	return &pluginRunner{
-		cmd:    cmd,
-		stdout: filtered(outR, handshakeFilter()),
-		stderr: filtered(errR, sanitizeLogLine),
+		cmd:     cmd,
+		stdout:  filtered(outR, handshakeFilter()),
+		stderr:  filtered(errR, sanitizeLogLine),
+		started: started,
 	}, nil
 }
 
@@ -60,6 +63,9 @@ func (r *pluginRunner) Start(context.Context) error {
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
+	if r.started != nil {
+		r.started(r.pid) // go-plugin calls Wait only after Start returns
+	}
 	return nil
 }
 
