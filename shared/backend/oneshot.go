@@ -40,10 +40,8 @@ func serveOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 	closeOnExec(in)
 	closeOnExec(out)
 	// Through the poller, so waiting for the host holds no thread in a
-	// system call: a thread blocked there keeps Go's monitor thread
-	// polling every 20 µs (docs/performance.md).
-	nonblocking(in)
-	nonblocking(out)
+	// system call (docs/performance.md, the warm path).
+	in, out = pollable(in, false), pollable(out, true)
 	base, cancel := context.WithCancel(context.Background())
 	err = wire.ServePipe(base, withLogger(impl, logger), os.NewFile(uintptr(in), "host-calls"), os.NewFile(uintptr(out), "host-answers"))
 	if err != nil {

@@ -4,5 +4,5 @@ import "syscall"
 
 func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }
 
-// nonblocking does nothing here: pipes are not polled on Windows.
-func nonblocking(int) {}
+// pollable returns fd: pipes are not polled on Windows.
+func pollable(fd int, _ bool) int { return fd }
