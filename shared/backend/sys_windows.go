@@ -5,4 +5,4 @@ import "syscall"
 func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }
 
 // pollable returns fd: pipes are not polled on Windows.
-func pollable(fd int, _ bool) int { return fd }
+func pollable(fd int) int { return fd }
