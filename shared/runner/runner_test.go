@@ -70,6 +70,29 @@ func run(t *testing.T, spec Spec) (shared.Result, string) {
 	return res, out.String()
 }
 
+// runUntil is run, cancelling the run once its output contains marker.
+func runUntil(t *testing.T, spec Spec, marker string) (shared.Result, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var out strings.Builder
+	res, err := Run(ctx, spec, func(b []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		out.Write(b)
+		if strings.Contains(out.String(), marker) {
+			cancel()
+		}
+	})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", spec.Argv, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return res, out.String()
+}
+
 func TestRunOutcomes(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {

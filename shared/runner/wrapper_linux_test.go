@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -119,29 +118,6 @@ func TestTermBelowReachesACommandStartedLate(t *testing.T) {
 	if !res.TimedOut || res.Duration > 30*time.Second || res.ExitCode != 128+int(syscall.SIGTERM) {
 		t.Errorf("timed out %v after %v, exit %d %s, output %q; want the wrapper's 143 for a command ended by SIGTERM, soon after it started", res.TimedOut, res.Duration, res.ExitCode, res.Signal, out)
 	}
-}
-
-// runUntil is run, cancelling the run once its output contains marker.
-func runUntil(t *testing.T, spec Spec, marker string) (shared.Result, string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var mu sync.Mutex
-	var out strings.Builder
-	res, err := Run(ctx, spec, func(b []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		out.Write(b)
-		if strings.Contains(out.String(), marker) {
-			cancel()
-		}
-	})
-	if err != nil {
-		t.Fatalf("Run(%q): %v", spec.Argv, err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return res, out.String()
 }
 
 func TestLimitsAreAppliedOrRefused(t *testing.T) {
