@@ -313,15 +313,12 @@ const mrtrVersion = "2026-07-28"
 // the call itself (the answer to our input request), from what the client
 // said before, or by asking: with a client of mrtrVersion or later, ask is
 // the result that asks it (the client answers and calls again); with an
-// older one, roots/list is sent.
+// older one, roots/list is sent. A client that did not declare the roots
+// capability has none and is not asked.
 func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) (dirs []string, ask *mcp.CallToolResult) {
 	ss := req.Session
 	if res, ok := req.Params.InputResponses[rootsInput].(*mcp.ListRootsResult); ok {
-		dirs = rootDirs(res)
-		s.rootsMu.Lock()
-		s.roots[ss] = dirs
-		s.rootsMu.Unlock()
-		return dirs, nil
+		return s.rememberRoots(ss, rootDirs(res)), nil
 	}
 	s.rootsMu.Lock()
 	dirs, known := s.roots[ss]
@@ -329,7 +326,14 @@ func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) (dirs 
 	if known {
 		return dirs, nil
 	}
-	if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= mrtrVersion {
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil {
+		// A client that did not declare roots has none to give, and one
+		// that cannot answer roots/list would keep its first call waiting
+		// rootsTimeout for nothing.
+		return s.rememberRoots(ss, []string{}), nil
+	}
+	if ip.ProtocolVersion >= mrtrVersion {
 		return nil, &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{rootsInput: &mcp.ListRootsParams{}}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, rootsTimeout)
@@ -338,11 +342,16 @@ func (s *Server) callRoots(ctx context.Context, req *mcp.CallToolRequest) (dirs 
 	if err != nil {
 		s.logger.Debug("the client gave no roots", "err", err)
 	}
-	dirs = rootDirs(res)
+	return s.rememberRoots(ss, rootDirs(res)), nil
+}
+
+// rememberRoots keeps dirs as ss's roots until its client says they
+// changed, and returns them.
+func (s *Server) rememberRoots(ss *mcp.ServerSession, dirs []string) []string {
 	s.rootsMu.Lock()
 	s.roots[ss] = dirs
 	s.rootsMu.Unlock()
-	return dirs, nil
+	return dirs
 }
 
 // rootDirs are the local directories of a client's file:// roots.
