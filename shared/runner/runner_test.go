@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,20 +56,11 @@ func bash(script string) []string { return []string{"bash", "-c", script} }
 
 func run(t *testing.T, spec Spec) (shared.Result, string) {
 	t.Helper()
-	var mu sync.Mutex
-	var out bytes.Buffer
-	res, err := Run(context.Background(), spec, func(b []byte) {
-		mu.Lock()
-		out.Write(b)
-		mu.Unlock()
-	})
-	if err != nil {
-		t.Fatalf("Run(%q): %v", spec.Argv, err)
-	}
-	return res, out.String()
+	return runUntil(t, spec, "")
 }
 
-// runUntil is run, cancelling the run once its output contains marker.
+// runUntil is run, cancelling the run once its output contains marker
+// (never, for "").
 func runUntil(t *testing.T, spec Spec, marker string) (shared.Result, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -81,7 +71,7 @@ func runUntil(t *testing.T, spec Spec, marker string) (shared.Result, string) {
 		mu.Lock()
 		defer mu.Unlock()
 		out.Write(b)
-		if strings.Contains(out.String(), marker) {
+		if marker != "" && strings.Contains(out.String(), marker) {
 			cancel()
 		}
 	})

@@ -25,7 +25,7 @@ const supervisorSlack = 1_000_000 // ns
 const envTimerSlack = "SKILLHOST_RUNNER_TIMER_SLACK"
 
 // withSupervisorSlack runs start, which forks, on a thread whose timer
-// slack is supervisorSlack, and returns the environment entry that gives
+// slack is supervisorSlack, and passes it the environment entry that gives
 // the supervisor the slack to restore ("" when the slack is left as it
 // was).
 func withSupervisorSlack(start func(env string) error) error {

@@ -247,6 +247,7 @@ func (t treeBind) attach(points *dirMaker) error {
 	}
 	var target int
 	var err error
+	owned := true // the descriptor is this call's to close
 	switch {
 	case t.nested:
 		// The mount point is in an earlier bind, the same tree as the
@@ -256,6 +257,7 @@ func (t treeBind) attach(points *dirMaker) error {
 		// points keeps the descriptor, and drops it once the mount
 		// covers what it names.
 		target, err = points.dir(t.Path)
+		owned = false
 		defer points.mounted(t.Path)
 	default:
 		target, err = points.file(t.Path)
@@ -263,7 +265,7 @@ func (t treeBind) attach(points *dirMaker) error {
 	if err != nil {
 		return fmt.Errorf("mount point %s: %w", t.Path, err)
 	}
-	if !t.dir || t.nested {
+	if owned {
 		defer unix.Close(target)
 	}
 	if err := unix.MoveMount(t.fd, "", target, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
