@@ -271,8 +271,9 @@ func pluginEnv(host []string) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
 		// SSL_CERT_FILE and SSL_CERT_DIR are the trust store a plugin's
-		// egress proxy verifies upstream hosts against, as Go reads it.
-		case "PATH", "TMPDIR", "GORACE", "SSL_CERT_FILE", "SSL_CERT_DIR":
+		// egress proxy verifies upstream hosts against, as Go reads it; a
+		// GOMAXPROCS given to the host is meant for its plugins too.
+		case "PATH", "TMPDIR", "GORACE", "SSL_CERT_FILE", "SSL_CERT_DIR", "GOMAXPROCS":
 			env = append(env, kv)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/skillhost/skillhost/host/grant"
@@ -71,5 +72,16 @@ func TestOptionsPluginDirs(t *testing.T) {
 	found, _ := h.Sandbox().Plugins()
 	if c, ok := found["mine"]; !ok || c.Path != filepath.Join(dir, "skillhost-sandbox-mine") {
 		t.Errorf("plugins found: %v", found)
+	}
+}
+
+// A plugin's environment is the few variables it needs from the host's,
+// GOMAXPROCS among them (the plugins choose one processor when it is not
+// set); nothing else, no secret, reaches it.
+func TestPluginEnvPassesOnlyWhatPluginsNeed(t *testing.T) {
+	got := pluginEnv([]string{"PATH=/bin", "GOMAXPROCS=4", "AWS_SECRET_ACCESS_KEY=x", "HOME=/root", "TMPDIR=/t", "GOMAXPROCSX=1"})
+	want := []string{"PATH=/bin", "GOMAXPROCS=4", "TMPDIR=/t"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pluginEnv = %q, want %q", got, want)
 	}
 }

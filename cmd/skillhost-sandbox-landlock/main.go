@@ -7,5 +7,6 @@ import (
 )
 
 func main() {
-	backend.Serve(landlock.New())
+	// Its calls wait on the run's supervisor and pipes.
+	backend.Serve(landlock.New(), backend.WithOneProcessor())
 }

@@ -7,5 +7,6 @@ import (
 )
 
 func main() {
-	backend.Serve(null.New())
+	// Its calls wait on the run's supervisor and pipes.
+	backend.Serve(null.New(), backend.WithOneProcessor())
 }

@@ -7,5 +7,6 @@ import (
 )
 
 func main() {
-	backend.Serve(seatbelt.New())
+	// Its calls wait on the run's supervisor and pipes.
+	backend.Serve(seatbelt.New(), backend.WithOneProcessor())
 }

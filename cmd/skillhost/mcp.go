@@ -55,6 +55,10 @@ func (a *app) mcpCmd() *cobra.Command {
 			if poll < 0 {
 				return usage(fmt.Errorf("--poll must not be negative"))
 			}
+			if httpAddr == "" {
+				// One client; over HTTP, up to 64 sessions share the server.
+				oneProcessor()
+			}
 			h, err := a.open()
 			if err != nil {
 				return err

@@ -49,6 +49,7 @@ func (a *app) runCmd() *cobra.Command {
 			// One call, then exit: neither the plugin nor the in-process
 			// runner (strategy none) starts anything for a next call.
 			a.oneShot = true
+			oneProcessor()
 			h, err := a.open()
 			if err != nil {
 				return err

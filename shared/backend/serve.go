@@ -26,10 +26,11 @@ const drainTimeout = 3 * time.Second
 type Option func(*serveConfig)
 
 type serveConfig struct {
-	logger     hclog.Logger
-	debug      bool
-	out        io.Writer // where debug mode prints how to attach
-	noFastPath bool
+	logger       hclog.Logger
+	debug        bool
+	out          io.Writer // where debug mode prints how to attach
+	noFastPath   bool
+	oneProcessor bool // WithOneProcessor
 }
 
 // WithLogger makes l the plugin's logger (see LoggerFrom) instead of the
@@ -112,6 +113,9 @@ func Serve(impl shared.Executor, opts ...Option) error {
 	}
 	if os.Getenv(shared.EnvPluginDebug) == "1" {
 		cfg.debug = true
+	}
+	if cfg.oneProcessor {
+		useOneProcessor()
 	}
 	if !cfg.noFastPath && !cfg.debug {
 		if served, err := serveOneShot(impl, cfg.logger); served {

@@ -1,0 +1,30 @@
+package backend
+
+import (
+	"os"
+	"runtime"
+)
+
+// WithOneProcessor runs the plugin's Go code on one processor
+// (runtime.GOMAXPROCS(1)) from the start of Serve, unless GOMAXPROCS is set
+// in its environment (the host passes its own on).
+//
+// It suits a backend whose calls wait on child processes and pipes, as the
+// runner's do. With a processor idle, Go's scheduler wakes a thread at each
+// event (a pipe ready, a child gone) that finds nothing else to run and
+// sleeps again, and its monitor polls a processor held in a system call
+// every 20 µs; on one processor neither happens. That was 0.3 ms of CPU of
+// each warm call here, and output flowed faster (docs/performance.md). A
+// backend that computes in its own process (an interpreter, a virtual
+// machine) should not use it: its concurrent calls would share the one
+// processor.
+func WithOneProcessor() Option { return func(c *serveConfig) { c.oneProcessor = true } }
+
+// useOneProcessor applies WithOneProcessor; it reports whether it did.
+func useOneProcessor() bool {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		return false
+	}
+	runtime.GOMAXPROCS(1)
+	return true
+}

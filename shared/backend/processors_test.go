@@ -1,0 +1,27 @@
+package backend
+
+import (
+	"os"
+	"runtime"
+	"testing"
+)
+
+// WithOneProcessor leaves a GOMAXPROCS the environment gives alone, and
+// otherwise runs the plugin on one processor.
+func TestWithOneProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var cfg serveConfig
+	WithOneProcessor()(&cfg)
+	if !cfg.oneProcessor {
+		t.Fatal("WithOneProcessor does not ask Serve for one processor")
+	}
+	t.Setenv("GOMAXPROCS", "3")
+	runtime.GOMAXPROCS(3)
+	if useOneProcessor() || runtime.GOMAXPROCS(0) != 3 {
+		t.Errorf("with GOMAXPROCS=3 in the environment, GOMAXPROCS became %d", runtime.GOMAXPROCS(0))
+	}
+	os.Unsetenv("GOMAXPROCS")
+	if !useOneProcessor() || runtime.GOMAXPROCS(0) != 1 {
+		t.Errorf("without GOMAXPROCS in the environment, GOMAXPROCS is %d, want 1", runtime.GOMAXPROCS(0))
+	}
+}
