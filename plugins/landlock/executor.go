@@ -54,6 +54,8 @@ type Executor struct {
 	// hostTmp lists the host's /tmp for the runs that keep what they
 	// leave there.
 	hostTmp tmpListing
+	// etcGlob expands systemEtc's patterns.
+	etcGlob globCache
 	// swept is when run cgroups were last swept (unix nanoseconds).
 	swept atomic.Int64
 }
@@ -284,7 +286,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		}
 		req.Env = withEnvs(req.Env, proxy.Env(proxy.Port(), caFile))
 	}
-	pol := policy(f, req, tmp)
+	pol := e.policy(f, req, tmp)
 	if proxy != nil {
 		pol.Egress = &confiner.Route{Port: proxy.Port(), Target: net.JoinHostPort("127.0.0.1", strconv.Itoa(proxy.Port()))}
 	}
@@ -375,8 +377,8 @@ func withEnvs(env, add []string) []string {
 
 // policy is the request's policy on this machine, tmp being the run's
 // private temporary directory.
-func policy(f Features, req shared.Request, tmp string) confiner.Policy {
-	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0, View: f.ReadOnlyView})
+func (e *Executor) policy(f Features, req shared.Request, tmp string) confiner.Policy {
+	pol := Build(req, Env{ABI: f.ABI, TempDir: tmp, Root: f.Uid == 0, View: f.ReadOnlyView, Glob: e.etcGlob.glob})
 	pol.Cgroups = f.Uid == 0 && len(f.Cgroups) > 0
 	return pol
 }
@@ -477,7 +479,7 @@ func socketNote(p confiner.Policy) []string {
 // apply, as JSON, with a placeholder for the per-run temporary directory.
 func (e *Executor) Explain(_ context.Context, req shared.Request) (shared.Explanation, error) {
 	f, _ := e.kernel()
-	pol := policy(f, req, "")
+	pol := e.policy(f, req, "")
 	pol.RWDirs = append(pol.RWDirs, "<per-run temporary directory>")
 	text, err := json.MarshalIndent(pol, "", "  ")
 	if err != nil {

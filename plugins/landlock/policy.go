@@ -74,6 +74,8 @@ func Build(req shared.Request, env Env) confiner.Policy {
 	if env.Stat == nil {
 		env.Stat = os.Stat
 	}
+	// Most paths are looked at twice (for Landlock and for the view).
+	env.Stat = memoStat(env.Stat)
 	if env.Glob == nil {
 		env.Glob = filepath.Glob
 	}
@@ -134,6 +136,23 @@ func classify(paths []string, stat func(string) (os.FileInfo, error)) (dirs, fil
 		}
 	}
 	return dedupe(dirs), dedupe(files)
+}
+
+// memoStat is stat answering each path once.
+func memoStat(stat func(string) (os.FileInfo, error)) func(string) (os.FileInfo, error) {
+	type answer struct {
+		fi  os.FileInfo
+		err error
+	}
+	seen := map[string]answer{}
+	return func(p string) (os.FileInfo, error) {
+		a, ok := seen[p]
+		if !ok {
+			a.fi, a.err = stat(p)
+			seen[p] = a
+		}
+		return a.fi, a.err
+	}
 }
 
 func dedupe(s []string) []string {

@@ -21,7 +21,7 @@ import (
 // would leave the time as it was.
 type tmpListing struct {
 	mu    sync.Mutex
-	stamp tmpStamp
+	stamp dirStamp
 	names []string
 }
 
@@ -30,23 +30,23 @@ type tmpListing struct {
 // or ext4 with small inodes), and the kernel's clock running a tick behind.
 const settled = 2 * time.Second
 
-// tmpStamp is what says /tmp's entries are as they were.
-type tmpStamp struct {
+// dirStamp is what says a directory's entries are as they were.
+type dirStamp struct {
 	fi    os.FileInfo
 	mtime time.Time
 }
 
-func stampOf(dir string) tmpStamp {
+func stampOf(dir string) dirStamp {
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return tmpStamp{}
+		return dirStamp{}
 	}
-	return tmpStamp{fi: fi, mtime: fi.ModTime()}
+	return dirStamp{fi: fi, mtime: fi.ModTime()}
 }
 
 // same reports whether both stamps were taken and name one directory at
 // one modification time.
-func (s tmpStamp) same(o tmpStamp) bool {
+func (s dirStamp) same(o dirStamp) bool {
 	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) && s.mtime.Equal(o.mtime)
 }
 
@@ -74,7 +74,7 @@ func (l *tmpListing) dirs(tmp string) []string {
 	}
 	names = slices.Clip(names)
 	if stamp.fi != nil && now.Sub(stamp.mtime) < settled {
-		stamp = tmpStamp{} // recent: kept, but matching nothing
+		stamp = dirStamp{} // recent: kept, but matching nothing
 	}
 	l.mu.Lock()
 	l.stamp, l.names = stamp, names
