@@ -69,7 +69,7 @@ FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./internal/shel
 	./host/grant:FuzzGrant ./host/config:FuzzConfig ./internal/matchtext:FuzzTokens ./host/match:FuzzReadLabels \
 	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName ./host/match:FuzzReadWordVectors \
 	./internal/matchtext:FuzzEverydayProbability ./shared/frame:FuzzDecoder ./plugins/landlock/confiner:FuzzDecodePolicy \
-	./shared/runner:FuzzReadWireSpec
+	./shared/runner:FuzzReadWireSpec ./shared/runner:FuzzReadWireStatus
 ## A run that fails with only "context deadline exceeded" and writes no
 ## failing input is Go 1.26's fuzz-coordinator race at the end of -fuzztime
 ## (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits: it

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +22,7 @@ import (
 func superviseInit(lifeline, specF, statusF *os.File) int {
 	report := func(st wireStatus) int {
 		st.Isolated = true
-		_ = json.NewEncoder(statusF).Encode(st)
+		_ = st.writeTo(statusF)
 		return 0
 	}
 	// Nothing the command does may read this process's memory or
@@ -62,7 +61,7 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 	}
 	st := reapNamespace(pid)
 	var left []LeftFile
-	if len(spec.KeepTmp) > 0 {
+	if spec.KeepTmp != "" {
 		// Every process of the run is gone: nothing can change /tmp now.
 		left = collectLeft("/tmp", spec.KeepTmp)
 	}
@@ -70,9 +69,10 @@ func superviseInit(lifeline, specF, statusF *os.File) int {
 }
 
 // collectLeft reads the regular files beneath the directories of tmp
-// named in dirs (not those at its top), without following symbolic links,
-// up to MaxLeftFiles and MaxLeftBytes in all; a larger file is left out.
-func collectLeft(tmp string, dirs []string) []LeftFile {
+// named in keep, a keepSet (not those at its top), without following
+// symbolic links, up to MaxLeftFiles and MaxLeftBytes in all; a larger
+// file is left out.
+func collectLeft(tmp string, keep string) []LeftFile {
 	var out []LeftFile
 	var total int64
 	var root unix.Stat_t
@@ -117,17 +117,11 @@ func collectLeft(tmp string, dirs []string) []LeftFile {
 			}
 		}
 	}
-	// The run's /tmp is read once and matched against dirs, not each of
-	// dirs looked up: the host's /tmp may name hundreds of directories,
+	// The run's /tmp is read once and matched against keep, not each name
+	// of keep looked up: the host's /tmp may name hundreds of directories,
 	// and the run's rarely more than a few.
-	keep := make(map[string]bool, len(dirs))
-	for _, d := range dirs {
-		if d != "" && !strings.Contains(d, "/") && d != "." && d != ".." {
-			keep[d] = true
-		}
-	}
 	for _, d := range topDirs(tmp) {
-		if !keep[d] {
+		if !inKeepSet(keep, d) {
 			continue
 		}
 		var st unix.Stat_t
@@ -137,6 +131,30 @@ func collectLeft(tmp string, dirs []string) []LeftFile {
 		}
 	}
 	return out
+}
+
+// keepSet joins the names of Spec.KeepTmp into one string, "/a/b/": a
+// name is in it when "/"+name+"/" is, since no name holds a slash. Empty
+// names, "." and "..", and anything with a slash (a path, not a name) are
+// left out; with none left it is empty. inKeepSet looks a name up.
+func keepSet(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		if n == "" || n == "." || n == ".." || strings.Contains(n, "/") {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(n)
+		b.WriteByte('/')
+	}
+	return b.String()
+}
+
+// inKeepSet reports whether name is one of the names of set.
+func inKeepSet(set, name string) bool {
+	return name != "" && !strings.Contains(name, "/") && strings.Contains(set, "/"+name+"/")
 }
 
 // topDirs names the directories at dir's top level, in sorted order.

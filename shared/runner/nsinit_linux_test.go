@@ -236,7 +236,7 @@ func TestCollectLeft(t *testing.T) {
 	if err := os.Symlink(filepath.Join(tmp, "other"), filepath.Join(tmp, "link")); err != nil {
 		t.Fatal(err)
 	}
-	left := collectLeft(tmp, []string{"kept", "other", "link", "missing", "..", "kept/deep", ""})
+	left := collectLeft(tmp, keepSet([]string{"kept", "other", "link", "missing", "..", "kept/deep", ""}))
 	var got []string
 	for _, f := range left {
 		got = append(got, strings.TrimPrefix(f.Path, tmp)+"="+string(f.Data))
@@ -247,5 +247,27 @@ func TestCollectLeft(t *testing.T) {
 	}
 	if left[0].Mode != 0o640 {
 		t.Errorf("mode = %o, want 640", left[0].Mode)
+	}
+}
+
+// keepSet holds names, not paths or parts of names.
+func TestKeepSet(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"", ".", "..", "a/b"}, ""},
+		{[]string{"a", "", "..", "b/c", "dd"}, "/a/dd/"},
+	} {
+		if got := keepSet(c.names); got != c.want {
+			t.Errorf("keepSet(%q) = %q, want %q", c.names, got, c.want)
+		}
+	}
+	set := keepSet([]string{"kept", "other"})
+	for name, in := range map[string]bool{"kept": true, "other": true, "ept": false, "kept/other": false, "": false} {
+		if got := inKeepSet(set, name); got != in {
+			t.Errorf("%q in %q: %v, want %v", name, set, got, in)
+		}
 	}
 }

@@ -147,7 +147,10 @@ type wireSpec struct {
 	Dir            string
 	Confine        string
 	ConfinePayload []byte
-	KeepTmp        []string
+	// KeepTmp is Spec.KeepTmp as one string (keepSet): a fresh
+	// supervisor decodes it with one allocation, however many directories
+	// the host's /tmp holds.
+	KeepTmp string
 	// ExtraFDs is how many descriptors the supervisor inherited after its
 	// own (from fdExtra on) to pass to the command from 3 on.
 	ExtraFDs  int
@@ -155,20 +158,21 @@ type wireSpec struct {
 	Limits    shared.Limits
 }
 
-// wireStatus travels from the supervisor back to Run.
-// The supervisor writes it once at the end; before that, for an isolated
-// helper, a line with only InitPid, so that Run can kill the namespace at the
-// deadline without waiting for the supervisor to be scheduled.
+// wireStatus travels from the supervisor back to Run, as frames
+// (wireStatus.writeTo). The supervisor writes it once at the end; before
+// that, for an isolated helper, one with only InitPid, so that Run can kill
+// the namespace at the deadline without waiting for the supervisor to be
+// scheduled.
 type wireStatus struct {
-	InitPid    int    `json:"init_pid,omitempty"`
-	ExitCode   int    `json:"exit_code"`
-	Signal     string `json:"signal,omitempty"`
-	SetupError string `json:"setup_error,omitempty"`
-	Isolated   bool   `json:"isolated,omitempty"`
+	InitPid    int
+	ExitCode   int
+	Signal     string
+	SetupError string
+	Isolated   bool
 	// IsolationError says why the helper got no namespaces, if it asked.
-	IsolationError string `json:"isolation_error,omitempty"`
+	IsolationError string
 	// Left are the files the run left in its private /tmp (KeepTmp).
-	Left []LeftFile `json:"left,omitempty"`
+	Left []LeftFile
 	// Usage is what the command used, where the supervisor reaped it.
-	Usage *Usage `json:"usage,omitempty"`
+	Usage *Usage
 }

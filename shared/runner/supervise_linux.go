@@ -48,7 +48,7 @@ const selfExe = "/proc/self/exe"
 const (
 	fdLifeline = 3 // read end; EOF means "kill everything and exit"
 	fdSpec     = 4 // wireSpec, one frame (readWireSpec)
-	fdStatus   = 5 // wireStatus as JSON, written once before exit
+	fdStatus   = 5 // wireStatus frames, the last written before exit
 	fdExtra    = 6 // Spec.ExtraFiles, for the command
 )
 
@@ -132,10 +132,9 @@ type supervisedProcess struct {
 // readStatus reads the supervisor's status pipe: an init notice, if any,
 // then the final status (or nothing, if the supervisor was killed).
 func (p *supervisedProcess) readStatus() {
-	dec := json.NewDecoder(p.status)
 	for {
-		var ws wireStatus
-		if err := dec.Decode(&ws); err != nil {
+		ws, err := readWireStatus(p.status)
+		if err != nil {
 			close(p.final)
 			return
 		}
@@ -393,7 +392,7 @@ func (p *supervisedProcess) releasePrepared() {
 func (p *supervisedProcess) send(spec Spec) error {
 	err := wireSpec{
 		Argv: spec.Argv, Env: nonNilEnv(spec.Env), Dir: spec.Dir,
-		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: spec.KeepTmp,
+		Confine: spec.Confine, ConfinePayload: spec.ConfinePayload, KeepTmp: keepSet(spec.KeepTmp),
 		ExtraFDs: len(spec.ExtraFiles), TermBelow: spec.TermBelow, Limits: spec.Limits,
 	}.writeTo(p.spec)
 	if cerr := p.spec.Close(); err == nil {
@@ -505,7 +504,7 @@ func superviseMain() int {
 		return superviseInit(lifeline, specF, statusF)
 	}
 	report := func(st wireStatus) int {
-		_ = json.NewEncoder(statusF).Encode(st)
+		_ = st.writeTo(statusF)
 		return 0
 	}
 	self := os.Getpid()
@@ -570,7 +569,7 @@ func superviseMain() int {
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
 	}
 	if h != nil && h.isolated {
-		_ = json.NewEncoder(statusF).Encode(wireStatus{InitPid: pid})
+		_ = wireStatus{InitPid: pid}.writeTo(statusF)
 	}
 
 	st := waitCommand(pid, h)

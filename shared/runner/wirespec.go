@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/skillhost/skillhost/shared/frame"
 )
@@ -20,7 +21,9 @@ const maxWireSpec = 64 << 20
 // Version 3: supervisors start with a coarse timer slack and must give the
 // command the runner's back (slack_linux.go), which one of version 2 would
 // not do.
-const wireSpecVersion byte = 3
+// Version 4: KeepTmp is one string (keepSet), not a list, and the
+// supervisor's status is a frame of this kind too, not JSON.
+const wireSpecVersion byte = 4
 
 // writeTo encodes s on w as one frame: its length (4 bytes, big-endian),
 // the version, then each field in order (package frame).
@@ -32,7 +35,7 @@ func (s wireSpec) writeTo(w io.Writer) error {
 	b = frame.AppendString(b, s.Dir)
 	b = frame.AppendString(b, s.Confine)
 	b = frame.AppendBytes(b, s.ConfinePayload)
-	b = frame.AppendStrings(b, s.KeepTmp)
+	b = frame.AppendString(b, s.KeepTmp)
 	for _, v := range []int64{int64(s.ExtraFDs), int64(s.TermBelow), s.Limits.OpenFiles, s.Limits.FileSize, s.Limits.Processes, s.Limits.Memory} {
 		b = frame.AppendInt(b, v)
 	}
@@ -46,33 +49,104 @@ func (s wireSpec) writeTo(w io.Writer) error {
 
 // readWireSpec reads one frame written by writeTo.
 func readWireSpec(r io.Reader) (wireSpec, error) {
-	var head [4]byte
-	if _, err := io.ReadFull(r, head[:]); err != nil {
+	buf, err := readFrame(r, "spec", maxWireSpec)
+	if err != nil {
 		return wireSpec{}, err
 	}
-	n := binary.BigEndian.Uint32(head[:])
-	if n > maxWireSpec {
-		return wireSpec{}, fmt.Errorf("spec of %d bytes is over %d", n, maxWireSpec)
-	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return wireSpec{}, fmt.Errorf("spec cut short: %w", err)
-	}
-	if len(buf) == 0 || buf[0] != wireSpecVersion {
-		v := byte(0)
-		if len(buf) > 0 {
-			v = buf[0]
-		}
-		return wireSpec{}, fmt.Errorf("a spec of version %d, but this binary reads version %d: the plugin and its supervisor binary (skillhost-supervisor-NAME beside it) come from different builds; install them together, or remove the supervisor binary", v, wireSpecVersion)
-	}
-	d := frame.NewDecoder(buf[1:])
+	d := frame.NewDecoder(buf)
 	s := wireSpec{Argv: d.ReadStrings(), Env: d.ReadStrings(), Dir: d.ReadString(), Confine: d.ReadString()}
 	s.ConfinePayload = d.ReadBytes()
-	s.KeepTmp = d.ReadStrings()
+	s.KeepTmp = d.ReadString()
 	s.ExtraFDs, s.TermBelow = int(d.ReadInt()), int(d.ReadInt())
 	s.Limits.OpenFiles, s.Limits.FileSize, s.Limits.Processes, s.Limits.Memory = d.ReadInt(), d.ReadInt(), d.ReadInt(), d.ReadInt()
 	if err := d.Finish(); err != nil {
 		return s, fmt.Errorf("spec: %w", err)
 	}
 	return s, nil
+}
+
+// readFrame reads one frame of writeTo's kind and returns what follows its
+// version byte; what names the frame in errors.
+func readFrame(r io.Reader, what string, limit uint32) ([]byte, error) {
+	var head [4]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n > limit {
+		return nil, fmt.Errorf("%s of %d bytes is over %d", what, n, limit)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("%s cut short: %w", what, err)
+	}
+	if len(buf) == 0 || buf[0] != wireSpecVersion {
+		v := byte(0)
+		if len(buf) > 0 {
+			v = buf[0]
+		}
+		return nil, fmt.Errorf("a %s of version %d, but this binary reads version %d: the plugin and its supervisor binary (skillhost-supervisor-NAME beside it) come from different builds; install them together, or remove the supervisor binary", what, v, wireSpecVersion)
+	}
+	return buf[1:], nil
+}
+
+// maxWireStatus bounds an encoded wireStatus: the files a run left in its
+// /tmp, and room for the rest.
+const maxWireStatus = MaxLeftBytes + 1<<20
+
+// writeTo encodes st on w as one frame, as wireSpec's: the supervisor's
+// status was JSON, whose encoder a fresh supervisor built by reflection
+// for each run (0.05 ms).
+func (st wireStatus) writeTo(w io.Writer) error {
+	b := make([]byte, 4, 256)
+	b = append(b, wireSpecVersion)
+	b = frame.AppendInt(b, int64(st.InitPid))
+	b = frame.AppendInt(b, int64(st.ExitCode))
+	b = frame.AppendString(b, st.Signal)
+	b = frame.AppendString(b, st.SetupError)
+	b = frame.AppendBool(b, st.Isolated)
+	b = frame.AppendString(b, st.IsolationError)
+	b = frame.AppendCount(b, len(st.Left))
+	for _, f := range st.Left {
+		b = frame.AppendString(b, f.Path)
+		b = frame.AppendInt(b, int64(f.Mode))
+		b = frame.AppendBytes(b, f.Data)
+	}
+	b = frame.AppendBool(b, st.Usage != nil)
+	if u := st.Usage; u != nil {
+		b = frame.AppendInt(b, int64(u.UserTime))
+		b = frame.AppendInt(b, int64(u.SystemTime))
+		b = frame.AppendInt(b, u.MaxRSS)
+	}
+	if len(b)-4 > maxWireStatus {
+		return fmt.Errorf("status of %d bytes is over %d", len(b)-4, maxWireStatus)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	_, err := w.Write(b)
+	return err
+}
+
+// readWireStatus reads one frame written by wireStatus.writeTo.
+func readWireStatus(r io.Reader) (wireStatus, error) {
+	buf, err := readFrame(r, "status", maxWireStatus)
+	if err != nil {
+		return wireStatus{}, err
+	}
+	d := frame.NewDecoder(buf)
+	st := wireStatus{InitPid: int(d.ReadInt()), ExitCode: int(d.ReadInt()), Signal: d.ReadString(), SetupError: d.ReadString()}
+	st.Isolated = d.ReadBool()
+	st.IsolationError = d.ReadString()
+	if n := d.ReadCount(); n > 0 {
+		st.Left = make([]LeftFile, n)
+		for i := range st.Left {
+			st.Left[i] = LeftFile{Path: d.ReadString(), Mode: uint32(d.ReadInt()), Data: d.ReadBytes()}
+		}
+	}
+	if d.ReadBool() {
+		st.Usage = &Usage{UserTime: time.Duration(d.ReadInt()), SystemTime: time.Duration(d.ReadInt()), MaxRSS: d.ReadInt()}
+	}
+	if err := d.Finish(); err != nil {
+		return st, fmt.Errorf("status: %w", err)
+	}
+	return st, nil
 }
