@@ -24,9 +24,19 @@ func TestMain(m *testing.M) {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0") // the race runtime's exit pause would slow every supervised run
-	testscript.Main(m, map[string]func(){
+	testscript.Main(cleanedUp{m}, map[string]func(){
 		"skillhost": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
+}
+
+// cleanedUp removes the binaries the tests built once they have run:
+// testscript.Main exits the process itself, and a directory of them
+// (100 MB) was left in the temporary directory by every run.
+type cleanedUp struct{ m *testing.M }
+
+func (c cleanedUp) Run() int {
+	defer testbin.Cleanup()
+	return c.m.Run()
 }
 
 // plugins builds the real plugin binaries once, plus the example
@@ -56,7 +66,6 @@ func TestScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	pluginDir := plugins(t)
-	t.Cleanup(testbin.Cleanup)
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"status": status, "httpserve": httpserve},
