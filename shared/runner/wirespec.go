@@ -28,8 +28,7 @@ const wireSpecVersion byte = 4
 // writeTo encodes s on w as one frame: its length (4 bytes, big-endian),
 // the version, then each field in order (package frame).
 func (s wireSpec) writeTo(w io.Writer) error {
-	b := make([]byte, 4, 4096)
-	b = append(b, wireSpecVersion)
+	b := newFrame(4096)
 	b = frame.AppendStrings(b, s.Argv)
 	b = frame.AppendStrings(b, s.Env)
 	b = frame.AppendString(b, s.Dir)
@@ -39,8 +38,19 @@ func (s wireSpec) writeTo(w io.Writer) error {
 	for _, v := range []int64{int64(s.ExtraFDs), int64(s.TermBelow), s.Limits.OpenFiles, s.Limits.FileSize, s.Limits.Processes, s.Limits.Memory} {
 		b = frame.AppendInt(b, v)
 	}
-	if len(b)-4 > maxWireSpec {
-		return fmt.Errorf("spec of %d bytes is over %d", len(b)-4, maxWireSpec)
+	return writeFrame(w, b, "spec", maxWireSpec)
+}
+
+// newFrame begins a frame: room for its length, then the version.
+func newFrame(capacity int) []byte {
+	return append(make([]byte, 4, capacity), wireSpecVersion)
+}
+
+// writeFrame puts the length at the head of a frame newFrame began, and
+// writes it whole; what names it in errors.
+func writeFrame(w io.Writer, b []byte, what string, limit int) error {
+	if len(b)-4 > limit {
+		return fmt.Errorf("%s of %d bytes is over %d", what, len(b)-4, limit)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	_, err := w.Write(b)
@@ -91,15 +101,14 @@ func readFrame(r io.Reader, what string, limit uint32) ([]byte, error) {
 }
 
 // maxWireStatus bounds an encoded wireStatus: the files a run left in its
-// /tmp, and room for the rest.
-const maxWireStatus = MaxLeftBytes + 1<<20
+// /tmp, their paths (a path is at most 4,096 bytes) and room for the rest.
+const maxWireStatus = MaxLeftBytes + MaxLeftFiles*(4096+32) + 1<<20
 
 // writeTo encodes st on w as one frame, as wireSpec's: the supervisor's
 // status was JSON, whose encoder a fresh supervisor built by reflection
 // for each run (0.05 ms).
 func (st wireStatus) writeTo(w io.Writer) error {
-	b := make([]byte, 4, 256)
-	b = append(b, wireSpecVersion)
+	b := newFrame(256)
 	b = frame.AppendInt(b, int64(st.InitPid))
 	b = frame.AppendInt(b, int64(st.ExitCode))
 	b = frame.AppendString(b, st.Signal)
@@ -118,12 +127,7 @@ func (st wireStatus) writeTo(w io.Writer) error {
 		b = frame.AppendInt(b, int64(u.SystemTime))
 		b = frame.AppendInt(b, u.MaxRSS)
 	}
-	if len(b)-4 > maxWireStatus {
-		return fmt.Errorf("status of %d bytes is over %d", len(b)-4, maxWireStatus)
-	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
-	_, err := w.Write(b)
-	return err
+	return writeFrame(w, b, "status", maxWireStatus)
 }
 
 // readWireStatus reads one frame written by wireStatus.writeTo.
