@@ -22,7 +22,7 @@ import (
 func superviseInit(lifeline, specF, statusF *os.File) int {
 	report := func(st wireStatus) int {
 		st.Isolated = true
-		_ = st.writeTo(statusF)
+		sendStatus(statusF, st)
 		return 0
 	}
 	// Nothing the command does may read this process's memory or

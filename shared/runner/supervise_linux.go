@@ -135,6 +135,12 @@ func (p *supervisedProcess) readStatus() {
 	for {
 		ws, err := readWireStatus(p.status)
 		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				// The supervisor said something this runner cannot read
+				// (another build's status): say so, not that the run was
+				// killed, as a supervisor that ended without a word was.
+				p.final <- wireStatus{ExitCode: -1, SetupError: "supervisor status: " + err.Error()}
+			}
 			close(p.final)
 			return
 		}
@@ -504,7 +510,7 @@ func superviseMain() int {
 		return superviseInit(lifeline, specF, statusF)
 	}
 	report := func(st wireStatus) int {
-		_ = st.writeTo(statusF)
+		sendStatus(statusF, st)
 		return 0
 	}
 	self := os.Getpid()
@@ -569,7 +575,7 @@ func superviseMain() int {
 		return report(wireStatus{ExitCode: -1, SetupError: err.Error()})
 	}
 	if h != nil && h.isolated {
-		_ = wireStatus{InitPid: pid}.writeTo(statusF)
+		sendStatus(statusF, wireStatus{InitPid: pid})
 	}
 
 	st := waitCommand(pid, h)

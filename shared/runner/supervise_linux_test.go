@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -152,4 +153,58 @@ func TestCallerKilledTakesTheTreeWithIt(t *testing.T) {
 	_ = cmd.Process.Signal(unix.SIGKILL)
 	_ = cmd.Wait()
 	waitDead(t, readPids(t, pidfile))
+}
+
+// A status the runner cannot read (a supervisor binary of another build)
+// is reported as such, not as a killed run; one cut short is the
+// supervisor dying, which is.
+func TestReadStatusOfAnotherBuild(t *testing.T) {
+	var frame bytes.Buffer
+	if err := (wireStatus{ExitCode: 7}).writeTo(&frame); err != nil {
+		t.Fatal(err)
+	}
+	older := append([]byte(nil), frame.Bytes()...)
+	older[4] = wireSpecVersion - 1
+	for _, c := range []struct {
+		name, data, want string
+		killed           bool
+	}{
+		{"JSON of a version 3 supervisor", `{"exit_code":-1,"setup_error":"a spec of version 4"}` + "\n", "different builds", false},
+		{"a frame of another version", string(older), "different builds", false},
+		{"cut short", string(frame.Bytes()[:len(frame.Bytes())-1]), "", true},
+		{"nothing", "", "", true},
+		{"read", frame.String(), "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			go func() { w.WriteString(c.data); w.Close() }()
+			p := &supervisedProcess{status: r, initFD: -1, final: make(chan wireStatus, 1)}
+			p.readStatus()
+			ws, ok := <-p.final
+			switch {
+			case c.killed && ok:
+				t.Errorf("status %+v, want none (the supervisor died)", ws)
+			case !c.killed && !ok:
+				t.Error("no status")
+			case c.want != "" && !strings.Contains(ws.SetupError, c.want):
+				t.Errorf("SetupError %q, want it to say %q", ws.SetupError, c.want)
+			case c.want == "" && ok && ws.ExitCode != 7:
+				t.Errorf("status %+v, want exit 7", ws)
+			}
+		})
+	}
+}
+
+// A status over the frame's bound goes without its left files.
+func TestSendStatusOverTheBound(t *testing.T) {
+	var buf bytes.Buffer
+	sendStatus(&buf, wireStatus{ExitCode: 3, Left: []LeftFile{{Path: "/tmp/a/b", Data: make([]byte, maxWireStatus)}}})
+	ws, err := readWireStatus(&buf)
+	if err != nil || ws.ExitCode != 3 || len(ws.Left) != 0 {
+		t.Fatalf("read %+v, %v; want exit 3 without left files", ws, err)
+	}
 }

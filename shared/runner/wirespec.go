@@ -2,6 +2,7 @@ package runner
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -50,7 +51,7 @@ func newFrame(capacity int) []byte {
 // writes it whole; what names it in errors.
 func writeFrame(w io.Writer, b []byte, what string, limit int) error {
 	if len(b)-4 > limit {
-		return fmt.Errorf("%s of %d bytes is over %d", what, len(b)-4, limit)
+		return fmt.Errorf("%s of %d bytes is over %d: %w", what, len(b)-4, limit, errOverBound)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	_, err := w.Write(b)
@@ -75,12 +76,23 @@ func readWireSpec(r io.Reader) (wireSpec, error) {
 	return s, nil
 }
 
+// remedyBuilds is what to do about frames of another version.
+const remedyBuilds = "the plugin and its supervisor binary (skillhost-supervisor-NAME beside it) come from different builds; install them together, or remove the supervisor binary"
+
+// errOverBound is writeFrame's error for a frame over its bound; nothing of
+// it was written.
+var errOverBound = errors.New("over its bound")
+
 // readFrame reads one frame of writeTo's kind and returns what follows its
 // version byte; what names the frame in errors.
 func readFrame(r io.Reader, what string, limit uint32) ([]byte, error) {
 	var head [4]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return nil, err
+	}
+	if head[0] == '{' {
+		// A JSON status, as supervisors before version 4 wrote.
+		return nil, fmt.Errorf("a %s in JSON, but this binary reads version %d frames: %s", what, wireSpecVersion, remedyBuilds)
 	}
 	n := binary.BigEndian.Uint32(head[:])
 	if n > limit {
@@ -95,7 +107,7 @@ func readFrame(r io.Reader, what string, limit uint32) ([]byte, error) {
 		if len(buf) > 0 {
 			v = buf[0]
 		}
-		return nil, fmt.Errorf("a %s of version %d, but this binary reads version %d: the plugin and its supervisor binary (skillhost-supervisor-NAME beside it) come from different builds; install them together, or remove the supervisor binary", what, v, wireSpecVersion)
+		return nil, fmt.Errorf("a %s of version %d, but this binary reads version %d: %s", what, v, wireSpecVersion, remedyBuilds)
 	}
 	return buf[1:], nil
 }
@@ -128,6 +140,16 @@ func (st wireStatus) writeTo(w io.Writer) error {
 		b = frame.AppendInt(b, u.MaxRSS)
 	}
 	return writeFrame(w, b, "status", maxWireStatus)
+}
+
+// sendStatus writes st on w. A status over the frame's bound (which the
+// bounds of left files keep it under) goes without its left files rather
+// than not at all, which would read as a killed run.
+func sendStatus(w io.Writer, st wireStatus) {
+	if err := st.writeTo(w); errors.Is(err, errOverBound) {
+		st.Left = nil
+		_ = st.writeTo(w)
+	}
 }
 
 // readWireStatus reads one frame written by wireStatus.writeTo.
