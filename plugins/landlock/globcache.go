@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 )
 
 // globCache expands the patterns of systemEtc for every run, reading the
@@ -16,6 +15,7 @@ import (
 type globCache struct {
 	mu      sync.Mutex
 	entries map[string]globEntry
+	read    func(string) ([]string, error) // filepath.Glob if nil; tests count
 }
 
 type globEntry struct {
@@ -29,7 +29,7 @@ func (c *globCache) glob(pattern string) ([]string, error) {
 	if strings.ContainsAny(dir, `*?[\`) {
 		return filepath.Glob(pattern)
 	}
-	now := time.Now()
+	now := clock()
 	stamp := stampOf(dir)
 	c.mu.Lock()
 	e, ok := c.entries[pattern]
@@ -37,12 +37,16 @@ func (c *globCache) glob(pattern string) ([]string, error) {
 	if ok && stamp.same(e.stamp) {
 		return e.matches, nil
 	}
-	matches, err := filepath.Glob(pattern)
+	read := c.read
+	if read == nil {
+		read = filepath.Glob
+	}
+	matches, err := read(pattern)
 	if err != nil {
 		return nil, err
 	}
 	matches = slices.Clip(matches)
-	if stamp.fi != nil && now.Sub(stamp.mtime) < settled {
+	if stamp.fi != nil && stamp.recent(now) {
 		stamp = dirStamp{} // recent: kept, but matching nothing
 	}
 	c.mu.Lock()

@@ -30,10 +30,15 @@ type tmpListing struct {
 // or ext4 with small inodes), and the kernel's clock running a tick behind.
 const settled = 2 * time.Second
 
-// dirStamp is what says a directory's entries are as they were.
+// clock is time.Now; tests move it on to see a directory settle.
+var clock = time.Now
+
+// dirStamp is what says a directory's entries are as they were: its
+// modification time, and its change time, which a tool that restores
+// directory times cannot set back.
 type dirStamp struct {
-	fi    os.FileInfo
-	mtime time.Time
+	fi           os.FileInfo
+	mtime, ctime time.Time
 }
 
 func stampOf(dir string) dirStamp {
@@ -41,13 +46,19 @@ func stampOf(dir string) dirStamp {
 	if err != nil {
 		return dirStamp{}
 	}
-	return dirStamp{fi: fi, mtime: fi.ModTime()}
+	return dirStamp{fi: fi, mtime: fi.ModTime(), ctime: changeTime(fi)}
 }
 
 // same reports whether both stamps were taken and name one directory at
-// one modification time.
+// one modification and change time.
 func (s dirStamp) same(o dirStamp) bool {
-	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) && s.mtime.Equal(o.mtime)
+	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime)
+}
+
+// recent reports whether the directory changed less than settled before
+// now, by either time.
+func (s dirStamp) recent(now time.Time) bool {
+	return now.Sub(s.mtime) < settled || now.Sub(s.ctime) < settled
 }
 
 // dirs returns the current names; the caller must not change them.
@@ -57,7 +68,7 @@ func (l *tmpListing) dirs(tmp string) []string {
 	// that no longer matches, so the next run reads again. The time is
 	// taken first, so a change in the tick of the stamp always counts as
 	// recent.
-	now := time.Now()
+	now := clock()
 	stamp := stampOf(tmp)
 	l.mu.Lock()
 	if stamp.same(l.stamp) {
@@ -73,7 +84,7 @@ func (l *tmpListing) dirs(tmp string) []string {
 		}
 	}
 	names = slices.Clip(names)
-	if stamp.fi != nil && now.Sub(stamp.mtime) < settled {
+	if stamp.fi != nil && stamp.recent(now) {
 		stamp = dirStamp{} // recent: kept, but matching nothing
 	}
 	l.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -28,10 +29,7 @@ func TestTmpListing(t *testing.T) {
 	}
 	check("a")
 	// Settled: the listing is kept, and a change still shows.
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(tmp, old, old); err != nil {
-		t.Fatal(err)
-	}
+	later(t)
 	check("a")
 	if l.stamp.fi == nil {
 		t.Fatal("a settled /tmp's listing was not kept")
@@ -40,12 +38,36 @@ func TestTmpListing(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a", "b")
-	if err := os.Chtimes(tmp, old, old); err != nil {
-		t.Fatal(err)
-	}
 	check("a", "b")
 	if err := os.Remove(filepath.Join(tmp, "a")); err != nil {
 		t.Fatal(err)
 	}
 	check("b")
+}
+
+// later moves the plugin's clock an hour on, for the rest of the test:
+// every directory it looks at has settled.
+func later(t *testing.T) {
+	t.Cleanup(func() { clock = time.Now })
+	clock = func() time.Time { return time.Now().Add(time.Hour) }
+}
+
+// A directory whose times were set back (rsync -a, tar) still counts as
+// changed: its change time moved.
+func TestDirStampSeesTimesSetBack(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	before := stampOf(dir)
+	if err := os.Mkdir(filepath.Join(dir, "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && stampOf(dir).same(before) {
+		t.Error("an entry made and the times set back: the stamp is the same")
+	}
 }
