@@ -25,6 +25,7 @@ import (
 	"github.com/skillhost/skillhost/host/match"
 	"github.com/skillhost/skillhost/host/skill"
 	"github.com/skillhost/skillhost/host/term"
+	"github.com/skillhost/skillhost/internal/procs"
 )
 
 // Options configure Open.
@@ -279,6 +280,13 @@ func pluginEnv(host []string) []string {
 	}
 	return env
 }
+
+// WaitOnOneProcessor runs the process's Go code on one processor from now
+// on, unless GOMAXPROCS is set in its environment: for a process that
+// spends its time waiting on plugins and scripts (the CLI's run, mcp on
+// stdio). Parsing a catalog and measuring the matcher still get every
+// processor while they run. See internal/procs.
+func WaitOnOneProcessor() { procs.Wait() }
 
 // Close stops the plugin processes the host started.
 func (h *Host) Close() {

@@ -42,7 +42,10 @@ func TestTimingCollector(t *testing.T) {
 	for _, p := range tm.phases {
 		phases[p.name] = p
 	}
-	if p := phases["sleep"]; !p.wallOK || p.wall < 2*time.Millisecond || (p.cpuOK && p.cpu > p.wall) {
+	// The CPU is the whole process's: the race runtime, the collector and
+	// goroutines other tests left may use some while this one sleeps, on
+	// every core. Far more than that is a unit gone wrong.
+	if p := phases["sleep"]; !p.wallOK || p.wall < 2*time.Millisecond || (p.cpuOK && p.cpu > 2*p.wall+10*time.Millisecond) {
 		t.Errorf("sleep phase = %+v", p)
 	}
 	if p := phases["spin"]; !p.wallOK || p.wall < 3*time.Millisecond {

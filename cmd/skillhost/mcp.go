@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/grant"
 	"github.com/skillhost/skillhost/host/mcpserver"
 )
@@ -56,8 +57,9 @@ func (a *app) mcpCmd() *cobra.Command {
 				return usage(fmt.Errorf("--poll must not be negative"))
 			}
 			if httpAddr == "" {
-				// One client; over HTTP, up to 64 sessions share the server.
-				oneProcessor()
+				// One client, whose calls wait; over HTTP,
+				// up to 64 sessions share the server.
+				host.WaitOnOneProcessor()
 			}
 			h, err := a.open()
 			if err != nil {

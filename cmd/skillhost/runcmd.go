@@ -49,7 +49,9 @@ func (a *app) runCmd() *cobra.Command {
 			// One call, then exit: neither the plugin nor the in-process
 			// runner (strategy none) starts anything for a next call.
 			a.oneShot = true
-			oneProcessor()
+			// It waits on the plugin and the script: one processor, but
+			// every one while it parses a catalog.
+			host.WaitOnOneProcessor()
 			h, err := a.open()
 			if err != nil {
 				return err

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/skillhost/skillhost/host/skill"
+	"github.com/skillhost/skillhost/internal/procs"
 )
 
 // skipDirs are never scanned for skills. Other hidden directories are:
@@ -307,7 +307,9 @@ type parseResult struct {
 // the cost of loading a large catalog, and bundles are independent.
 func parseAll(all []bundle, opts skill.Options) []parseResult {
 	out := make([]parseResult, len(all))
-	workers := min(runtime.GOMAXPROCS(0), len(all)/64+1)
+	n, done := procs.Busy()
+	defer done()
+	workers := min(n, len(all)/64+1)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -3,10 +3,10 @@ package match
 import (
 	"context"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/skillhost/skillhost/internal/matchtext"
+	"github.com/skillhost/skillhost/internal/procs"
 )
 
 // breadthThreshold is the score at which a background message counts as
@@ -57,7 +57,9 @@ func (idx *lexIndex) measureBreadth(ctx context.Context, o LexicalOptions, messa
 	if len(messages) == 0 || idx.n == 0 {
 		return shares, nil
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(messages)/256))
+	n, done := procs.Busy()
+	defer done()
+	workers := max(1, min(n, len(messages)/256))
 	counts := make([][]int32, workers)
 	var wg sync.WaitGroup
 	for w := range workers {

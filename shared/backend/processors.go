@@ -13,11 +13,13 @@ import (
 // runner's do. With a processor idle, Go's scheduler wakes a thread at each
 // event (a pipe ready, a child gone) that finds nothing else to run and
 // sleeps again, and its monitor polls a processor held in a system call
-// every 20 µs; on one processor neither happens. That was 0.3 ms of CPU of
+// every 20 µs while another is idle; on one processor the first never
+// happens and the second stops at the first poll. That was 0.3 ms of CPU of
 // each warm call here, and output flowed faster (docs/performance.md). A
 // backend that computes in its own process (an interpreter, a virtual
 // machine) should not use it: its concurrent calls would share the one
-// processor.
+// processor. (The Landlock plugin's egress proxy, which terminates TLS, is
+// the one computing part of the bundled plugins, and it shares it too.)
 func WithOneProcessor() Option { return func(c *serveConfig) { c.oneProcessor = true } }
 
 // useOneProcessor applies WithOneProcessor; it reports whether it did.

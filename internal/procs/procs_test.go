@@ -1,0 +1,59 @@
+package procs
+
+import (
+	"os"
+	"runtime"
+	"testing"
+)
+
+func reset(t *testing.T) {
+	t.Helper()
+	saved := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() {
+		runtime.GOMAXPROCS(saved)
+		waiting, full, busy = false, 0, 0
+	})
+}
+
+// Wait leaves a GOMAXPROCS the environment gives alone.
+func TestWaitLeavesAGivenGOMAXPROCS(t *testing.T) {
+	reset(t)
+	t.Setenv("GOMAXPROCS", "3")
+	runtime.GOMAXPROCS(3)
+	Wait()
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("with GOMAXPROCS=3 in the environment, GOMAXPROCS became %d", n)
+	}
+	if n, done := Busy(); n != 3 {
+		t.Errorf("Busy gives %d processors, want 3", n)
+	} else {
+		done()
+	}
+}
+
+// After Wait, one processor; during bursts, all of them again, until the
+// last one is done (each done counts once).
+func TestBusyGivesTheProcessorsBack(t *testing.T) {
+	reset(t)
+	t.Setenv("GOMAXPROCS", "")
+	os.Unsetenv("GOMAXPROCS")
+	runtime.GOMAXPROCS(4)
+	Wait()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("after Wait, GOMAXPROCS is %d, want 1", n)
+	}
+	n1, done1 := Busy()
+	n2, done2 := Busy()
+	if n1 != 4 || n2 != 4 || runtime.GOMAXPROCS(0) != 4 {
+		t.Fatalf("Busy gave %d and %d, GOMAXPROCS %d; want 4", n1, n2, runtime.GOMAXPROCS(0))
+	}
+	done1()
+	done1()
+	if n := runtime.GOMAXPROCS(0); n != 4 {
+		t.Errorf("with one burst still running, GOMAXPROCS is %d, want 4", n)
+	}
+	done2()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("after the last burst, GOMAXPROCS is %d, want 1", n)
+	}
+}
