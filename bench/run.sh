@@ -141,11 +141,12 @@ mkdir -p "$work/warm-ws"
 set --
 for st in $base_strategies; do
 	if [ -n "${BASE:-}" ]; then
-		set -- "$@" -case "mcp-$st@$BASE=$work/base-bin/skillhost --config $cfg mcp --strategy $st --tools all --poll 0"
+		set -- "$@" -case "mcp-$st@$BASE=$work/base-bin/skillhost --config $cfg mcp --strategy $st --tools all --poll 0" \
+			-ratio "mcp-$st/mcp-$st@$BASE"
 	fi
 	set -- "$@" -case "mcp-$st=$sh_ --config $cfg mcp --strategy $st --tools all --poll 0"
 done
-warm=$(cd "$work/warm-ws" && "$bin/warm" -calls $((rounds * 10)) -script "$script" -tool echo__hi "$@" 2>&1) || warm="(failed: $warm)"
+warm=$(cd "$work/warm-ws" && "$bin/warm" -calls $((rounds * 40)) -rounds "$rounds" -script "$script" -tool echo__hi "$@" 2>&1) || warm="(failed: $warm)"
 
 echo "== staged writes ($rounds rounds)" >&2
 # The same echo run under Landlock with a workspace write grant and
@@ -260,7 +261,9 @@ ver() { "$@" 2>&1 | head -1; }
 	echo
 	echo "\`skillhost mcp\` on stdio, started once per case in an empty directory, calling the echo tool; CPU of"
 	echo "the server, its plugin and every process either reaped, per call, against the script run by a bare"
-	echo "fork and exec (bench/warm)."
+	echo "fork and exec (bench/warm). Every server stays up; each round makes 40 calls of every case in"
+	echo "rotating order (the kernel counts a live process's CPU in 10 ms ticks, so a batch must be long),"
+	echo "and each figure is the median of the rounds'."
 	echo
 	echo "$warm"
 	echo

@@ -5,9 +5,13 @@
 // wall time (median and p90) and the CPU time of the whole server tree (the
 // server, its plugin, and every process either reaped), next to the same
 // script run by a bare fork and exec from here. The difference is what a
-// warm MCP call costs on top of running the script.
+// warm MCP call costs on top of running the script. The calls are made in
+// rounds, every case (the bare exec too) a batch per round in rotating
+// order, so that a machine that slows down slows every case alike; each
+// figure is the median of the rounds', and -ratio compares two cases round
+// by round.
 //
-//	warm -calls 200 -script skills/echo/scripts/hi.sh -tool echo__hi \
+//	warm -calls 200 -rounds 10 -script skills/echo/scripts/hi.sh -tool echo__hi \
 //	    -case 'null=bin/skillhost --config c.yaml mcp --strategy null --tools all'
 package main
 
@@ -18,7 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,101 +39,152 @@ func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
 type result struct {
-	label     string
-	cpu       float64 // ms per call
-	p50, p90  float64 // ms
-	callsDone int
+	label    string
+	cpu      float64 // ms per call, median of the rounds
+	over     float64 // ms per call over the bare exec of the same round, median
+	p50, p90 float64 // ms
+}
+
+// runner makes a batch of calls of one case and says what they cost.
+type runner struct {
+	label string
+	batch func(n int) (cpu time.Duration, times []time.Duration, err error)
+	close func()
+	// per round: CPU ms per call; and every call's wall time
+	cpu   []float64
+	times []time.Duration
 }
 
 func main() {
-	var cases multi
-	calls := flag.Int("calls", 200, "measured calls per case")
-	warm := flag.Int("warmup", 10, "unmeasured calls first")
+	var cases, ratios multi
+	calls := flag.Int("calls", 200, "measured calls per case, shared out among the rounds")
+	rounds := flag.Int("rounds", 10, "rounds; each makes calls/rounds calls of every case, in rotating order")
+	warm := flag.Int("warmup", 10, "unmeasured calls of each case first")
 	script := flag.String("script", "", "the tool's script, run bare for the reference")
 	tool := flag.String("tool", "", "tool to call")
 	flag.Var(&cases, "case", "LABEL=COMMAND starting an MCP server on stdio (repeatable)")
+	flag.Var(&ratios, "ratio", "A/B: also give A's cost over the bare exec as a share of B's, per round (repeatable)")
 	flag.Parse()
-	if *script == "" || *tool == "" || len(cases) == 0 {
-		fmt.Fprintln(os.Stderr, "warm: -script, -tool and at least one -case are needed")
+	if *script == "" || *tool == "" || len(cases) == 0 || *rounds < 1 || *calls < *rounds {
+		fmt.Fprintln(os.Stderr, "warm: -script, -tool and at least one -case are needed, and -calls of at least -rounds")
 		os.Exit(2)
 	}
-	results := []result{bare(*script, *calls, *warm)}
+	runners := []*runner{bare(*script)}
 	for _, c := range cases {
 		label, cmd, ok := strings.Cut(c, "=")
 		if !ok {
 			fmt.Fprintf(os.Stderr, "warm: -case %q: want LABEL=COMMAND\n", c)
 			os.Exit(2)
 		}
-		r, err := viaMCP(label, strings.Fields(cmd), *tool, *calls, *warm)
+		r, err := viaMCP(label, strings.Fields(cmd), *tool)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "warm: %s: %v\n", label, err)
 			os.Exit(1)
 		}
-		results = append(results, r)
+		defer r.close()
+		runners = append(runners, r)
 	}
+	for _, r := range runners {
+		if _, _, err := r.batch(*warm); err != nil {
+			fmt.Fprintf(os.Stderr, "warm: %s: %v\n", r.label, err)
+			os.Exit(1)
+		}
+	}
+	per := *calls / *rounds
+	for round := range *rounds {
+		for i := range runners {
+			r := runners[(i+round)%len(runners)]
+			cpu, times, err := r.batch(per)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "warm: %s: %v\n", r.label, err)
+				os.Exit(1)
+			}
+			r.cpu = append(r.cpu, ms(cpu)/float64(per))
+			r.times = append(r.times, times...)
+		}
+	}
+	byLabel := map[string]*runner{}
 	fmt.Println("| case | CPU ms per call | over bare, CPU ms | wall ms p50 | wall ms p90 | over bare, wall ms p50 |")
 	fmt.Println("|---|---|---|---|---|---|")
-	for _, r := range results {
-		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", r.label, r.cpu, r.cpu-results[0].cpu, r.p50, r.p90, r.p50-results[0].p50)
+	base := summarise(runners[0], runners[0])
+	for _, r := range runners {
+		byLabel[r.label] = r
+		s := summarise(r, runners[0])
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", s.label, s.cpu, s.over, s.p50, s.p90, s.p50-base.p50)
 	}
-	fmt.Printf("\n%d calls per case after %d unmeasured ones; CPU of the whole tree from /proc and getrusage.\n", *calls, *warm)
+	for _, q := range ratios {
+		a, b, _ := strings.Cut(q, "/")
+		ra, rb := byLabel[a], byLabel[b]
+		if ra == nil || rb == nil {
+			fmt.Fprintf(os.Stderr, "warm: -ratio %q: no such cases\n", q)
+			os.Exit(2)
+		}
+		var shares []float64
+		for i := range ra.cpu {
+			shares = append(shares, (ra.cpu[i]-runners[0].cpu[i])/(rb.cpu[i]-runners[0].cpu[i]))
+		}
+		fmt.Printf("\n%s over the bare exec is %.2f× of %s's (median of the rounds' ratios; %.2f–%.2f)", a, median(shares), b, slices.Min(shares), slices.Max(shares))
+	}
+	if len(ratios) > 0 {
+		fmt.Println()
+	}
+	fmt.Printf("\n%d rounds of %d calls per case, cases in rotating order, after %d unmeasured calls each; CPU of the whole tree from /proc and getrusage, medians of the rounds.\n", *rounds, per, *warm)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[len(v)/2]
 }
 
 // bare runs script by fork and exec, as the reference.
-func bare(script string, calls, warm int) result {
-	var times []time.Duration
-	var before syscall.Rusage
-	for i := 0; i < warm+calls; i++ {
-		if i == warm {
-			_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
-		}
-		start := time.Now()
-		if err := exec.Command(script).Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "warm: bare %s: %v\n", script, err)
-			os.Exit(1)
-		}
-		if i >= warm {
+func bare(script string) *runner {
+	return &runner{label: "bare exec", close: func() {}, batch: func(n int) (time.Duration, []time.Duration, error) {
+		var before, after syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+		var times []time.Duration
+		for range n {
+			start := time.Now()
+			if err := exec.Command(script).Run(); err != nil {
+				return 0, nil, fmt.Errorf("bare %s: %w", script, err)
+			}
 			times = append(times, time.Since(start))
 		}
-	}
-	var after syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
-	cpu := tv(after.Utime) + tv(after.Stime) - tv(before.Utime) - tv(before.Stime)
-	return summarise("bare exec", cpu, times)
+		_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+		return tv(after.Utime) + tv(after.Stime) - tv(before.Utime) - tv(before.Stime), times, nil
+	}}
 }
 
 func tv(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
 
-// viaMCP starts the server, calls tool, and measures.
-func viaMCP(label string, argv []string, tool string, calls, warm int) (result, error) {
+// viaMCP starts the server; its batches call tool.
+func viaMCP(label string, argv []string, tool string) (*runner, error) {
 	ctx := context.Background()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "skillhost-bench", Version: "1"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		return result{}, fmt.Errorf("connect: %w", err)
+		return nil, fmt.Errorf("connect: %w", err)
 	}
-	defer session.Close()
-	var times []time.Duration
-	var cpu0 time.Duration
-	for i := 0; i < warm+calls; i++ {
-		if i == warm {
-			cpu0 = treeCPU(cmd.Process.Pid)
-		}
-		start := time.Now()
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
-		if err != nil {
-			return result{}, fmt.Errorf("call %d: %w", i, err)
-		}
-		if res.IsError {
-			return result{}, fmt.Errorf("call %d: the tool failed: %+v", i, res.Content)
-		}
-		if i >= warm {
+	return &runner{label: label, close: func() { session.Close() }, batch: func(n int) (time.Duration, []time.Duration, error) {
+		cpu0 := treeCPU(cmd.Process.Pid)
+		var times []time.Duration
+		for i := range n {
+			start := time.Now()
+			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+			if err != nil {
+				return 0, nil, fmt.Errorf("call %d: %w", i, err)
+			}
+			if res.IsError {
+				return 0, nil, fmt.Errorf("call %d: the tool failed: %+v", i, res.Content)
+			}
 			times = append(times, time.Since(start))
 		}
-	}
-	return summarise(label, treeCPU(cmd.Process.Pid)-cpu0, times), nil
+		return treeCPU(cmd.Process.Pid) - cpu0, times, nil
+	}}, nil
 }
 
 // treeCPU is the CPU time of pid, its live descendants, and every process
@@ -157,8 +212,13 @@ func treeCPU(pid int) time.Duration {
 	return total
 }
 
-func summarise(label string, cpu time.Duration, times []time.Duration) result {
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	return result{label: label, cpu: ms(cpu) / float64(len(times)), p50: ms(times[len(times)/2]), p90: ms(times[len(times)*9/10]), callsDone: len(times)}
+// summarise gives r's medians, and its cost over ref's in the same rounds.
+func summarise(r, ref *runner) result {
+	times := slices.Clone(r.times)
+	slices.Sort(times)
+	var over []float64
+	for i := range r.cpu {
+		over = append(over, r.cpu[i]-ref.cpu[i])
+	}
+	return result{label: r.label, cpu: median(r.cpu), over: median(over), p50: ms(times[len(times)/2]), p90: ms(times[len(times)*9/10])}
 }
