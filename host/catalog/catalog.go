@@ -307,9 +307,8 @@ type parseResult struct {
 // the cost of loading a large catalog, and bundles are independent.
 func parseAll(all []bundle, opts skill.Options) []parseResult {
 	out := make([]parseResult, len(all))
-	n, done := procs.Busy()
+	workers, done := procs.Workers(len(all)/64 + 1)
 	defer done()
-	workers := min(n, len(all)/64+1)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {

@@ -57,9 +57,8 @@ func (idx *lexIndex) measureBreadth(ctx context.Context, o LexicalOptions, messa
 	if len(messages) == 0 || idx.n == 0 {
 		return shares, nil
 	}
-	n, done := procs.Busy()
+	workers, done := procs.Workers(len(messages) / 256)
 	defer done()
-	workers := max(1, min(n, len(messages)/256))
 	counts := make([][]int32, workers)
 	var wg sync.WaitGroup
 	for w := range workers {

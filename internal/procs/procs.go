@@ -24,7 +24,8 @@ var (
 )
 
 // Wait runs the process's Go code on one processor from now on, unless
-// GOMAXPROCS is set in its environment (then the setting stands).
+// GOMAXPROCS is set in its environment (then the setting stands). Bursts
+// running when it is called keep every processor until the last is done.
 func Wait() {
 	mu.Lock()
 	defer mu.Unlock()
@@ -40,27 +41,40 @@ func Wait() {
 
 // Busy gives a burst of parallel work the processors the process had
 // before Wait, until done is called, and returns how many that is: what to
-// size a pool of workers by. Bursts may overlap; the last done goes back to
-// one processor. Without Wait it changes nothing.
+// size a pool of workers by. Bursts may overlap; after Wait, the last done
+// goes back to one processor.
 func Busy() (n int, done func()) {
 	mu.Lock()
 	defer mu.Unlock()
-	if !waiting {
-		return runtime.GOMAXPROCS(0), func() {}
-	}
 	busy++
-	if busy == 1 {
-		runtime.GOMAXPROCS(full)
+	n = runtime.GOMAXPROCS(0)
+	if waiting {
+		n = full
+		if busy == 1 {
+			runtime.GOMAXPROCS(full)
+		}
 	}
 	var once sync.Once
-	return full, func() {
+	return n, func() {
 		once.Do(func() {
 			mu.Lock()
 			defer mu.Unlock()
 			busy--
-			if busy == 0 {
+			if busy == 0 && waiting {
 				runtime.GOMAXPROCS(1)
 			}
 		})
 	}
+}
+
+// Workers is how many workers to start for work that most could share:
+// the processors Busy gives, at most most, and done; or 1 and a done that
+// does nothing when most is 1 or less (changing GOMAXPROCS stops the
+// world).
+func Workers(most int) (n int, done func()) {
+	if most <= 1 {
+		return 1, func() {}
+	}
+	n, done = Busy()
+	return min(n, most), done
 }

@@ -57,3 +57,41 @@ func TestBusyGivesTheProcessorsBack(t *testing.T) {
 		t.Errorf("after the last burst, GOMAXPROCS is %d, want 1", n)
 	}
 }
+
+// A burst running when Wait is called keeps every processor until it is
+// done; then one.
+func TestWaitDuringABurst(t *testing.T) {
+	reset(t)
+	os.Unsetenv("GOMAXPROCS")
+	runtime.GOMAXPROCS(4)
+	n, done := Busy()
+	if n != 4 {
+		t.Fatalf("Busy before Wait gives %d, want 4", n)
+	}
+	Wait()
+	if g := runtime.GOMAXPROCS(0); g != 4 {
+		t.Errorf("Wait during a burst: GOMAXPROCS %d, want 4 until it is done", g)
+	}
+	done()
+	if g := runtime.GOMAXPROCS(0); g != 1 {
+		t.Errorf("after the burst, GOMAXPROCS is %d, want 1", g)
+	}
+}
+
+// Workers asks for no processors for what one worker does.
+func TestWorkers(t *testing.T) {
+	reset(t)
+	os.Unsetenv("GOMAXPROCS")
+	runtime.GOMAXPROCS(4)
+	Wait()
+	if n, done := Workers(1); n != 1 || runtime.GOMAXPROCS(0) != 1 {
+		t.Errorf("Workers(1) = %d with GOMAXPROCS %d; want 1 and 1", n, runtime.GOMAXPROCS(0))
+	} else {
+		done()
+	}
+	n, done := Workers(16)
+	if n != 4 || runtime.GOMAXPROCS(0) != 4 {
+		t.Errorf("Workers(16) = %d with GOMAXPROCS %d; want 4 and 4", n, runtime.GOMAXPROCS(0))
+	}
+	done()
+}
