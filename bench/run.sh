@@ -262,8 +262,8 @@ ver() { "$@" 2>&1 | head -1; }
 	echo "\`skillhost mcp\` on stdio, started once per case in an empty directory, calling the echo tool; CPU of"
 	echo "the server, its plugin and every process either reaped, per call, against the script run by a bare"
 	echo "fork and exec (bench/warm). Every server stays up; each round makes 40 calls of every case in"
-	echo "rotating order (the kernel counts a live process's CPU in 10 ms ticks, so a batch must be long),"
-	echo "and each figure is the median of the rounds'."
+	echo "rotating order, and the CPU figures are over every round (the kernel counts a live process's CPU"
+	echo "in 10 ms ticks, so a batch must be long and a round's figure is coarse); wall times are over every call."
 	echo
 	echo "$warm"
 	echo

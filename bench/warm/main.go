@@ -7,11 +7,11 @@
 // script run by a bare fork and exec from here. The difference is what a
 // warm MCP call costs on top of running the script. The calls are made in
 // rounds, every case (the bare exec too) a batch per round in rotating
-// order, so that a machine that slows down slows every case alike; each
-// figure is the median of the rounds', and -ratio compares two cases round
-// by round.
+// order, so that a machine that slows down slows every case alike (the
+// kernel counts a live process's CPU in 10 ms ticks: keep batches long);
+// -ratio compares two cases' costs over the bare exec.
 //
-//	warm -calls 200 -rounds 10 -script skills/echo/scripts/hi.sh -tool echo__hi \
+//	warm -calls 800 -rounds 20 -script skills/echo/scripts/hi.sh -tool echo__hi \
 //	    -case 'null=bin/skillhost --config c.yaml mcp --strategy null --tools all'
 package main
 
@@ -40,9 +40,9 @@ func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 
 type result struct {
 	label    string
-	cpu      float64 // ms per call, median of the rounds
-	over     float64 // ms per call over the bare exec of the same round, median
-	p50, p90 float64 // ms
+	cpu      float64 // ms per call, over every round
+	over     float64 // ms per call over the bare exec's
+	p50, p90 float64 // ms, over every call
 }
 
 // runner makes a batch of calls of one case and says what they cost.
@@ -52,6 +52,8 @@ type runner struct {
 	close func()
 	// per round: CPU ms per call; and every call's wall time
 	cpu   []float64
+	total time.Duration // CPU of every measured batch
+	calls int
 	times []time.Duration
 }
 
@@ -68,6 +70,17 @@ func main() {
 	if *script == "" || *tool == "" || len(cases) == 0 || *rounds < 1 || *calls < *rounds {
 		fmt.Fprintln(os.Stderr, "warm: -script, -tool and at least one -case are needed, and -calls of at least -rounds")
 		os.Exit(2)
+	}
+	labels := map[string]bool{}
+	for _, c := range cases {
+		label, _, _ := strings.Cut(c, "=")
+		labels[label] = true
+	}
+	for _, q := range ratios {
+		if a, b, _ := strings.Cut(q, "/"); !labels[a] || !labels[b] {
+			fmt.Fprintf(os.Stderr, "warm: -ratio %q: want A/B, two labels of -case\n", q)
+			os.Exit(2)
+		}
 	}
 	runners := []*runner{bare(*script)}
 	for _, c := range cases {
@@ -100,6 +113,8 @@ func main() {
 				os.Exit(1)
 			}
 			r.cpu = append(r.cpu, ms(cpu)/float64(per))
+			r.total += cpu
+			r.calls += per
 			r.times = append(r.times, times...)
 		}
 	}
@@ -115,29 +130,28 @@ func main() {
 	for _, q := range ratios {
 		a, b, _ := strings.Cut(q, "/")
 		ra, rb := byLabel[a], byLabel[b]
-		if ra == nil || rb == nil {
-			fmt.Fprintf(os.Stderr, "warm: -ratio %q: no such cases\n", q)
-			os.Exit(2)
-		}
+		sa, sb := summarise(ra, runners[0]), summarise(rb, runners[0])
+		// Each round's ratio, for the spread; the figure is of the totals,
+		// since a round's CPU comes in the kernel's 10 ms ticks.
 		var shares []float64
 		for i := range ra.cpu {
-			shares = append(shares, (ra.cpu[i]-runners[0].cpu[i])/(rb.cpu[i]-runners[0].cpu[i]))
+			if d := rb.cpu[i] - runners[0].cpu[i]; d > 0 {
+				shares = append(shares, (ra.cpu[i]-runners[0].cpu[i])/d)
+			}
 		}
-		fmt.Printf("\n%s over the bare exec is %.2f× of %s's (median of the rounds' ratios; %.2f–%.2f)", a, median(shares), b, slices.Min(shares), slices.Max(shares))
+		spread := "no round to compare"
+		if len(shares) > 0 {
+			spread = fmt.Sprintf("rounds %.2f–%.2f", slices.Min(shares), slices.Max(shares))
+		}
+		fmt.Printf("\n%s over the bare exec is %.2f× of %s's (%s)", a, sa.over/sb.over, b, spread)
 	}
 	if len(ratios) > 0 {
 		fmt.Println()
 	}
-	fmt.Printf("\n%d rounds of %d calls per case, cases in rotating order, after %d unmeasured calls each; CPU of the whole tree from /proc and getrusage, medians of the rounds.\n", *rounds, per, *warm)
+	fmt.Printf("\n%d rounds of %d calls per case, cases in rotating order, after %d unmeasured calls each; CPU of the whole tree from /proc and getrusage over every round, wall times over every call.\n", *rounds, per, *warm)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return v[len(v)/2]
-}
 
 // bare runs script by fork and exec, as the reference.
 func bare(script string) *runner {
@@ -183,6 +197,10 @@ func viaMCP(label string, argv []string, tool string) (*runner, error) {
 			}
 			times = append(times, time.Since(start))
 		}
+		// The plugin starts its next spare supervisor after each call; let
+		// the last one finish starting, so that no batch leaves it to the
+		// gap between batches, where none would count it.
+		time.Sleep(50 * time.Millisecond)
 		return treeCPU(cmd.Process.Pid) - cpu0, times, nil
 	}}, nil
 }
@@ -212,13 +230,10 @@ func treeCPU(pid int) time.Duration {
 	return total
 }
 
-// summarise gives r's medians, and its cost over ref's in the same rounds.
+// summarise gives r's CPU per call over every round, and over ref's.
 func summarise(r, ref *runner) result {
 	times := slices.Clone(r.times)
 	slices.Sort(times)
-	var over []float64
-	for i := range r.cpu {
-		over = append(over, r.cpu[i]-ref.cpu[i])
-	}
-	return result{label: r.label, cpu: median(r.cpu), over: median(over), p50: ms(times[len(times)/2]), p90: ms(times[len(times)*9/10])}
+	cpu := ms(r.total) / float64(r.calls)
+	return result{label: r.label, cpu: cpu, over: cpu - ms(ref.total)/float64(ref.calls), p50: ms(times[len(times)/2]), p90: ms(times[len(times)*9/10])}
 }
