@@ -51,8 +51,11 @@ func owned(fi fs.FileInfo) bool {
 }
 
 // sweepSockets removes the socket directories in home whose plugin is
-// gone: its socket refuses connections (the plugin died or exited while
-// its host was killed), or, older than young, it never had one.
+// gone: older than young (a plugin's start timeout or more), its socket
+// refuses connections (the plugin died or exited while its host was
+// killed) or it never had one. A younger directory may be a plugin's that
+// another host is starting: its socket exists from bind to listen, and
+// refuses connections meanwhile.
 func sweepSockets(home string, young time.Duration) {
 	dirs, _ := filepath.Glob(filepath.Join(home, "plugin-dir*"))
 	for _, d := range dirs {
@@ -64,19 +67,17 @@ func sweepSockets(home string, young time.Duration) {
 
 func dead(dir string, young time.Duration) bool {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() {
+	if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) <= young {
 		return false
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return false
 	}
-	sockets := 0
 	for _, e := range entries {
 		if e.Type()&fs.ModeSocket == 0 || !strings.HasPrefix(e.Name(), "plugin") {
 			continue
 		}
-		sockets++
 		c, err := net.DialTimeout("unix", filepath.Join(dir, e.Name()), time.Second)
 		if err == nil {
 			c.Close()
@@ -86,8 +87,5 @@ func dead(dir string, young time.Duration) bool {
 			return false // not known to be dead
 		}
 	}
-	if sockets > 0 {
-		return true
-	}
-	return time.Since(fi.ModTime()) > young
+	return true
 }
