@@ -51,41 +51,80 @@ func owned(fi fs.FileInfo) bool {
 }
 
 // sweepSockets removes the socket directories in home whose plugin is
-// gone: older than young (a plugin's start timeout or more), its socket
-// refuses connections (the plugin died or exited while its host was
-// killed) or it never had one. A younger directory may be a plugin's that
-// another host is starting: its socket exists from bind to listen, and
-// refuses connections meanwhile.
+// gone: its socket refuses connections (the plugin died or exited while
+// its host was killed), or, older than young, it never had one. A socket
+// also refuses connections between its plugin's bind and listen, when
+// another host is starting that plugin: a refusing socket bound less than
+// recheckYounger ago is dialled again after recheckAfter, and its
+// directory goes only if it still refuses.
 func sweepSockets(home string, young time.Duration) {
 	dirs, _ := filepath.Glob(filepath.Join(home, "plugin-dir*"))
+	var again []string
 	for _, d := range dirs {
-		if dead(d, young) {
+		switch state(d, young) {
+		case gone:
+			_ = os.RemoveAll(d)
+		case refusedYoung:
+			again = append(again, d)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	pause()
+	for _, d := range again {
+		if state(d, young) != alive {
 			_ = os.RemoveAll(d)
 		}
 	}
 }
 
-func dead(dir string, young time.Duration) bool {
+const (
+	recheckYounger = 10 * time.Second
+	recheckAfter   = 250 * time.Millisecond
+)
+
+// pause waits before the second dial; tests start listening instead.
+var pause = func() { time.Sleep(recheckAfter) }
+
+type socketState int
+
+const (
+	alive        socketState = iota // or not known to be dead
+	gone                            // dead: swept
+	refusedYoung                    // refused, bound moments ago
+)
+
+func state(dir string, young time.Duration) socketState {
 	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) <= young {
-		return false
+	if err != nil || !fi.IsDir() {
+		return alive
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return false
+		return alive
 	}
+	sockets := 0
 	for _, e := range entries {
 		if e.Type()&fs.ModeSocket == 0 || !strings.HasPrefix(e.Name(), "plugin") {
 			continue
 		}
+		sockets++
 		c, err := net.DialTimeout("unix", filepath.Join(dir, e.Name()), time.Second)
 		if err == nil {
 			c.Close()
-			return false
+			return alive
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, fs.ErrNotExist) {
-			return false // not known to be dead
+			return alive // not known to be dead
 		}
 	}
-	return true
+	age := time.Since(fi.ModTime())
+	switch {
+	case sockets > 0 && age < recheckYounger:
+		return refusedYoung
+	case sockets > 0 || age > young:
+		return gone
+	}
+	return alive
 }
