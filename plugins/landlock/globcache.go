@@ -29,8 +29,7 @@ func (c *globCache) glob(pattern string) ([]string, error) {
 	if strings.ContainsAny(dir, `*?[\`) {
 		return filepath.Glob(pattern)
 	}
-	now := clock()
-	stamp := stampOf(dir)
+	stamp, keep := stampNow(dir)
 	c.mu.Lock()
 	e, ok := c.entries[pattern]
 	c.mu.Unlock()
@@ -46,14 +45,11 @@ func (c *globCache) glob(pattern string) ([]string, error) {
 		return nil, err
 	}
 	matches = slices.Clip(matches)
-	if stamp.fi != nil && stamp.recent(now) {
-		stamp = dirStamp{} // recent: kept, but matching nothing
-	}
 	c.mu.Lock()
 	if c.entries == nil {
 		c.entries = map[string]globEntry{}
 	}
-	c.entries[pattern] = globEntry{stamp: stamp, matches: matches}
+	c.entries[pattern] = globEntry{stamp: keep, matches: matches}
 	c.mu.Unlock()
 	return matches, nil
 }

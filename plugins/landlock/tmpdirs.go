@@ -55,21 +55,25 @@ func (s dirStamp) same(o dirStamp) bool {
 	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) && s.mtime.Equal(o.mtime) && s.ctime.Equal(o.ctime)
 }
 
-// recent reports whether the directory changed less than settled before
-// now, by either time.
-func (s dirStamp) recent(now time.Time) bool {
-	return now.Sub(s.mtime) < settled || now.Sub(s.ctime) < settled
+// stampNow stamps dir before it is read, and gives the stamp a listing
+// read after it may keep: the same, or none (matching nothing) while dir
+// changed, by either time, less than settled ago. A change made while
+// reading leaves a stamp that no longer matches, so the next run reads
+// again; the time is taken first, so a change in the tick of the stamp
+// always counts as recent.
+func stampNow(dir string) (stamp, keep dirStamp) {
+	now := clock()
+	stamp = stampOf(dir)
+	if stamp.fi != nil && (now.Sub(stamp.mtime) >= settled && now.Sub(stamp.ctime) >= settled) {
+		keep = stamp
+	}
+	return stamp, keep
 }
 
 // dirs returns the current names; the caller must not change them.
 // Parallel runs that find the listing stale each read /tmp, unlocked.
 func (l *tmpListing) dirs(tmp string) []string {
-	// Stamped before reading: a change made while reading leaves a stamp
-	// that no longer matches, so the next run reads again. The time is
-	// taken first, so a change in the tick of the stamp always counts as
-	// recent.
-	now := clock()
-	stamp := stampOf(tmp)
+	stamp, keep := stampNow(tmp)
 	l.mu.Lock()
 	if stamp.same(l.stamp) {
 		defer l.mu.Unlock()
@@ -84,11 +88,8 @@ func (l *tmpListing) dirs(tmp string) []string {
 		}
 	}
 	names = slices.Clip(names)
-	if stamp.fi != nil && stamp.recent(now) {
-		stamp = dirStamp{} // recent: kept, but matching nothing
-	}
 	l.mu.Lock()
-	l.stamp, l.names = stamp, names
+	l.stamp, l.names = keep, names
 	l.mu.Unlock()
 	return names
 }
