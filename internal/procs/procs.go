@@ -13,6 +13,7 @@ package procs
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 )
 
@@ -24,12 +25,13 @@ var (
 )
 
 // Wait runs the process's Go code on one processor from now on, unless
-// GOMAXPROCS is set in its environment (then the setting stands). Bursts
+// GOMAXPROCS in its environment is a number of processors the runtime took
+// (then that stands; a value the runtime ignored is ignored here too). Bursts
 // running when it is called keep every processor until the last is done.
 func Wait() {
 	mu.Lock()
 	defer mu.Unlock()
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || waiting {
+	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); (err == nil && n > 0) || waiting {
 		return
 	}
 	waiting = true

@@ -31,6 +31,22 @@ func TestWaitLeavesAGivenGOMAXPROCS(t *testing.T) {
 	}
 }
 
+// A GOMAXPROCS the runtime ignores is no setting: Wait still goes to one
+// processor.
+func TestWaitIgnoresAnInvalidGOMAXPROCS(t *testing.T) {
+	for _, v := range []string{"", "0", "-1", "four"} {
+		t.Run(v, func(t *testing.T) {
+			reset(t)
+			t.Setenv("GOMAXPROCS", v)
+			runtime.GOMAXPROCS(2)
+			Wait()
+			if n := runtime.GOMAXPROCS(0); n != 1 {
+				t.Errorf("with GOMAXPROCS=%q, GOMAXPROCS is %d after Wait, want 1", v, n)
+			}
+		})
+	}
+}
+
 // After Wait, one processor; during bursts, all of them again, until the
 // last one is done (each done counts once).
 func TestBusyGivesTheProcessorsBack(t *testing.T) {

@@ -3,6 +3,7 @@ package backend
 import (
 	"os"
 	"runtime"
+	"strconv"
 )
 
 // WithOneProcessor runs the plugin's Go code on one processor
@@ -24,7 +25,7 @@ func WithOneProcessor() Option { return func(c *serveConfig) { c.oneProcessor = 
 
 // useOneProcessor applies WithOneProcessor; it reports whether it did.
 func useOneProcessor() bool {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
 		return false
 	}
 	runtime.GOMAXPROCS(1)
