@@ -21,11 +21,16 @@ type PluginReport struct {
 	// beside it, and SupervisorPinned its pin's state as Pinned's, with
 	// "unpinned" for a pinned plugin whose supervisor binary has no pin
 	// (its runs then re-execute the plugin).
-	Supervisor       string        `json:"supervisor,omitempty"`
-	SupervisorPinned string        `json:"supervisor_pinned,omitempty"`
-	Info             *shared.Info  `json:"info,omitempty"`
-	Probe            *shared.Probe `json:"probe,omitempty"`
-	Error            string        `json:"error,omitempty"`
+	Supervisor       string `json:"supervisor,omitempty"`
+	SupervisorPinned string `json:"supervisor_pinned,omitempty"`
+	// OneShot is the plugin's binary for one-shot hosts, if one lies
+	// beside it, and OneShotUsed whether `skillhost run` starts it: not
+	// when a pin covers the plugin, since it does not cover that binary.
+	OneShot     string        `json:"one_shot,omitempty"`
+	OneShotUsed bool          `json:"one_shot_used,omitempty"`
+	Info        *shared.Info  `json:"info,omitempty"`
+	Probe       *shared.Probe `json:"probe,omitempty"`
+	Error       string        `json:"error,omitempty"`
 }
 
 // Plugins starts every discovered plugin and asks it for its Info and
@@ -78,6 +83,7 @@ func (r *PluginReport) pins(c sandbox.Candidate, pins map[string]string) {
 			r.SupervisorPinned = "unpinned"
 		}
 	}
+	r.OneShot, r.OneShotUsed = sandbox.OneShotBinary(c, pins)
 }
 
 // pinState is "match" or "mismatch" for a binary whose sum is pinned under

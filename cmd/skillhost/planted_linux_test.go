@@ -280,7 +280,12 @@ func TestKilledPluginLeavesWorkspace(t *testing.T) {
 	ws, _ := w.setUp(t, p, "killed")
 	before := treeSum(t, ws)
 	cmd, out, ready := w.startUntilStaged(t, ws, "killed")
-	plugin := childNamed(cmd.Process.Pid, "skillhost-sandb")
+	// The plugin's binary for one-shot hosts (comm skillhost-onesh), or
+	// the plugin's own.
+	plugin := childNamed(cmd.Process.Pid, "skillhost-onesh")
+	if plugin == 0 {
+		plugin = childNamed(cmd.Process.Pid, "skillhost-sandb")
+	}
 	if plugin == 0 {
 		cmd.Process.Kill()
 		cmd.Wait()

@@ -119,6 +119,13 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 			"unpinned": "not pinned, so runs re-execute the pinned plugin instead; `skillhost plugins pin` pins it"}[r.SupervisorPinned]
 		fmt.Fprintf(w, "  supervisor: %s (%s)\n", r.Supervisor, note)
 	}
+	if r.OneShot != "" {
+		note := "what `skillhost run` starts; not pinned"
+		if !r.OneShotUsed {
+			note = "not started: a pin covers the plugin, not this binary, so `skillhost run` starts the plugin"
+		}
+		fmt.Fprintf(w, "  one-shot:   %s (%s)\n", r.OneShot, note)
+	}
 }
 
 // isolated names the namespaces a backend's runs get of their own, as its

@@ -27,19 +27,56 @@ var heavy = []string{
 // heavy packages, on Linux, where they run.
 func TestLeanSupervisorLinksNoPluginProtocol(t *testing.T) {
 	for _, pkg := range []string{"../../plugins/landlock/confiner", "../../cmd/skillhost-supervisor-landlock", "../../cmd/skillhost-supervisor-null", "../../cmd/skillhost-supervisor-none"} {
-		cmd := exec.Command("go", "list", "-deps", pkg)
-		cmd.Env = append(os.Environ(), "GOOS=linux")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
-		}
-		ds := strings.Fields(string(out))
+		ds := linuxDeps(t, pkg)
 		if !slices.Contains(ds, module+"shared/runner") {
 			t.Fatalf("go list -deps %s does not list the runner: %q", pkg, ds)
 		}
 		for _, h := range heavy {
 			if i := slices.IndexFunc(ds, func(d string) bool { return d == h || strings.HasPrefix(d, h+"/") }); i >= 0 {
 				t.Errorf("%s depends on %s: a run's supervisor must start without the plugin protocol, the egress proxy or gob", strings.TrimPrefix(pkg, "../../"), ds[i])
+			}
+		}
+	}
+}
+
+// linuxDeps is what pkg links on Linux (go list -deps).
+func linuxDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", pkg)
+	cmd.Env = append(os.Environ(), "GOOS=linux")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// goPluginOnly are what serving over go-plugin links and the one-shot fast
+// path never uses: go-plugin (its net/rpc brings gob, its gRPC reflection
+// service protobuf's descriptors) and package backend, whose Serve is
+// go-plugin's.
+var goPluginOnly = []string{
+	"github.com/hashicorp/go-plugin",
+	"encoding/gob",
+	"net/rpc",
+	"google.golang.org/grpc/reflection",
+	module + "shared/internal/pluginset",
+}
+
+// The binaries for one-shot hosts, and the backends they are built from,
+// link no go-plugin: their start is what a one-shot run pays.
+func TestOneShotBinariesLinkNoGoPlugin(t *testing.T) {
+	for _, pkg := range []string{"../../cmd/skillhost-oneshot-landlock", "../../cmd/skillhost-oneshot-null", "../../plugins/landlock", "../../plugins/null"} {
+		ds := linuxDeps(t, pkg)
+		if !slices.Contains(ds, module+"shared/backend/kit") {
+			t.Fatalf("go list -deps %s does not list package kit: %q", pkg, ds)
+		}
+		if slices.Contains(ds, module+"shared/backend") {
+			t.Errorf("%s depends on package backend: its Serve links go-plugin; use package kit", strings.TrimPrefix(pkg, "../../"))
+		}
+		for _, h := range goPluginOnly {
+			if i := slices.IndexFunc(ds, func(d string) bool { return d == h || strings.HasPrefix(d, h+"/") }); i >= 0 {
+				t.Errorf("%s depends on %s, which only serving over go-plugin needs", strings.TrimPrefix(pkg, "../../"), ds[i])
 			}
 		}
 	}

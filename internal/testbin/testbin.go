@@ -37,8 +37,9 @@ func Dir() string {
 // Build compiles the given ./cmd/... packages (relative to the module root)
 // and returns the directory holding the binaries, named after their
 // packages. A plugin ./cmd/skillhost-sandbox-NAME brings its lean
-// supervisor ./cmd/skillhost-supervisor-NAME, where there is one, as an
-// installation does; ./cmd/skillhost brings skillhost-supervisor-none. It
+// supervisor ./cmd/skillhost-supervisor-NAME and its binary for one-shot
+// hosts ./cmd/skillhost-oneshot-NAME, where there are, as an installation
+// does; ./cmd/skillhost brings skillhost-supervisor-none. It
 // is meant for TestMain; the caller removes the directory with Cleanup.
 func Build(pkgs ...string) (string, error) {
 	mu.Lock()
@@ -123,21 +124,21 @@ func moduleRoot() (string, error) {
 }
 
 // withSupervisors adds to pkgs the lean supervisor binaries of the plugins
-// (and of the CLI's in-process strategy) among them.
+// (and of the CLI's in-process strategy) among them, and the plugins'
+// binaries for one-shot hosts.
 func withSupervisors(root string, pkgs []string) []string {
 	out := append([]string(nil), pkgs...)
 	for _, p := range pkgs {
-		sup := ""
+		var companions []string
 		if name, ok := strings.CutPrefix(p, "./cmd/skillhost-sandbox-"); ok {
-			sup = "./cmd/skillhost-supervisor-" + name
+			companions = []string{"./cmd/skillhost-supervisor-" + name, "./cmd/skillhost-oneshot-" + name}
 		} else if p == "./cmd/skillhost" {
-			sup = "./cmd/skillhost-supervisor-none"
+			companions = []string{"./cmd/skillhost-supervisor-none"}
 		}
-		if sup == "" {
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(root, sup)); err == nil {
-			out = append(out, sup)
+		for _, c := range companions {
+			if _, err := os.Stat(filepath.Join(root, c)); err == nil {
+				out = append(out, c)
+			}
 		}
 	}
 	return out

@@ -27,7 +27,7 @@ import (
 
 	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/backend/kit"
 	"github.com/skillhost/skillhost/shared/denials"
 	"github.com/skillhost/skillhost/shared/egress/proxy"
 	"github.com/skillhost/skillhost/shared/runner"
@@ -99,7 +99,7 @@ type Settings struct {
 // SetConfig implements shared.Configurable.
 func (e *Executor) SetConfig(_ context.Context, doc []byte) ([]shared.ConfigProblem, error) {
 	var s Settings
-	if problems := backend.DecodeConfig(doc, &s); len(problems) > 0 {
+	if problems := kit.DecodeConfig(doc, &s); len(problems) > 0 {
 		return problems, nil
 	}
 	e.mu.Lock()
@@ -126,7 +126,7 @@ func (e *Executor) landlockOnly() bool {
 // job in them and exits (see runner.WithConfiner): a plugin's main calls
 // it first.
 func New() *Executor {
-	e := &Executor{runner: backend.NewRunner(confiner.Option())}
+	e := &Executor{runner: kit.NewRunner(confiner.Option())}
 	e.swept.Store(time.Now().UnixNano())
 	return e
 }
@@ -310,8 +310,8 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if err != nil {
 		return shared.Result{}, err
 	}
-	spec := backend.SpecFor(req)
-	spec.Env = backend.WithEnv(req.Env, "TMPDIR", tmp)
+	spec := kit.SpecFor(req)
+	spec.Env = kit.WithEnv(req.Env, "TMPDIR", tmp)
 	spec.Confine, spec.ConfinePayload = confiner.Name, payload
 
 	var left leftInTmp
@@ -339,7 +339,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
 func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*proxy.Proxy, string, error) {
-	p, err := proxy.Start(proxy.Config{Egress: g, Logger: backend.LoggerFrom(ctx)})
+	p, err := proxy.Start(proxy.Config{Egress: g, Logger: kit.LoggerFrom(ctx)})
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}
@@ -370,7 +370,7 @@ func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*proxy.Pro
 func withEnvs(env, add []string) []string {
 	for _, kv := range add {
 		k, v, _ := strings.Cut(kv, "=")
-		env = backend.WithEnv(env, k, v)
+		env = kit.WithEnv(env, k, v)
 	}
 	return env
 }

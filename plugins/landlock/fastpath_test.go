@@ -17,7 +17,7 @@ import (
 	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
-// The one-shot fast path (shared/oneshot) carries the contract's messages
+// The one-shot fast path (shared/internal/wire's pipes) carries the contract's messages
 // over two pipes instead of go-plugin's socket, TLS and gRPC; the
 // confinement code is the same Execute either way. These tests run the
 // escape and conformance suites with the plugins started as a one-shot host
@@ -41,6 +41,11 @@ func fastLaunch(t testing.TB, pkg string, cred *syscall.Credential, env ...strin
 	t.Cleanup(conn.Close)
 	if conn.SocketDir() != "" {
 		t.Fatalf("%s came up over go-plugin (socket %s), not on the fast path", pkg, conn.SocketDir())
+	}
+	// What a one-shot host starts: the binary for one-shot hosts beside
+	// the plugin, which the suites must judge.
+	if want := pluginclient.OneShotPath(testbin.Path(pkg)); conn.Binary() != want {
+		t.Fatalf("%s: started %s, want %s", pkg, conn.Binary(), want)
 	}
 	return conn
 }

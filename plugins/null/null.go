@@ -10,7 +10,7 @@ import (
 	"runtime"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/backend"
+	"github.com/skillhost/skillhost/shared/backend/kit"
 )
 
 // Version is the backend's version.
@@ -42,7 +42,7 @@ func (*Executor) Probe(context.Context) (shared.Probe, error) {
 
 // Execute implements shared.Executor.
 func (*Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	res, err := backend.Run(ctx, backend.SpecFor(req), emit)
+	res, err := kit.Run(ctx, kit.SpecFor(req), emit)
 	if err != nil {
 		return res, err
 	}

@@ -18,4 +18,8 @@
 // thing: the runner's helpers are the plugin's binary re-executed. Log
 // only through [LoggerFrom] with the call's context: stdout belongs to the
 // handshake.
+//
+// What a backend's calls use is also in package kit, which links no
+// go-plugin, with the fast path's server alone: a backend built on kit can
+// ship a binary for one-shot hosts beside its plugin (see kit).
 package backend

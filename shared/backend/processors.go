@@ -1,14 +1,11 @@
 package backend
 
-import (
-	"os"
-	"runtime"
-	"strconv"
-)
+import "github.com/skillhost/skillhost/shared/backend/kit"
 
 // WithOneProcessor runs the plugin's Go code on one processor
-// (runtime.GOMAXPROCS(1)) from the start of Serve, unless GOMAXPROCS is set
-// in its environment (the host passes its own on).
+// (runtime.GOMAXPROCS(1)) from the start of Serve, unless GOMAXPROCS in
+// its environment is a number of processors the runtime takes (the host
+// passes its own on); one it ignores is ignored here too.
 //
 // It suits a backend whose calls wait on child processes and pipes, as the
 // runner's do. With a processor idle, Go's scheduler wakes a thread at each
@@ -24,10 +21,4 @@ import (
 func WithOneProcessor() Option { return func(c *serveConfig) { c.oneProcessor = true } }
 
 // useOneProcessor applies WithOneProcessor; it reports whether it did.
-func useOneProcessor() bool {
-	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
-		return false
-	}
-	runtime.GOMAXPROCS(1)
-	return true
-}
+func useOneProcessor() bool { return kit.UseOneProcessor() }

@@ -9,18 +9,15 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/backend/kit"
+	"github.com/skillhost/skillhost/shared/internal/pluginset"
 	"github.com/skillhost/skillhost/shared/internal/wire"
 )
-
-// drainTimeout bounds how long a plugin whose host died waits for its
-// running commands to be torn down before it exits.
-const drainTimeout = 3 * time.Second
 
 // Option configures Serve.
 type Option func(*serveConfig)
@@ -37,45 +34,21 @@ type serveConfig struct {
 // default: JSON on stderr at the host's level.
 func WithLogger(l hclog.Logger) Option { return func(c *serveConfig) { c.logger = l } }
 
+// WithoutFastPath serves over go-plugin only, as a plugin built before the
+// one-shot fast path did: a host that asks for the fast path gets a failed
+// start and launches the plugin over go-plugin instead. Tests of a host's
+// fallback use it; a backend has no other reason to.
+func WithoutFastPath() Option { return func(c *serveConfig) { c.noFastPath = true } }
+
 // WithDebug serves in debug mode (as SKILLHOST_PLUGIN_DEBUG=1 does): see
 // Serve.
 func WithDebug() Option { return func(c *serveConfig) { c.debug = true } }
-
-// newLogger is the default logger: JSON on stderr, which the host re-logs
-// at the right level, at the level the host asked for.
-func newLogger() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{
-		Name:       "sandbox",
-		JSONFormat: true,
-		Output:     os.Stderr,
-		Level:      hclog.LevelFromString(os.Getenv(shared.EnvLogLevel)),
-	})
-}
-
-type loggerKey struct{}
-
-// WithLoggerContext returns ctx carrying l, for LoggerFrom.
-func WithLoggerContext(ctx context.Context, l hclog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey{}, l)
-}
-
-// LoggerFrom returns the plugin's logger from a call's context: Serve puts
-// it in the context of every Info, Probe, SetConfig, Explain and Execute.
-// Outside a call (a test calling the backend directly) it is a new
-// default logger. Plugins must log only through it: stdout belongs to the
-// handshake.
-func LoggerFrom(ctx context.Context) hclog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(hclog.Logger); ok {
-		return l
-	}
-	return newLogger()
-}
 
 // Logger returns a new default logger.
 //
 // Deprecated: use LoggerFrom with the call's context, which has the
 // logger Serve was given.
-func Logger() hclog.Logger { return newLogger() }
+func Logger() hclog.Logger { return kit.NewLogger() }
 
 // Serve runs impl as a sandbox plugin until the host is done with it, then
 // calls impl's Close if it is an io.Closer and returns Close's error.
@@ -109,7 +82,7 @@ func Serve(impl shared.Executor, opts ...Option) error {
 		o(&cfg)
 	}
 	if cfg.logger == nil {
-		cfg.logger = newLogger()
+		cfg.logger = kit.NewLogger()
 	}
 	if os.Getenv(shared.EnvPluginDebug) == "1" {
 		cfg.debug = true
@@ -118,20 +91,20 @@ func Serve(impl shared.Executor, opts ...Option) error {
 		useOneProcessor()
 	}
 	if !cfg.noFastPath && !cfg.debug {
-		if served, err := serveOneShot(impl, cfg.logger); served {
+		if served, err := kit.ServeOneShot(impl, cfg.logger); served {
 			return err
 		}
 	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}
-	served := withLogger(impl, cfg.logger)
+	served := kit.Logged(impl, cfg.logger)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sc := &plugin.ServeConfig{
-		HandshakeConfig:  wire.Handshake,
-		VersionedPlugins: wire.VersionedPlugins(served, base),
-		GRPCServer:       wire.NewGRPCServer,
+		HandshakeConfig:  pluginset.Handshake,
+		VersionedPlugins: pluginset.Versioned(served, base),
+		GRPCServer:       pluginset.NewGRPCServer,
 		TLSProvider:      wire.ServerTLS,
 		Logger:           cfg.logger,
 	}
@@ -140,7 +113,7 @@ func Serve(impl shared.Executor, opts ...Option) error {
 	}
 	watchLifeline(cancel, impl, cfg.logger)
 	plugin.Serve(sc)
-	return closeImpl(impl, cfg.logger)
+	return kit.CloseBackend(impl, cfg.logger)
 }
 
 // serveDebug serves sc in go-plugin's test mode and prints how a host
@@ -164,10 +137,10 @@ func serveDebug(base context.Context, impl shared.Executor, sc *plugin.ServeConf
 		}
 		fmt.Fprintf(cfg.out, "skillhost plugin %q is serving in debug mode (pid %d). To attach a host, start it with:\n\n\t%s\n\n", info.Name, os.Getpid(), line)
 	case <-closed:
-		return closeImpl(impl, cfg.logger)
+		return kit.CloseBackend(impl, cfg.logger)
 	}
 	<-closed
-	return closeImpl(impl, cfg.logger)
+	return kit.CloseBackend(impl, cfg.logger)
 }
 
 // reattachAddr is a net.Addr as JSON.
@@ -198,29 +171,6 @@ func ReattachLine(name string, rc *plugin.ReattachConfig) (string, error) {
 	return shared.EnvPluginReattach + "='" + string(doc) + "'", nil
 }
 
-// closeImpl gives a backend that implements io.Closer the chance to clean
-// up (leftover cgroups, temporary files) before the plugin exits.
-// drain waits for the calls still running, cancelled by now, to tear
-// their commands down, for at most drainTimeout.
-func drain() {
-	done := make(chan struct{})
-	go func() { wire.Inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(drainTimeout):
-	}
-}
-
-func closeImpl(impl shared.Executor, log hclog.Logger) error {
-	if c, ok := impl.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			log.Warn("close", "error", err)
-			return err
-		}
-	}
-	return nil
-}
-
 // watchLifeline exits the plugin when the host's end of the lifeline pipe
 // closes: first cancelling every running call, so their commands are killed,
 // then exiting once they are done or drainTimeout has passed.
@@ -235,8 +185,8 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor, log hclog.Lo
 		_, _ = io.Copy(io.Discard, f)
 		log.Info("host is gone; stopping")
 		cancel()
-		drain()
-		_ = closeImpl(impl, log)
+		kit.Drain()
+		_ = kit.CloseBackend(impl, log)
 		os.Exit(0)
 	}()
 }

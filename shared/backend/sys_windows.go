@@ -3,6 +3,3 @@ package backend
 import "syscall"
 
 func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }
-
-// pollable returns fd: pipes are not polled on Windows.
-func pollable(fd int) int { return fd }

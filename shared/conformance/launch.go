@@ -31,7 +31,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/internal/wire"
+	"github.com/skillhost/skillhost/shared/internal/pluginset"
 	"github.com/skillhost/skillhost/shared/pluginclient"
 )
 
@@ -60,7 +60,7 @@ func launch(t testing.TB, path string, attr *syscall.SysProcAttr) *pluginclient.
 // process and returns the host-side Executor.
 func InProcess(t testing.TB, impl shared.Executor) shared.Executor {
 	t.Helper()
-	client, _ := plugin.TestPluginGRPCConn(t, false, wire.VersionedPlugins(impl, nil)[shared.ContractVersion])
+	client, _ := plugin.TestPluginGRPCConn(t, false, pluginset.Versioned(impl, nil)[shared.ContractVersion])
 	t.Cleanup(func() { client.Close() })
 	raw, err := client.Dispense(shared.PluginName)
 	if err != nil {

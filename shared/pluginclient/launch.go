@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/internal/pluginset"
 	"github.com/skillhost/skillhost/shared/internal/wire"
 )
 
@@ -54,6 +55,11 @@ type LaunchConfig struct {
 	// NoFastPath makes a OneShot launch use go-plugin all the same (to
 	// measure or test the two side by side).
 	NoFastPath bool
+	// NoOneShotBinary makes a OneShot launch start the plugin's own
+	// binary even where its binary for one-shot hosts (OneShotPath) is
+	// beside it: a host sets it when it checked the plugin against a pin,
+	// which covers the plugin's binary, not that one.
+	NoOneShotBinary bool
 	// SysProcAttr is applied to the plugin process (for example to run it
 	// as another user); nil means none.
 	SysProcAttr *syscall.SysProcAttr
@@ -97,8 +103,10 @@ type Conn struct {
 // plugin's socket lives in a fresh 0700 directory that Close removes, and
 // the plugin watches a lifeline pipe, so it exits when this process dies,
 // even by SIGKILL. With cfg.OneShot, Launch first tries the fast path
-// (launchPipe: two pipes, no socket, TLS or gRPC) and falls back to
-// go-plugin for a plugin that does not speak it. When
+// (launchPipe: two pipes, no socket, TLS or gRPC), with the plugin's
+// binary for one-shot hosts where there is one (OneShotPath) and then the
+// plugin's own, and falls back to go-plugin for a plugin that does not
+// speak it. When
 // shared.EnvPluginReattach names the plugin, Launch attaches to that
 // plugin, serving in debug mode, instead of starting it.
 func Launch(cfg LaunchConfig) (*Conn, error) {
@@ -120,6 +128,15 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 		}
 	}
 	if cfg.OneShot && !cfg.NoFastPath {
+		if lean := OneShotBinary(cfg.Path); lean != "" && !cfg.NoOneShotBinary {
+			leanCfg := cfg
+			leanCfg.Path = lean
+			c, err := launchPipe(leanCfg)
+			if err == nil {
+				return c, nil
+			}
+			cfg.Logger.Warn("the plugin's binary for one-shot hosts did not start; starting the plugin itself", "binary", lean, "error", err)
+		}
 		c, err := launchPipe(cfg)
 		if err == nil {
 			return c, nil
@@ -167,8 +184,8 @@ func launchGoPlugin(cfg LaunchConfig) (*Conn, error) {
 	home := socketHome(socketBase())
 	sweepSockets(home, max(cfg.StartTimeout, time.Minute))
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
-		VersionedPlugins: wire.VersionedPlugins(nil, nil),
+		HandshakeConfig:  pluginset.Handshake,
+		VersionedPlugins: pluginset.Versioned(nil, nil),
 		// go-plugin makes the socket's private 0700 directory, names it in
 		// the environment it hands over here, and removes it on Kill.
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: home},
@@ -343,6 +360,16 @@ func (c *Conn) Close() {
 	c.client.Kill()
 	c.closeLifeline()
 	os.RemoveAll(c.socketDir)
+}
+
+// Binary is the file the plugin process was started from: cfg.Path, or
+// the plugin's binary for one-shot hosts (OneShotPath); "" for a plugin
+// attached to in debug mode.
+func (c *Conn) Binary() string {
+	if c.cmd == nil {
+		return ""
+	}
+	return c.cmd.Path
 }
 
 // SocketDir is the private directory holding the plugin's socket;

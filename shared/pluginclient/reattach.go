@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/internal/pluginset"
 	"github.com/skillhost/skillhost/shared/internal/wire"
 )
 
@@ -80,12 +81,12 @@ func attach(cfg LaunchConfig, rc *plugin.ReattachConfig) (*Conn, error) {
 	}
 	// A reattached client takes the plugin set of the version the plugin
 	// serves, unnegotiated.
-	set, ok := wire.VersionedPlugins(nil, nil)[rc.ProtocolVersion]
+	set, ok := pluginset.Versioned(nil, nil)[rc.ProtocolVersion]
 	if !ok {
 		return nil, &VersionError{Plugin: rc.ProtocolVersion, Err: fmt.Errorf("the plugin in debug mode serves contract version %d", rc.ProtocolVersion)}
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake,
+		HandshakeConfig:  pluginset.Handshake,
 		Plugins:          set,
 		Reattach:         rc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},

@@ -15,22 +15,48 @@ import (
 )
 
 // Binary name prefixes: a sandbox plugin is a file named
-// skillhost-sandbox-NAME (BinaryPrefix, how hosts find it), and may have a
-// lean supervisor binary skillhost-supervisor-NAME beside it.
+// skillhost-sandbox-NAME (BinaryPrefix, how hosts find it), and may have
+// beside it a lean supervisor binary skillhost-supervisor-NAME and a
+// binary serving only the one-shot fast path, skillhost-oneshot-NAME.
 const (
 	BinaryPrefix     = "skillhost-sandbox-"
 	supervisorPrefix = "skillhost-supervisor-"
+	oneShotPrefix    = "skillhost-oneshot-"
 )
 
 // CompanionPath is where the lean supervisor binary of the plugin at path
 // would be ("" for a binary not named skillhost-sandbox-NAME).
-func CompanionPath(path string) string {
+func CompanionPath(path string) string { return besidePlugin(path, supervisorPrefix) }
+
+// OneShotPath is where the plugin at path's binary for one-shot hosts
+// would be ("" for a binary not named skillhost-sandbox-NAME): the same
+// backend built without go-plugin (package kit), which a OneShot launch
+// starts first when it is there.
+func OneShotPath(path string) string { return besidePlugin(path, oneShotPrefix) }
+
+// besidePlugin is the file named prefix+NAME beside the plugin
+// skillhost-sandbox-NAME at path, or "".
+func besidePlugin(path, prefix string) string {
 	base := strings.TrimSuffix(filepath.Base(path), ".exe")
 	name, ok := strings.CutPrefix(base, BinaryPrefix)
 	if !ok || name == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(path), supervisorPrefix+name)
+	return filepath.Join(filepath.Dir(path), prefix+name)
+}
+
+// OneShotBinary is the plugin at path's binary for one-shot hosts, if it
+// is there as a regular file someone may execute, else "".
+func OneShotBinary(path string) string {
+	p := OneShotPath(path)
+	if p == "" {
+		return ""
+	}
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return ""
+	}
+	return p
 }
 
 // Companion opens the lean supervisor binary of the plugin at path

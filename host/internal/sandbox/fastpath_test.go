@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,5 +100,88 @@ func TestOneShotFastPathCrash(t *testing.T) {
 	}
 	if next := m.Pid(Null); next == pid || next == 0 {
 		t.Errorf("plugin pid after the crash %d, want a fresh process (was %d)", next, pid)
+	}
+}
+
+// startedFrom is the base name of the binary process pid runs.
+func startedFrom(t *testing.T, pid int) string {
+	t.Helper()
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil {
+		t.Skipf("cannot read the plugin's binary: %v", err)
+	}
+	return filepath.Base(exe)
+}
+
+// TestOneShotBinary: a one-shot host starts the plugin's binary for
+// one-shot hosts (skillhost-oneshot-NAME, no go-plugin) where it is beside
+// the plugin; a pinned plugin's own binary, which the pin covers; and the
+// plugin's own binary again when the one-shot one does not start. A
+// long-lived host never starts it.
+func TestOneShotBinary(t *testing.T) {
+	sum, err := Sum(filepath.Join(binDir, "skillhost-sandbox-null"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := t.TempDir()
+	for _, name := range []string{"skillhost-sandbox-null", "skillhost-supervisor-null"} {
+		copyFile(t, filepath.Join(binDir, name), filepath.Join(broken, name))
+	}
+	// From another build, say: it exits before it answers.
+	if err := os.WriteFile(filepath.Join(broken, "skillhost-oneshot-null"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		mod     func(*Options)
+		want    string
+		oneShot bool
+	}{
+		{"beside the plugin", nil, "skillhost-oneshot-null", true},
+		{"pinned plugin", func(o *Options) { o.Pins = map[string]string{Null: sum} }, "skillhost-sandbox-null", true},
+		{"does not start", func(o *Options) { o.Dirs = []string{broken} }, "skillhost-sandbox-null", true},
+		{"long-lived host", nil, "skillhost-sandbox-null", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := manager(t, func(o *Options) {
+				o.OneShot = tc.oneShot
+				if tc.mod != nil {
+					tc.mod(o)
+				}
+			})
+			out, res, err := execute(context.Background(), m.Executor(Null), request("echo lean"))
+			if err != nil || res.ExitCode != 0 || out != "lean\n" {
+				t.Fatalf("call: %v, %+v, %q", err, res, out)
+			}
+			if got := startedFrom(t, m.Pid(Null)); got != tc.want {
+				t.Errorf("the host started %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// OneShotBinary reports the binary for one-shot hosts beside a plugin and
+// whether a one-shot host starts it: not once a pin covers the plugin or
+// its supervisor, and nothing where there is no such binary.
+func TestOneShotBinaryReport(t *testing.T) {
+	c := Candidate{Name: Null, Path: filepath.Join(binDir, "skillhost-sandbox-null")}
+	lean := filepath.Join(binDir, "skillhost-oneshot-null")
+	for _, tc := range []struct {
+		name string
+		pins map[string]string
+		used bool
+	}{
+		{"unpinned", nil, true},
+		{"plugin pinned", map[string]string{Null: "00"}, false},
+		{"supervisor pinned", map[string]string{Null + SupervisorPin: "00"}, false},
+		{"another plugin pinned", map[string]string{"landlock": "00"}, true},
+	} {
+		if path, used := OneShotBinary(c, tc.pins); path != lean || used != tc.used {
+			t.Errorf("%s: OneShotBinary = %q, %v; want %q, %v", tc.name, path, used, lean, tc.used)
+		}
+	}
+	alone := Candidate{Name: Null, Path: filepath.Join(t.TempDir(), "skillhost-sandbox-null")}
+	if path, used := OneShotBinary(alone, nil); path != "" || used {
+		t.Errorf("without one beside the plugin: %q, %v", path, used)
 	}
 }

@@ -343,6 +343,9 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		Trace:        m.opts.Trace,
 		Supervisor:   sup,
 		NoSupervisor: !useSup,
+		// A pin covers the plugin's binary (and its supervisor's), not
+		// its binary for one-shot hosts.
+		NoOneShotBinary: pinnedAtAll(cand, m.opts.Pins),
 	})
 	if err != nil {
 		inst.fail()

@@ -103,6 +103,20 @@ func supervisorFor(c Candidate, pins map[string]string) (f *os.File, use bool, e
 	return f, true, nil
 }
 
+// OneShotBinary is c's binary for one-shot hosts, if it lies beside c,
+// and whether a one-shot host starts it (not when c is pinned).
+func OneShotBinary(c Candidate, pins map[string]string) (path string, used bool) {
+	path = pluginclient.OneShotBinary(c.Path)
+	return path, path != "" && !pinnedAtAll(c, pins)
+}
+
+// pinnedAtAll reports whether c or its supervisor binary has a pin.
+func pinnedAtAll(c Candidate, pins map[string]string) bool {
+	_, pinned := pins[c.Name]
+	_, supPinned := pins[c.Name+SupervisorPin]
+	return pinned || supPinned
+}
+
 // verify checks a candidate against its pin, if there is one.
 func verify(c Candidate, pins map[string]string) error {
 	want, ok := pins[c.Name]

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/hashicorp/go-plugin"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -42,12 +41,26 @@ var useBufferPool = sync.OnceFunc(func() {
 	experimental.SetDefaultBufferPool(p)
 })
 
-// NewGRPCServer is go-plugin's gRPC server with flowWindow.
-func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+// ServerOptions are the options of a plugin's gRPC server: flowWindow.
+func ServerOptions() []grpc.ServerOption {
 	useBufferPool()
-	return plugin.DefaultGRPCServer(append(opts,
-		grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow),
-	))
+	return []grpc.ServerOption{grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow)}
+}
+
+// RegisterExecutor registers impl as s's Executor service. base, if not
+// nil, bounds every served call.
+func RegisterExecutor(s *grpc.Server, impl Executor, base context.Context) {
+	if base == nil {
+		base = context.Background()
+	}
+	executorv1.RegisterExecutorServer(s, &grpcServer{impl: impl, base: base})
+}
+
+// NewGRPCClient is the host side over conn, an Executor. pluginDone closes
+// when the plugin process exits, which lets calls tell a crash from an
+// ordinary error.
+func NewGRPCClient(conn grpc.ClientConnInterface, pluginDone <-chan struct{}) *GRPCClient {
+	return &GRPCClient{client: executorv1.NewExecutorClient(conn), pluginDone: pluginDone}
 }
 
 // DialOptions are the host side's counterpart of NewGRPCServer.

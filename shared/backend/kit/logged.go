@@ -1,4 +1,4 @@
-package backend
+package kit
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"github.com/skillhost/skillhost/shared"
 )
 
-// withLogger wraps impl so every call's context carries l (LoggerFrom),
+// Logged wraps impl so every call's context carries l (LoggerFrom),
 // keeping exactly the optional interfaces impl has (Explainer,
 // Configurable), which the serving code asks for.
-func withLogger(impl shared.Executor, l hclog.Logger) shared.Executor {
+func Logged(impl shared.Executor, l hclog.Logger) shared.Executor {
 	b := logged{impl: impl, log: l}
 	_, explains := impl.(shared.Explainer)
 	_, configures := impl.(shared.Configurable)

@@ -1,4 +1,10 @@
-package wire
+// Package pluginset is go-plugin's side of the plugin protocol: the
+// handshake, the plugin set of each contract version and the gRPC server.
+// It is apart from package wire so that a binary serving only the one-shot
+// fast path (wire's pipes) links no go-plugin, whose net/rpc and gRPC
+// reflection service cost every process that links them their package
+// initialisers (docs/performance.md).
+package pluginset
 
 import (
 	"context"
@@ -7,7 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/skillhost/skillhost/shared"
-	executorv1 "github.com/skillhost/skillhost/shared/internal/proto/executor/v1"
+	"github.com/skillhost/skillhost/shared/internal/wire"
 )
 
 // Handshake is skillhost's go-plugin handshake (see shared.HandshakeCookieKey).
@@ -17,10 +23,10 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: shared.HandshakeCookieValue,
 }
 
-// VersionedPlugins is the plugin set for each contract version this package
+// Versioned is the plugin set for each contract version this package
 // speaks; impl is nil on the host side. base, if not nil, bounds every
 // served call: Serve cancels it when the host's lifeline breaks.
-func VersionedPlugins(impl shared.Executor, base context.Context) map[int]plugin.PluginSet {
+func Versioned(impl shared.Executor, base context.Context) map[int]plugin.PluginSet {
 	if base == nil {
 		base = context.Background()
 	}
@@ -33,7 +39,7 @@ func VersionedPlugins(impl shared.Executor, base context.Context) map[int]plugin
 type ExecutorPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	// Impl serves on the plugin side; nil on the host side.
-	Impl Executor
+	Impl shared.Executor
 	// base, if set, bounds every served call: Serve cancels it when the
 	// host's lifeline breaks.
 	base context.Context
@@ -41,11 +47,7 @@ type ExecutorPlugin struct {
 
 // GRPCServer registers the plugin side.
 func (p *ExecutorPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	base := p.base
-	if base == nil {
-		base = context.Background()
-	}
-	executorv1.RegisterExecutorServer(s, &grpcServer{impl: p.Impl, base: base})
+	wire.RegisterExecutor(s, p.Impl, p.base)
 	return nil
 }
 
@@ -53,5 +55,10 @@ func (p *ExecutorPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error 
 // go-plugin when the plugin process exits, which lets calls tell a crash
 // from an ordinary error.
 func (p *ExecutorPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &GRPCClient{client: executorv1.NewExecutorClient(c), pluginDone: ctx.Done()}, nil
+	return wire.NewGRPCClient(c, ctx.Done()), nil
+}
+
+// NewGRPCServer is go-plugin's gRPC server with wire's server options.
+func NewGRPCServer(opts []grpc.ServerOption) *grpc.Server {
+	return plugin.DefaultGRPCServer(append(opts, wire.ServerOptions()...))
 }
