@@ -134,7 +134,7 @@ list=$("$bin/oneshot" -rounds "$rounds" -case "bash=bash $script" -case "skillho
 # and taken off for each block's length.
 syscheck=""
 if [ -r /proc/stat ] && grep -q '^bwrap=' "$cases"; then
-	busy() { awk '/^cpu / {print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+	busy() { awk '/^cpu / {print $2+$3+$4+$7+$8}' /proc/stat; } # user nice system irq softirq: not steal
 	now() { date +%s.%N; }
 	hz=$(getconf CLK_TCK)
 	i0=$(busy) t0=$(now); sleep 2; i1=$(busy) t1=$(now)
@@ -143,7 +143,7 @@ if [ -r /proc/stat ] && grep -q '^bwrap=' "$cases"; then
 		run=$(grep "^$1=" "$cases" | cut -d= -f2-)
 		b0=$(busy) s0=$(now)
 		# shellcheck disable=SC2086 # the case's command is a word list on purpose
-		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do $run >/dev/null 2>&1; done
+		for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do $run >/dev/null 2>&1 || echo "$1 failed" >&2; done
 		sleep 0.5 # the kernel's deferred teardown
 		b1=$(busy) s1=$(now)
 		echo "$b0 $b1 $s0 $s1 $idle $hz" | awk '{printf "%.1f", (($2-$1) - $5*($4-$3)) * 1000 / $6 / 20}'

@@ -282,7 +282,8 @@ func pluginEnv(host []string) []string {
 }
 
 // WaitOnOneProcessor runs the process's Go code on one processor from now
-// on, unless GOMAXPROCS is set in its environment: for a process that
+// on, unless GOMAXPROCS in its environment is a number the runtime took:
+// for a process that
 // spends its time waiting on plugins and scripts (the CLI's run, mcp on
 // stdio). Parsing a catalog and measuring the matcher still get every
 // processor while they run. See internal/procs.

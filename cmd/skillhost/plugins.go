@@ -122,7 +122,7 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 	if r.OneShot != "" {
 		note := "what `skillhost run` starts; not pinned"
 		if !r.OneShotUsed {
-			note = "not started: a pin covers the plugin, not this binary, so `skillhost run` starts the plugin"
+			note = "not started: a pin covers the plugin (or its supervisor), not this binary, so `skillhost run` starts the plugin"
 		}
 		fmt.Fprintf(w, "  one-shot:   %s (%s)\n", r.OneShot, note)
 	}

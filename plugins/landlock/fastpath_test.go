@@ -103,6 +103,26 @@ func TestConformanceFastPath(t *testing.T) {
 	conformance.Conformance(t, conn, conformance.Options{})
 }
 
+// The plugin binary itself on the fast path: what a host whose pin covers
+// the plugin starts for a one-shot run.
+func TestConformanceFastPathPluginBinary(t *testing.T) {
+	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
+		Path: testbin.Path(landlockPkg), OneShot: true, NoOneShotBinary: true,
+		Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(conn.Close)
+	if conn.SocketDir() != "" || conn.Binary() != testbin.Path(landlockPkg) {
+		t.Fatalf("started %s (socket %q), want the plugin binary on the fast path", conn.Binary(), conn.SocketDir())
+	}
+	if p, _ := conn.Probe(context.Background()); p.Status != shared.Healthy {
+		t.Skipf("landlock is %s here: %s", p.Status, p.Reason)
+	}
+	conformance.Conformance(t, conn, conformance.Options{})
+}
+
 func TestTeardownFastPath(t *testing.T) { conformance.Teardown(t, fastEscapeConfig(), 2) }
 
 // pipeAttack tries to open, for writing, every descriptor of the plugin and

@@ -93,6 +93,7 @@ type Conn struct {
 	// (nil over go-plugin); pipeInfo is its answer to the first Info.
 	pipeDone <-chan struct{}
 	pipeInfo *shared.Info
+	pipeOut  *os.File // the host's end of the answers pipe
 	// exit answers Alive without reading /proc on every call.
 	exit exitWatch
 	// ContractVersion is the contract version negotiated with the plugin.

@@ -73,7 +73,7 @@ func launchPipe(cfg LaunchConfig) (*Conn, error) {
 	done := make(chan struct{})
 	c := &Conn{
 		Executor: wire.NewPipeClient(outR, inW, done),
-		lifeline: inW, cmd: cmd, oneShot: true, pipeDone: done,
+		lifeline: inW, cmd: cmd, oneShot: true, pipeDone: done, pipeOut: outR,
 		ContractVersion: shared.ContractVersion,
 	}
 	c.exit.open(cmd.Process.Pid) // before anything can reap it
@@ -102,11 +102,13 @@ func (c *Conn) closePipe() {
 	c.closeLifeline()
 	select {
 	case <-c.pipeDone:
-		return
 	case <-time.After(pipeStopWait):
+		_ = c.cmd.Process.Kill()
+		<-c.pipeDone
 	}
-	_ = c.cmd.Process.Kill()
-	<-c.pipeDone
+	// The plugin has exited, so its answers have ended: the reader is at
+	// the end of the pipe, and the host's end can go.
+	_ = c.pipeOut.Close()
 }
 
 // relayLogs passes the plugin's JSON log lines on to logger at their own

@@ -153,7 +153,11 @@ func TestOneShotBinary(t *testing.T) {
 			if err != nil || res.ExitCode != 0 || out != "lean\n" {
 				t.Fatalf("call: %v, %+v, %q", err, res, out)
 			}
-			if got := startedFrom(t, m.Pid(Null)); got != tc.want {
+			pid := m.Pid(Null)
+			if pid == 0 {
+				t.Fatal("no plugin process after the call")
+			}
+			if got := startedFrom(t, pid); got != tc.want {
 				t.Errorf("the host started %s, want %s", got, tc.want)
 			}
 		})
