@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/skillhost/skillhost/shared"
-	"github.com/skillhost/skillhost/shared/backend/kit"
+	"github.com/skillhost/skillhost/shared/backend/internal/serving"
 	"github.com/skillhost/skillhost/shared/internal/pluginset"
 	"github.com/skillhost/skillhost/shared/internal/wire"
 )
@@ -48,7 +48,7 @@ func WithDebug() Option { return func(c *serveConfig) { c.debug = true } }
 //
 // Deprecated: use LoggerFrom with the call's context, which has the
 // logger Serve was given.
-func Logger() hclog.Logger { return kit.NewLogger() }
+func Logger() hclog.Logger { return serving.NewLogger() }
 
 // Serve runs impl as a sandbox plugin until the host is done with it, then
 // calls impl's Close if it is an io.Closer and returns Close's error.
@@ -82,7 +82,7 @@ func Serve(impl shared.Executor, opts ...Option) error {
 		o(&cfg)
 	}
 	if cfg.logger == nil {
-		cfg.logger = kit.NewLogger()
+		cfg.logger = serving.NewLogger()
 	}
 	if os.Getenv(shared.EnvPluginDebug) == "1" {
 		cfg.debug = true
@@ -91,14 +91,14 @@ func Serve(impl shared.Executor, opts ...Option) error {
 		useOneProcessor()
 	}
 	if !cfg.noFastPath && !cfg.debug {
-		if served, err := kit.ServeOneShot(impl, cfg.logger); served {
+		if served, err := serving.ServeOneShot(impl, cfg.logger); served {
 			return err
 		}
 	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
 		closeOnExec(fd) // commands must never inherit the plugin's key
 	}
-	served := kit.Logged(impl, cfg.logger)
+	served := serving.Logged(impl, cfg.logger)
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sc := &plugin.ServeConfig{
@@ -113,7 +113,7 @@ func Serve(impl shared.Executor, opts ...Option) error {
 	}
 	watchLifeline(cancel, impl, cfg.logger)
 	plugin.Serve(sc)
-	return kit.CloseBackend(impl, cfg.logger)
+	return serving.CloseBackend(impl, cfg.logger)
 }
 
 // serveDebug serves sc in go-plugin's test mode and prints how a host
@@ -137,10 +137,10 @@ func serveDebug(base context.Context, impl shared.Executor, sc *plugin.ServeConf
 		}
 		fmt.Fprintf(cfg.out, "skillhost plugin %q is serving in debug mode (pid %d). To attach a host, start it with:\n\n\t%s\n\n", info.Name, os.Getpid(), line)
 	case <-closed:
-		return kit.CloseBackend(impl, cfg.logger)
+		return serving.CloseBackend(impl, cfg.logger)
 	}
 	<-closed
-	return kit.CloseBackend(impl, cfg.logger)
+	return serving.CloseBackend(impl, cfg.logger)
 }
 
 // reattachAddr is a net.Addr as JSON.
@@ -185,8 +185,8 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor, log hclog.Lo
 		_, _ = io.Copy(io.Discard, f)
 		log.Info("host is gone; stopping")
 		cancel()
-		kit.Drain()
-		_ = kit.CloseBackend(impl, log)
+		serving.Drain()
+		_ = serving.CloseBackend(impl, log)
 		os.Exit(0)
 	}()
 }

@@ -10,7 +10,11 @@
 // of backend can ship a second binary, skillhost-oneshot-NAME beside
 // skillhost-sandbox-NAME, whose main is
 //
-//	func main() { kit.UseOneProcessor(); kit.ServeFastPath(mybackend.New()) }
+//	func main() {
+//		impl := mybackend.New() // first: the runner's helpers dispatch here
+//		kit.UseOneProcessor()   // if its calls wait on processes and pipes
+//		kit.ServeFastPath(impl)
+//	}
 //
 // and a host that makes one call starts that instead (the pinning rules are
 // in docs/plugins.md).

@@ -1,11 +1,14 @@
-package kit
+// Package serving is what package backend's Serve and package kit's
+// ServeFastPath share: serving the one-shot fast path, the logger a call's
+// context carries, and stopping a backend. It is internal so that none of
+// it becomes SDK API.
+package serving
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -51,20 +54,6 @@ func ServeOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 	cancel()
 	Drain()
 	return true, CloseBackend(impl, logger)
-}
-
-// ServeFastPath is the main of a binary built on this package alone (no
-// go-plugin): it serves impl to the one-shot host that started it, with
-// NewLogger, and returns what CloseBackend does. Started otherwise (by
-// hand, or by a host over go-plugin, which such a binary cannot speak) it
-// says so on stderr and exits with status 2.
-func ServeFastPath(impl shared.Executor) error {
-	served, err := ServeOneShot(impl, NewLogger())
-	if !served {
-		fmt.Fprintf(os.Stderr, "%s serves only hosts that make one call (`skillhost run`), which start it themselves; the plugin to start is skillhost-sandbox-NAME beside it\n", filepath.Base(os.Args[0]))
-		os.Exit(2)
-	}
-	return err
 }
 
 // drainTimeout bounds how long a plugin whose host is gone waits for its

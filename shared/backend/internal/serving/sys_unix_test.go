@@ -1,6 +1,6 @@
 //go:build linux
 
-package kit
+package serving
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package kit
+package serving
 
 import (
 	"context"
@@ -27,11 +27,8 @@ func WithLoggerContext(ctx context.Context, l hclog.Logger) context.Context {
 	return context.WithValue(ctx, loggerKey{}, l)
 }
 
-// LoggerFrom returns the plugin's logger from a call's context: the
-// servers put it in the context of every Info, Probe, SetConfig, Explain
-// and Execute. Outside a call (a test calling the backend directly) it is
-// a new default logger. Plugins must log only through it: stdout belongs
-// to the handshake.
+// LoggerFrom returns the logger ctx carries (WithLoggerContext), or a new
+// default logger.
 func LoggerFrom(ctx context.Context) hclog.Logger {
 	if l, ok := ctx.Value(loggerKey{}).(hclog.Logger); ok {
 		return l

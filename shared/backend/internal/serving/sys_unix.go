@@ -1,6 +1,6 @@
 //go:build unix
 
-package kit
+package serving
 
 import (
 	"strconv"
