@@ -283,9 +283,8 @@ func pluginEnv(host []string) []string {
 
 // WaitOnOneProcessor runs the process's Go code on one processor from now
 // on, unless GOMAXPROCS in its environment is a number the runtime took:
-// for a process that
-// spends its time waiting on plugins and scripts (the CLI's run, mcp on
-// stdio). Parsing a catalog and measuring the matcher still get every
+// for a process that spends its time waiting on plugins and scripts (the
+// CLI's run, mcp on stdio). Parsing a catalog and measuring the matcher still get every
 // processor while they run. See internal/procs.
 func WaitOnOneProcessor() { procs.Wait() }
 

@@ -96,7 +96,7 @@ func Serve(impl shared.Executor, opts ...Option) error {
 		}
 	}
 	if fd, err := strconv.Atoi(os.Getenv(shared.EnvTLSFD)); err == nil && fd >= 3 {
-		closeOnExec(fd) // commands must never inherit the plugin's key
+		serving.CloseOnExec(fd) // commands must never inherit the plugin's key
 	}
 	served := serving.Logged(impl, cfg.logger)
 	base, cancel := context.WithCancel(context.Background())
@@ -179,7 +179,7 @@ func watchLifeline(cancel context.CancelFunc, impl shared.Executor, log hclog.Lo
 	if err != nil || fd < 3 {
 		return
 	}
-	closeOnExec(fd) // commands must not hold the host's lifeline
+	serving.CloseOnExec(fd) // commands must not hold the host's lifeline
 	f := os.NewFile(uintptr(fd), "lifeline")
 	go func() {
 		_, _ = io.Copy(io.Discard, f)

@@ -136,7 +136,7 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 			if err == nil {
 				return c, nil
 			}
-			cfg.Logger.Warn("the plugin's binary for one-shot hosts did not start; starting the plugin itself", "binary", lean, "error", err)
+			cfg.Logger.Warn("the plugin's binary for one-shot hosts did not answer on the fast path; starting the plugin itself", "binary", lean, "error", err)
 		}
 		c, err := launchPipe(cfg)
 		if err == nil {

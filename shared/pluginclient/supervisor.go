@@ -52,12 +52,14 @@ func OneShotBinary(path string) string {
 	if p == "" {
 		return ""
 	}
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+	if st, err := os.Stat(p); err != nil || !executable(st) {
 		return ""
 	}
 	return p
 }
+
+// executable reports whether fi is a regular file someone may execute.
+func executable(fi fs.FileInfo) bool { return fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 }
 
 // Companion opens the lean supervisor binary of the plugin at path
 // (CompanionPath): nil and no error when there is none. It must be a
@@ -82,7 +84,7 @@ func OpenExecutable(path string) (*os.File, error) {
 		return nil, err
 	}
 	st, err := f.Stat()
-	if err == nil && (!st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0) {
+	if err == nil && !executable(st) {
 		err = fmt.Errorf("%s is not an executable file", path)
 	}
 	if err != nil {

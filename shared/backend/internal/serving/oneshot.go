@@ -38,8 +38,8 @@ func ServeOneShot(impl shared.Executor, logger hclog.Logger) (bool, error) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	closeOnExec(in)
-	closeOnExec(out)
+	CloseOnExec(in)
+	CloseOnExec(out)
 	// The calls through the poller, so waiting for the host holds no
 	// thread in a system call (docs/performance.md, the warm path). The
 	// answers stay blocking: a full pipe then blocks the writer in the

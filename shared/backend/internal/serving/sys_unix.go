@@ -7,7 +7,8 @@ import (
 	"syscall"
 )
 
-func closeOnExec(fd int) { syscall.CloseOnExec(fd) }
+// CloseOnExec keeps fd from every process this one starts.
+func CloseOnExec(fd int) { syscall.CloseOnExec(fd) }
 
 // pollable returns a descriptor of the pipe at fd, read end, that
 // os.NewFile hands to the poller: the pipe opened again through

@@ -1,7 +1,0 @@
-//go:build unix
-
-package backend
-
-import "syscall"
-
-func closeOnExec(fd int) { syscall.CloseOnExec(fd) }

@@ -1,5 +1,0 @@
-package backend
-
-import "syscall"
-
-func closeOnExec(fd int) { syscall.CloseOnExec(syscall.Handle(fd)) }
