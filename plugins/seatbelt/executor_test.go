@@ -91,7 +91,9 @@ func TestExecuteArgvProfileAndCleanup(t *testing.T) {
 
 	// The profile file goes also when the run times out or fails to start.
 	req.Argv = []string{"/bin/sh", "-c", "sleep 30"}
-	req.Grant.Timeout = 300 * time.Millisecond
+	// Long enough for the fake to record the profile on a busy machine
+	// (300 ms was not, under stress-ng): the timing is not the point.
+	req.Grant.Timeout = 5 * time.Second
 	req.KillGrace = 200 * time.Millisecond
 	if _, res, err := execute(e, req); err != nil || !res.TimedOut {
 		t.Fatalf("timeout run: %v %+v", err, res)
