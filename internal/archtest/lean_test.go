@@ -49,11 +49,12 @@ func among(deps, pkgs []string) []string {
 	return found
 }
 
-// linuxDeps is what pkg links on Linux (go list -deps).
-func linuxDeps(t *testing.T, pkg string) []string {
+// linuxDeps is what pkg links on Linux (go list -deps), with env added to
+// go's environment.
+func linuxDeps(t *testing.T, pkg string, env ...string) []string {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-deps", pkg)
-	cmd.Env = append(os.Environ(), "GOOS=linux")
+	cmd.Env = append(append(os.Environ(), "GOOS=linux"), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)
@@ -86,6 +87,21 @@ func TestOneShotBinariesLinkNoGoPlugin(t *testing.T) {
 		}
 		for _, d := range among(ds, goPluginOnly) {
 			t.Errorf("%s depends on %s, which only serving over go-plugin needs", strings.TrimPrefix(pkg, "../../"), d)
+		}
+	}
+}
+
+// On x86-64 the Landlock binaries run seccomp filters from a table written
+// ahead of time, and link neither the assembler nor its system call tables,
+// whose initialiser every run paid.
+func TestLandlockLinksNoSeccompAssembler(t *testing.T) {
+	for _, pkg := range []string{"../../cmd/skillhost-oneshot-landlock", "../../cmd/skillhost-sandbox-landlock", "../../cmd/skillhost-supervisor-landlock"} {
+		ds := linuxDeps(t, pkg, "GOARCH=amd64")
+		if !slices.Contains(ds, module+"plugins/landlock/confiner") {
+			t.Fatalf("go list -deps %s does not list the confiner: %q", pkg, ds)
+		}
+		for _, d := range among(ds, []string{"github.com/elastic/go-seccomp-bpf", module + "plugins/landlock/seccomppolicy"}) {
+			t.Errorf("%s depends on %s on amd64; its filters come from zseccomp_linux_amd64.go", strings.TrimPrefix(pkg, "../../"), d)
 		}
 	}
 }
