@@ -25,7 +25,8 @@ type PluginReport struct {
 	SupervisorPinned string `json:"supervisor_pinned,omitempty"`
 	// OneShot is the plugin's binary for one-shot hosts, if one lies
 	// beside it, and OneShotUsed whether `skillhost run` starts it: not
-	// when a pin covers the plugin, since it does not cover that binary.
+	// when a pin covers the plugin, since it does not cover that binary
+	// (nor, whatever this says, for a run whose network is by name).
 	OneShot     string        `json:"one_shot,omitempty"`
 	OneShotUsed bool          `json:"one_shot_used,omitempty"`
 	Info        *shared.Info  `json:"info,omitempty"`
@@ -119,6 +120,7 @@ func (h *Host) sandboxPolicy() sandbox.Policy {
 // sandbox.Choose), warning when auto found nothing that confines here.
 func (h *Host) executor(g grant.Grant, override string) (shared.Executor, sandbox.Choice) {
 	c := sandbox.Choose(h.sandboxPolicy(), override, g.Core())
+	c.ByName = g.Network && g.Egress != nil
 	if c.Auto && !c.Confines {
 		h.Warn("no confining sandbox plugin exists for %s; scripts run unconfined under the null plugin, bounded only by timeout and output limit", runtime.GOOS)
 	}

@@ -1,8 +1,9 @@
 // Command skillhost-oneshot-landlock is the Linux sandbox plugin for a host
 // that makes one call (`skillhost run`): the same backend as
 // skillhost-sandbox-landlock, serving only the one-shot fast path, so it
-// links no go-plugin and starts in less time. Such a host starts it when it
-// is beside the plugin (docs/plugins.md).
+// links no go-plugin and no egress proxy, and starts in less time. Such a
+// host starts it when it is beside the plugin, for a run that does not
+// name hosts (docs/plugins.md).
 package main
 
 import (

@@ -120,7 +120,7 @@ func printPlugin(w io.Writer, r host.PluginReport) {
 		fmt.Fprintf(w, "  supervisor: %s (%s)\n", r.Supervisor, note)
 	}
 	if r.OneShot != "" {
-		note := "what `skillhost run` starts; not pinned"
+		note := "what `skillhost run` starts, but for a run by name; not pinned"
 		if !r.OneShotUsed {
 			note = "not started: a pin covers the plugin (or its supervisor), not this binary, so `skillhost run` starts the plugin"
 		}

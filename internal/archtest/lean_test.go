@@ -91,6 +91,19 @@ func TestOneShotBinariesLinkNoGoPlugin(t *testing.T) {
 	}
 }
 
+// The Landlock binary for one-shot hosts has no egress proxy (a one-shot
+// host starts the plugin binary for a run by name): goproxy, its CA key
+// and go-socks5 were a fifth of its start.
+func TestOneShotLandlockLinksNoProxy(t *testing.T) {
+	ds := linuxDeps(t, "../../cmd/skillhost-oneshot-landlock")
+	for _, d := range among(ds, []string{"github.com/elazarl/goproxy", "github.com/things-go/go-socks5", module + "shared/egress"}) {
+		t.Errorf("cmd/skillhost-oneshot-landlock depends on %s; the egress proxy belongs to the plugin binary (landlock.WithEgressProxy)", d)
+	}
+	if !slices.Contains(linuxDeps(t, "../../cmd/skillhost-sandbox-landlock"), module+"shared/egress/proxy") {
+		t.Error("cmd/skillhost-sandbox-landlock does not link the egress proxy: runs by name would be refused")
+	}
+}
+
 // On x86-64 the Landlock binaries run seccomp filters from a table written
 // ahead of time, and link neither the assembler nor its system call tables,
 // whose initialiser every run paid.

@@ -25,11 +25,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/skillhost/skillhost/plugins/landlock/confiner"
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/backend/kit"
 	"github.com/skillhost/skillhost/shared/denials"
-	"github.com/skillhost/skillhost/shared/egress/proxy"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -56,6 +57,9 @@ type Executor struct {
 	hostTmp tmpListing
 	// etcGlob expands systemEtc's patterns.
 	etcGlob globCache
+	// startEgress starts a run's egress proxy; nil in a build without
+	// network by name.
+	startEgress StartEgressProxy
 	// swept is when run cgroups were last swept (unix nanoseconds).
 	swept atomic.Int64
 }
@@ -120,13 +124,46 @@ func (e *Executor) landlockOnly() bool {
 	return e.settings.LandlockOnly || e.settings.BestEffort
 }
 
+// EgressProxy is a run's egress proxy, as Execute uses it
+// (shared/egress/proxy's Proxy).
+type EgressProxy interface {
+	Port() int
+	// Env is the proxy variables a command gets, for the proxy reached at
+	// port and the trust bundle at caFile ("" for none).
+	Env(port int, caFile string) []string
+	// CABundle is the certificate a command must trust where the proxy
+	// terminates TLS, or nil.
+	CABundle() []byte
+	Violations() []shared.Violation
+	Close() error
+}
+
+// StartEgressProxy starts the egress proxy of one run by name.
+type StartEgressProxy func(g *shared.Egress, log hclog.Logger) (EgressProxy, error)
+
+// Option configures New.
+type Option func(*Executor)
+
+// WithEgressProxy gives the backend network by name, through proxies start
+// starts (package egressproxy's Start). Without it the backend does not
+// claim egress (Info) and refuses a run by name: the proxy and its TLS
+// stack are a fifth of a plugin's start, which a binary for one-shot hosts
+// leaves out, since such hosts start the plugin's own binary for a run by
+// name.
+func WithEgressProxy(start StartEgressProxy) Option {
+	return func(e *Executor) { e.startEgress = start }
+}
+
 // New returns the Landlock backend. Its supervisors and confine helpers
 // are skillhost-supervisor-landlock when the host hands it over
 // (runner.WithSupervisor), else this binary re-executed, and New does their
 // job in them and exits (see runner.WithConfiner): a plugin's main calls
 // it first.
-func New() *Executor {
+func New(opts ...Option) *Executor {
 	e := &Executor{runner: kit.NewRunner(confiner.Option())}
+	for _, o := range opts {
+		o(e)
+	}
 	e.swept.Store(time.Now().UnixNano())
 	return e
 }
@@ -150,7 +187,7 @@ func (e *Executor) Info(context.Context) (shared.Info, error) {
 		Platform:         runtime.GOOS + "/" + runtime.GOARCH,
 		Enforces: shared.Enforcement{
 			FSRead: true, FSWrite: true, Network: true, Timeout: true,
-			ResourceLimits: true, ProcessIsolation: true, Egress: true, StagedWrites: true,
+			ResourceLimits: true, ProcessIsolation: true, Egress: e.startEgress != nil, StagedWrites: true,
 		},
 		Isolation: e.isolation(),
 	}, nil
@@ -269,7 +306,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 		}
 	}
 
-	var proxy *proxy.Proxy
+	var proxy EgressProxy
 	if req.Grant.Network && req.Grant.Egress != nil {
 		if !f.ReadOnlyView {
 			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
@@ -338,8 +375,11 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 // startProxy starts a run's egress proxy and, when it terminates TLS for
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
-func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (*proxy.Proxy, string, error) {
-	p, err := proxy.Start(proxy.Config{Egress: g, Logger: kit.LoggerFrom(ctx)})
+func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (EgressProxy, string, error) {
+	if e.startEgress == nil {
+		return nil, "", shared.Refused(shared.ReasonEgress, errors.New("this build of the landlock backend has no egress proxy (it is skillhost-oneshot-landlock, or built without landlock.WithEgressProxy), so it cannot keep a run to named hosts; start skillhost-sandbox-landlock"))
+	}
+	p, err := e.startEgress(g, kit.LoggerFrom(ctx))
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}

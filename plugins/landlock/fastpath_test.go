@@ -176,3 +176,41 @@ func TestFastPathPipesAreOutOfReach(t *testing.T) {
 		})
 	}
 }
+
+// The binary for one-shot hosts has no egress proxy: it does not claim
+// network by name, and refuses a run by name rather than run it with the
+// whole network or none. The plugin binary, started the same way, claims it.
+func TestOneShotBinaryHasNoEgress(t *testing.T) {
+	lean := fastLaunch(t, landlockPkg, nil)
+	full, err := pluginclient.Launch(pluginclient.LaunchConfig{
+		Path: testbin.Path(landlockPkg), OneShot: true, NoOneShotBinary: true,
+		Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(full.Close)
+	for _, tc := range []struct {
+		conn *pluginclient.Conn
+		want bool
+	}{{lean, false}, {full, true}} {
+		info, err := tc.conn.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Enforces.Egress != tc.want {
+			t.Errorf("%s claims egress %v, want %v", tc.conn.Binary(), info.Enforces.Egress, tc.want)
+		}
+	}
+	if p, _ := lean.Probe(context.Background()); p.Status != shared.Healthy {
+		t.Skipf("landlock is %s here: %s", p.Status, p.Reason)
+	}
+	dir := t.TempDir()
+	res, err := lean.Execute(context.Background(), shared.Request{
+		RunID: "byname", Argv: []string{"/bin/echo", "ran"}, Dir: dir, SkillDir: dir, Env: []string{"PATH=/usr/bin:/bin"},
+		Grant: shared.Grant{Network: true, Egress: &shared.Egress{Allow: []string{"example.com"}}, Timeout: 30 * time.Second},
+	}, func([]byte) error { return nil })
+	if err == nil || shared.RefusedFor(err) != shared.ReasonEgress || !strings.Contains(err.Error(), "skillhost-sandbox-landlock") {
+		t.Errorf("a run by name through %s: %+v, %v; want an egress refusal naming the plugin binary", lean.Binary(), res, err)
+	}
+}

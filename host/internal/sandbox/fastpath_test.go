@@ -115,9 +115,11 @@ func startedFrom(t *testing.T, pid int) string {
 
 // TestOneShotBinary: a one-shot host starts the plugin's binary for
 // one-shot hosts (skillhost-oneshot-NAME, no go-plugin) where it is beside
-// the plugin; a pinned plugin's own binary, which the pin covers; and the
-// plugin's own binary again when the one-shot one does not start. A
-// long-lived host never starts it.
+// the plugin; a pinned plugin's own binary, which the pin covers; the
+// plugin's own binary for a call by name, which a binary for one-shot hosts
+// need not serve (the Landlock one has no egress proxy); and the plugin's
+// own binary again when the one-shot one does not start. A long-lived host
+// never starts it.
 func TestOneShotBinary(t *testing.T) {
 	sum, err := Sum(filepath.Join(binDir, "skillhost-sandbox-null"))
 	if err != nil {
@@ -136,11 +138,13 @@ func TestOneShotBinary(t *testing.T) {
 		mod     func(*Options)
 		want    string
 		oneShot bool
+		byName  bool
 	}{
-		{"beside the plugin", nil, "skillhost-oneshot-null", true},
-		{"pinned plugin", func(o *Options) { o.Pins = map[string]string{Null: sum} }, "skillhost-sandbox-null", true},
-		{"does not start", func(o *Options) { o.Dirs = []string{broken} }, "skillhost-sandbox-null", true},
-		{"long-lived host", nil, "skillhost-sandbox-null", false},
+		{"beside the plugin", nil, "skillhost-oneshot-null", true, false},
+		{"pinned plugin", func(o *Options) { o.Pins = map[string]string{Null: sum} }, "skillhost-sandbox-null", true, false},
+		{"network by name", nil, "skillhost-sandbox-null", true, true},
+		{"does not start", func(o *Options) { o.Dirs = []string{broken} }, "skillhost-sandbox-null", true, false},
+		{"long-lived host", nil, "skillhost-sandbox-null", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := manager(t, func(o *Options) {
@@ -149,7 +153,7 @@ func TestOneShotBinary(t *testing.T) {
 					tc.mod(o)
 				}
 			})
-			out, res, err := execute(context.Background(), m.Executor(Null), request("echo lean"))
+			out, res, err := execute(context.Background(), m.ExecutorFor(Choice{Name: Null, ByName: tc.byName}), request("echo lean"))
 			if err != nil || res.ExitCode != 0 || out != "lean\n" {
 				t.Fatalf("call: %v, %+v, %q", err, res, out)
 			}
@@ -161,6 +165,25 @@ func TestOneShotBinary(t *testing.T) {
 				t.Errorf("the host started %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A call by name after a call that started the binary for one-shot hosts
+// (a host that breaks its promise of one call) gets the plugin's own
+// binary in its place.
+func TestOneShotBinaryThenByName(t *testing.T) {
+	m := manager(t, func(o *Options) { o.OneShot = true })
+	for i, tc := range []struct {
+		byName bool
+		want   string
+	}{{false, "skillhost-oneshot-null"}, {true, "skillhost-sandbox-null"}, {true, "skillhost-sandbox-null"}} {
+		out, res, err := execute(context.Background(), m.ExecutorFor(Choice{Name: Null, ByName: tc.byName}), request("echo again"))
+		if err != nil || res.ExitCode != 0 || out != "again\n" {
+			t.Fatalf("call %d: %v, %+v, %q", i, err, res, out)
+		}
+		if got := startedFrom(t, m.Pid(Null)); got != tc.want {
+			t.Errorf("call %d (by name %v) ran in %s, want %s", i, tc.byName, got, tc.want)
+		}
 	}
 }
 

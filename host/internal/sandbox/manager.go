@@ -81,6 +81,7 @@ type Manager struct {
 type instance struct {
 	mu        sync.Mutex // serialises starts
 	conn      *pluginclient.Conn
+	lean      bool // conn runs the plugin's binary for one-shot hosts
 	info      shared.Info
 	probe     shared.Probe
 	failures  int
@@ -293,14 +294,21 @@ func (m *Manager) instance(name string) (*instance, error) {
 	return inst, nil
 }
 
-// conn returns a running process for name, starting one if needed.
-func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, shared.Probe, error) {
+// conn returns a running process for name, starting one if needed. A
+// call whose network is by name (byName) gets the plugin's own binary: a
+// binary for one-shot hosts need not carry the egress proxy.
+func (m *Manager) conn(ctx context.Context, name string, byName bool) (*pluginclient.Conn, shared.Probe, error) {
 	inst, err := m.instance(name)
 	if err != nil {
 		return nil, shared.Probe{}, err
 	}
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
+	if inst.conn != nil && byName && inst.lean {
+		m.opts.Logger.Debug("a call by name: starting the plugin's own binary in place of its binary for one-shot hosts", "plugin", name)
+		inst.conn.Close()
+		inst.conn = nil
+	}
 	if inst.conn != nil {
 		if inst.conn.Alive() {
 			return inst.conn, inst.probe, nil
@@ -345,7 +353,7 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		NoSupervisor: !useSup,
 		// A pin covers the plugin's binary (and its supervisor's), not
 		// its binary for one-shot hosts.
-		NoOneShotBinary: pinnedAtAll(cand, m.opts.Pins),
+		NoOneShotBinary: pinnedAtAll(cand, m.opts.Pins) || byName,
 	})
 	if err != nil {
 		inst.fail()
@@ -382,6 +390,8 @@ func (m *Manager) conn(ctx context.Context, name string) (*pluginclient.Conn, sh
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
 	}
 	inst.conn, inst.info, inst.probe = conn, info, probe
+	b := conn.Binary()
+	inst.lean = b != "" && b != cand.Path
 	m.trace("plugin Info, SetConfig, Probe")
 	return conn, probe, nil
 }
@@ -438,12 +448,14 @@ var errNoAnswer = errors.New("the plugin did not answer in time")
 type managed struct {
 	m    *Manager
 	name string
+	// byName: its calls' network is by name (Choice.ByName).
+	byName bool
 }
 
 // Info returns what the plugin said when it started, which the host
 // checked against its contract version.
 func (e *managed) Info(ctx context.Context) (shared.Info, error) {
-	if _, _, err := e.m.conn(ctx, e.name); err != nil {
+	if _, _, err := e.m.conn(ctx, e.name, e.byName); err != nil {
 		return shared.Info{}, err
 	}
 	return e.m.info(e.name), nil
@@ -464,12 +476,12 @@ func (m *Manager) info(name string) shared.Info {
 // Probe returns what the plugin said when it started: the answer Execute
 // goes by, not a second opinion.
 func (e *managed) Probe(ctx context.Context) (shared.Probe, error) {
-	_, probe, err := e.m.conn(ctx, e.name)
+	_, probe, err := e.m.conn(ctx, e.name, e.byName)
 	return probe, err
 }
 
 func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	conn, probe, err := e.m.conn(ctx, e.name)
+	conn, probe, err := e.m.conn(ctx, e.name, e.byName)
 	if err != nil {
 		return shared.Result{}, err
 	}
@@ -525,7 +537,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 
 // Explain implements shared.Explainer for plugins that do.
 func (e *managed) Explain(ctx context.Context, req shared.Request) (shared.Explanation, error) {
-	conn, _, err := e.m.conn(ctx, e.name)
+	conn, _, err := e.m.conn(ctx, e.name, e.byName)
 	if err != nil {
 		return shared.Explanation{}, err
 	}

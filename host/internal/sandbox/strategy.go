@@ -43,6 +43,10 @@ type Choice struct {
 	// Auto says Name was resolved from "auto"; with Confines false that
 	// means no confining plugin exists for this platform.
 	Auto bool
+	// ByName says the run's network is by name (its grant names hosts):
+	// a one-shot host then starts the plugin's own binary, not its binary
+	// for one-shot hosts, which need not carry the egress proxy.
+	ByName bool
 }
 
 // Policy is what the configuration says about strategies.
@@ -81,7 +85,7 @@ func (m *Manager) ExecutorFor(c Choice) shared.Executor {
 	if c.Name == InProcess {
 		return inProcess{version: m.opts.HostVersion, runner: m.inProcessRunner()}
 	}
-	return m.Executor(c.Name)
+	return &managed{m: m, name: c.Name, byName: c.ByName}
 }
 
 // inProcess runs scripts from the host process itself, through the same
