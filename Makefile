@@ -69,7 +69,7 @@ FUZZ_TARGETS := ./host/skill:FuzzParse ./host/skill:FuzzDescribe ./internal/shel
 	./host/grant:FuzzGrant ./host/config:FuzzConfig ./internal/matchtext:FuzzTokens ./host/match:FuzzReadLabels \
 	./host/skill:FuzzShebang ./host/skill:FuzzFunctionName ./host/match:FuzzReadWordVectors \
 	./internal/matchtext:FuzzEverydayProbability ./shared/frame:FuzzDecoder ./plugins/landlock/confiner:FuzzDecodePolicy \
-	./shared/runner:FuzzReadWireSpec ./shared/runner:FuzzReadWireStatus
+	./shared/runner:FuzzReadWireSpec ./shared/runner:FuzzReadWireStatus ./shared/internal/wire:FuzzUnmarshalVT
 ## A run that fails with only "context deadline exceeded" and writes no
 ## failing input is Go 1.26's fuzz-coordinator race at the end of -fuzztime
 ## (go.dev/issue/75804, fixed in Go 1.27), which a loaded machine hits: it
@@ -95,13 +95,15 @@ fuzz:
 bench:
 	./bench/run.sh
 
-## generate: regenerate the gRPC code (needs Debian's protobuf-compiler)
+## generate: regenerate the gRPC code and the fast path's marshalling (needs Debian's protobuf-compiler)
 generate:
 	protoc -I $(PROTO) \
 	  --plugin=protoc-gen-go=$$($(GO) tool -n protoc-gen-go) \
 	  --plugin=protoc-gen-go-grpc=$$($(GO) tool -n protoc-gen-go-grpc) \
+	  --plugin=protoc-gen-go-vtproto=$$($(GO) tool -n protoc-gen-go-vtproto) \
 	  --go_out=$(PROTO) --go_opt=paths=source_relative \
 	  --go-grpc_out=$(PROTO) --go-grpc_opt=paths=source_relative \
+	  --go-vtproto_out=$(PROTO) --go-vtproto_opt=paths=source_relative,features=marshal+unmarshal+size \
 	  $(PROTO)/executor.proto
 
 check-generated: generate

@@ -120,13 +120,13 @@ func (c *pipeClient) frame(ctx context.Context, call *pipeCall) (frame, error) {
 func decode(f frame, resp proto.Message) error {
 	switch f.kind {
 	case kindReply:
-		if err := proto.Unmarshal(f.data, resp); err != nil {
+		if err := unmarshal(f.data, resp); err != nil {
 			return status.Errorf(codes.Internal, "plugin pipe: bad reply: %v", err)
 		}
 		return nil
 	case kindError:
 		st := &spb.Status{}
-		if err := proto.Unmarshal(f.data, st); err != nil {
+		if err := unmarshal(f.data, st); err != nil {
 			return status.Errorf(codes.Internal, "plugin pipe: bad error: %v", err)
 		}
 		return status.FromProto(st).Err()

@@ -73,17 +73,17 @@ func servePipeCall(ctx context.Context, s *grpcServer, w *frameWriter, f frame) 
 		reply, err = s.Probe(ctx, &executorv1.ProbeRequest{})
 	case kindSetConfig:
 		req := &executorv1.SetConfigRequest{}
-		if err = proto.Unmarshal(f.data, req); err == nil {
+		if err = unmarshal(f.data, req); err == nil {
 			reply, err = s.SetConfig(ctx, req)
 		}
 	case kindExplain:
 		req := &executorv1.ExecuteRequest{}
-		if err = proto.Unmarshal(f.data, req); err == nil {
+		if err = unmarshal(f.data, req); err == nil {
 			reply, err = s.Explain(ctx, req)
 		}
 	case kindExecute:
 		req := &executorv1.ExecuteRequest{}
-		if err = proto.Unmarshal(f.data, req); err == nil {
+		if err = unmarshal(f.data, req); err == nil {
 			err = s.Execute(req, &pipeStream{ctx: ctx, w: w, id: f.id})
 		}
 		if err == nil {
