@@ -164,6 +164,11 @@ func TestOneShotBinary(t *testing.T) {
 			if got := startedFrom(t, pid); got != tc.want {
 				t.Errorf("the host started %s, want %s", got, tc.want)
 			}
+			// The binary for one-shot hosts starts on one processor.
+			one := strings.Contains(environOf(t, pid), "GOMAXPROCS=1\x00")
+			if want := strings.HasPrefix(tc.want, "skillhost-oneshot-"); one != want {
+				t.Errorf("%s started with GOMAXPROCS=1 %v, want %v", tc.want, one, want)
+			}
 		})
 	}
 }
