@@ -103,9 +103,10 @@ func TestConformanceFastPath(t *testing.T) {
 	conformance.Conformance(t, conn, conformance.Options{})
 }
 
-// The plugin binary itself on the fast path: what a host whose pin covers
-// the plugin starts for a one-shot run.
-func TestConformanceFastPathPluginBinary(t *testing.T) {
+// fastLaunchPluginBinary starts the Landlock plugin binary itself on the
+// fast path, as a one-shot host does for a pinned plugin or a run by name.
+func fastLaunchPluginBinary(t *testing.T) *pluginclient.Conn {
+	t.Helper()
 	conn, err := pluginclient.Launch(pluginclient.LaunchConfig{
 		Path: testbin.Path(landlockPkg), OneShot: true, NoOneShotBinary: true,
 		Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"},
@@ -117,6 +118,13 @@ func TestConformanceFastPathPluginBinary(t *testing.T) {
 	if conn.SocketDir() != "" || conn.Binary() != testbin.Path(landlockPkg) {
 		t.Fatalf("started %s (socket %q), want the plugin binary on the fast path", conn.Binary(), conn.SocketDir())
 	}
+	return conn
+}
+
+// The plugin binary itself on the fast path: what a host whose pin covers
+// the plugin starts for a one-shot run.
+func TestConformanceFastPathPluginBinary(t *testing.T) {
+	conn := fastLaunchPluginBinary(t)
 	if p, _ := conn.Probe(context.Background()); p.Status != shared.Healthy {
 		t.Skipf("landlock is %s here: %s", p.Status, p.Reason)
 	}
@@ -182,14 +190,7 @@ func TestFastPathPipesAreOutOfReach(t *testing.T) {
 // whole network or none. The plugin binary, started the same way, claims it.
 func TestOneShotBinaryHasNoEgress(t *testing.T) {
 	lean := fastLaunch(t, landlockPkg, nil)
-	full, err := pluginclient.Launch(pluginclient.LaunchConfig{
-		Path: testbin.Path(landlockPkg), OneShot: true, NoOneShotBinary: true,
-		Env: []string{"PATH=/usr/bin:/bin", "GORACE=atexit_sleep_ms=0"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Close)
+	full := fastLaunchPluginBinary(t)
 	for _, tc := range []struct {
 		conn *pluginclient.Conn
 		want bool
