@@ -108,7 +108,7 @@ func TestOneShotLandlockLinksNoProxy(t *testing.T) {
 // ahead of time, and link neither the assembler nor its system call tables,
 // whose initialiser every run paid.
 func TestLandlockLinksNoSeccompAssembler(t *testing.T) {
-	for _, pkg := range []string{"../../cmd/skillhost-oneshot-landlock", "../../cmd/skillhost-sandbox-landlock", "../../cmd/skillhost-supervisor-landlock"} {
+	for _, pkg := range []string{"../../cmd/skillhost-oneshot-landlock", "../../cmd/skillhost-sandbox-landlock"} {
 		ds := linuxDeps(t, pkg, "GOARCH=amd64")
 		if !slices.Contains(ds, module+"plugins/landlock/confiner") {
 			t.Fatalf("go list -deps %s does not list the confiner: %q", pkg, ds)

@@ -124,6 +124,9 @@ func (e *Executor) landlockOnly() bool {
 	return e.settings.LandlockOnly || e.settings.BestEffort
 }
 
+// errNoEgressProxy refuses a run by name in a build without the proxy.
+var errNoEgressProxy = errors.New("this build of the landlock backend has no egress proxy (it is skillhost-oneshot-landlock, or built without landlock.WithEgressProxy), so it cannot keep a run to named hosts; start skillhost-sandbox-landlock")
+
 // EgressProxy is a run's egress proxy, as Execute uses it
 // (shared/egress/proxy's Proxy).
 type EgressProxy interface {
@@ -275,13 +278,9 @@ var ErrUnsupported = errors.New("the landlock plugin cannot confine scripts on t
 // Execute implements shared.Executor.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
 	f, probe := e.kernel()
-	// req.BestEffort is how hosts before SetConfig asked for it.
-	bestEffort := e.bestEffort() || req.BestEffort
-	if probe.Status != shared.Healthy && !bestEffort {
-		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason))
-	}
-	if !f.ReadOnlyView && !e.landlockOnly() && !req.BestEffort {
-		return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
+	byName := req.Grant.Network && req.Grant.Egress != nil
+	if err := e.refusal(f, probe, req, byName); err != nil {
+		return shared.Result{}, err
 	}
 	// With the view, the run's temporary directory is a tmpfs of its own
 	// mount namespace, gone with it: nothing to create or remove on the
@@ -307,10 +306,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	}
 
 	var proxy EgressProxy
-	if req.Grant.Network && req.Grant.Egress != nil {
-		if !f.ReadOnlyView {
-			return shared.Result{}, shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
-		}
+	if byName {
 		var caFile string
 		var err error
 		if proxy, caFile, err = e.startProxy(ctx, req.Grant.Egress); err != nil {
@@ -365,21 +361,40 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	if proxy != nil {
 		res.Violations = append(res.Violations, proxy.Violations()...)
 	}
-	if bestEffort {
+	// req.BestEffort is how hosts before SetConfig asked for it.
+	if e.bestEffort() || req.BestEffort {
 		res.NotEnforced = f.NotEnforced()
 	}
 	res.NotEnforced = append(res.NotEnforced, socketNote(pol)...)
 	return res, nil
 }
 
+// refusal is why a run cannot run here at all, checked before anything is
+// made for it; nil if it can.
+func (e *Executor) refusal(f Features, probe shared.Probe, req shared.Request, byName bool) error {
+	if probe.Status != shared.Healthy && !e.bestEffort() && !req.BestEffort {
+		return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: %s; it fails closed (set plugins.config.landlock.best_effort: true to run with what is available, or pick another strategy)", ErrUnsupported, probe.Reason))
+	}
+	if byName && e.startEgress == nil {
+		return shared.Refused(shared.ReasonEgress, errNoEgressProxy)
+	}
+	if !f.ReadOnlyView && !e.landlockOnly() && !req.BestEffort {
+		return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: no namespaces for the run's filesystem view (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
+	}
+	if byName && !f.ReadOnlyView {
+		return shared.Refused(shared.ReasonUnsupported, fmt.Errorf("%w: network by name needs the run's namespaces (%s); %s", ErrUnsupported, f.Namespaces, confiner.RemedyNoNamespaces))
+	}
+	return nil
+}
+
 // startProxy starts a run's egress proxy and, when it terminates TLS for
 // a credential, writes the trust bundle the run is given to a file of its
 // own (read-only to the run through its grant).
 func (e *Executor) startProxy(ctx context.Context, g *shared.Egress) (EgressProxy, string, error) {
-	if e.startEgress == nil {
-		return nil, "", shared.Refused(shared.ReasonEgress, errors.New("this build of the landlock backend has no egress proxy (it is skillhost-oneshot-landlock, or built without landlock.WithEgressProxy), so it cannot keep a run to named hosts; start skillhost-sandbox-landlock"))
-	}
 	p, err := e.startEgress(g, kit.LoggerFrom(ctx))
+	if err == nil && p == nil {
+		err = errors.New("the egress proxy did not start, and said nothing")
+	}
 	if err != nil {
 		return nil, "", shared.Refused(shared.ReasonEgress, err)
 	}

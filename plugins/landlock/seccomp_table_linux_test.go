@@ -13,6 +13,9 @@ import (
 // byte, and filterKey numbers kinds of run as seccomppolicy does.
 func TestSeccompFilterTable(t *testing.T) {
 	const file = "zseccomp_linux_amd64.go"
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("the table is for amd64; on %s the plugin assembles the policy at run time", runtime.GOARCH)
+	}
 	for _, k := range seccomppolicy.Keys() {
 		fk := filterKey{network: k.Network, loopback: k.Loopback, landlockUnix: k.LandlockUnix, noMetadata: k.NoMetadata}
 		if fk.index() != k.Index() {
@@ -36,9 +39,6 @@ func TestSeccompFilterTable(t *testing.T) {
 				break
 			}
 		}
-	}
-	if runtime.GOARCH != "amd64" {
-		return
 	}
 	src, err := seccomppolicy.Table("landlock", "seccompFilters")
 	if err != nil {

@@ -150,15 +150,19 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 	return launchGoPlugin(cfg)
 }
 
-// oneProcessor is env with GOMAXPROCS=1 unless it sets GOMAXPROCS. A
-// binary for one-shot hosts serves one call that waits on processes and
-// pipes (kit.UseOneProcessor); started on one processor, its runtime need
-// not give the others back, which cost it about 0.8 ms of CPU. Its
-// commands get their environment from the request, not from it.
+// oneProcessor is env with GOMAXPROCS=1 unless it gives GOMAXPROCS a
+// number of processors the runtime takes (a positive integer; exec keeps
+// the last of two values, so an ignored one is overridden). A binary for
+// one-shot hosts serves one call that waits on processes and pipes
+// (kit.UseOneProcessor); started on one processor, its runtime need not
+// give the others back, which cost it about 0.8 ms of CPU. Its commands
+// get their environment from the request, not from it.
 func oneProcessor(env []string) []string {
 	for _, kv := range env {
-		if strings.HasPrefix(kv, "GOMAXPROCS=") {
-			return env
+		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return env
+			}
 		}
 	}
 	return append(slices.Clone(env), "GOMAXPROCS=1")

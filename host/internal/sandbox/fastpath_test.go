@@ -157,7 +157,7 @@ func TestOneShotBinary(t *testing.T) {
 			if err != nil || res.ExitCode != 0 || out != "lean\n" {
 				t.Fatalf("call: %v, %+v, %q", err, res, out)
 			}
-			pid := m.Pid(Null)
+			pid := m.Pid(m.instanceKey(Null, tc.byName))
 			if pid == 0 {
 				t.Fatal("no plugin process after the call")
 			}
@@ -174,21 +174,30 @@ func TestOneShotBinary(t *testing.T) {
 }
 
 // A call by name after a call that started the binary for one-shot hosts
-// (a host that breaks its promise of one call) gets the plugin's own
-// binary in its place.
+// (a host that breaks its promise of one call) gets a process of the
+// plugin's own binary, kept for later calls by name, and the first
+// process is left as it was.
 func TestOneShotBinaryThenByName(t *testing.T) {
 	m := manager(t, func(o *Options) { o.OneShot = true })
-	for i, tc := range []struct {
-		byName bool
-		want   string
-	}{{false, "skillhost-oneshot-null"}, {true, "skillhost-sandbox-null"}, {true, "skillhost-sandbox-null"}} {
-		out, res, err := execute(context.Background(), m.ExecutorFor(Choice{Name: Null, ByName: tc.byName}), request("echo again"))
+	pids := map[bool]int{}
+	for i, byName := range []bool{false, true, true, false} {
+		out, res, err := execute(context.Background(), m.ExecutorFor(Choice{Name: Null, ByName: byName}), request("echo again"))
 		if err != nil || res.ExitCode != 0 || out != "again\n" {
 			t.Fatalf("call %d: %v, %+v, %q", i, err, res, out)
 		}
-		if got := startedFrom(t, m.Pid(Null)); got != tc.want {
-			t.Errorf("call %d (by name %v) ran in %s, want %s", i, tc.byName, got, tc.want)
+		pid := m.Pid(m.instanceKey(Null, byName))
+		want := map[bool]string{false: "skillhost-oneshot-null", true: "skillhost-sandbox-null"}[byName]
+		if got := startedFrom(t, pid); got != want {
+			t.Errorf("call %d (by name %v) ran in %s, want %s", i, byName, got, want)
 		}
+		if pids[byName] == 0 {
+			pids[byName] = pid
+		} else if pid != pids[byName] {
+			t.Errorf("call %d (by name %v) ran in process %d, want the one of the earlier call, %d", i, byName, pid, pids[byName])
+		}
+	}
+	if pids[true] == pids[false] {
+		t.Errorf("calls by name and not shared process %d", pids[true])
 	}
 }
 

@@ -81,7 +81,6 @@ type Manager struct {
 type instance struct {
 	mu        sync.Mutex // serialises starts
 	conn      *pluginclient.Conn
-	lean      bool // conn runs the plugin's binary for one-shot hosts
 	info      shared.Info
 	probe     shared.Probe
 	failures  int
@@ -255,7 +254,9 @@ func Compatible(versions []int) bool { return slices.Contains(versions, shared.C
 
 // Executor returns the executor of plugin name. The plugin is started on
 // first use and restarted, with backoff, after a crash.
-func (m *Manager) Executor(name string) shared.Executor { return &managed{m: m, name: name} }
+func (m *Manager) Executor(name string) shared.Executor {
+	return &managed{m: m, name: name, key: name}
+}
 
 // Close stops every plugin process.
 func (m *Manager) Close() {
@@ -294,21 +295,27 @@ func (m *Manager) instance(name string) (*instance, error) {
 	return inst, nil
 }
 
-// conn returns a running process for name, starting one if needed. A
-// call whose network is by name (byName) gets the plugin's own binary: a
-// binary for one-shot hosts need not carry the egress proxy.
+// instanceKey names the process a call to plugin name goes to. In a
+// one-shot host a call whose network is by name (byName) has one of its
+// own, started from the plugin's own binary: a binary for one-shot hosts
+// need not carry the egress proxy. A host that breaks its promise of one
+// call thus never has a call in flight torn down for another.
+func (m *Manager) instanceKey(name string, byName bool) string {
+	if byName && m.opts.OneShot {
+		return name + " (by name)"
+	}
+	return name
+}
+
+// conn returns a running process for a call to name (see instanceKey),
+// starting one if needed.
 func (m *Manager) conn(ctx context.Context, name string, byName bool) (*pluginclient.Conn, shared.Probe, error) {
-	inst, err := m.instance(name)
+	inst, err := m.instance(m.instanceKey(name, byName))
 	if err != nil {
 		return nil, shared.Probe{}, err
 	}
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
-	if inst.conn != nil && byName && inst.lean {
-		m.opts.Logger.Debug("a call by name: starting the plugin's own binary in place of its binary for one-shot hosts", "plugin", name)
-		inst.conn.Close()
-		inst.conn = nil
-	}
 	if inst.conn != nil {
 		if inst.conn.Alive() {
 			return inst.conn, inst.probe, nil
@@ -390,8 +397,6 @@ func (m *Manager) conn(ctx context.Context, name string, byName bool) (*plugincl
 		return nil, shared.Probe{}, fmt.Errorf("sandbox plugin %q at %s: probe: %w", name, cand.Path, err)
 	}
 	inst.conn, inst.info, inst.probe = conn, info, probe
-	b := conn.Binary()
-	inst.lean = b != "" && b != cand.Path
 	m.trace("plugin Info, SetConfig, Probe")
 	return conn, probe, nil
 }
@@ -403,8 +408,8 @@ func (inst *instance) fail() {
 }
 
 // crashed drops a dead process so the next call starts a fresh one.
-func (m *Manager) crashed(name string, conn *pluginclient.Conn) {
-	inst, err := m.instance(name)
+func (m *Manager) crashed(key string, conn *pluginclient.Conn) {
+	inst, err := m.instance(key)
 	if err != nil {
 		return
 	}
@@ -417,8 +422,8 @@ func (m *Manager) crashed(name string, conn *pluginclient.Conn) {
 	}
 }
 
-func (m *Manager) succeeded(name string) {
-	if inst, err := m.instance(name); err == nil {
+func (m *Manager) succeeded(key string) {
+	if inst, err := m.instance(key); err == nil {
 		inst.mu.Lock()
 		inst.failures = 0
 		inst.mu.Unlock()
@@ -450,6 +455,8 @@ type managed struct {
 	name string
 	// byName: its calls' network is by name (Choice.ByName).
 	byName bool
+	// key is its process's instance (instanceKey).
+	key string
 }
 
 // Info returns what the plugin said when it started, which the host
@@ -458,13 +465,13 @@ func (e *managed) Info(ctx context.Context) (shared.Info, error) {
 	if _, _, err := e.m.conn(ctx, e.name, e.byName); err != nil {
 		return shared.Info{}, err
 	}
-	return e.m.info(e.name), nil
+	return e.m.info(e.key), nil
 }
 
 // info is what the running plugin name said of itself when it started;
 // call it after conn succeeded.
-func (m *Manager) info(name string) shared.Info {
-	inst, err := m.instance(name)
+func (m *Manager) info(key string) shared.Info {
+	inst, err := m.instance(key)
 	if err != nil {
 		return shared.Info{}
 	}
@@ -486,7 +493,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		return shared.Result{}, err
 	}
 	// conn has just checked the process; Info would check it again.
-	info := e.m.info(e.name)
+	info := e.m.info(e.key)
 	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe, Remote: info.Remote}
@@ -510,12 +517,12 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	res, err := conn.Execute(callCtx, req, emit)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(callCtx), errNoAnswer) {
-			e.m.crashed(e.name, conn)
+			e.m.crashed(e.key, conn)
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
 				e.name, e.m.opts.AnswerMargin)
 		}
 		if ctx.Err() == nil && (errors.Is(err, pluginclient.ErrCrashed) || conn.Exited()) {
-			e.m.crashed(e.name, conn)
+			e.m.crashed(e.key, conn)
 			detail := err.Error()
 			if ce := (*pluginclient.CrashError)(nil); errors.As(err, &ce) {
 				detail = ce.Detail
@@ -524,7 +531,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		}
 		return shared.Result{}, err
 	}
-	e.m.succeeded(e.name)
+	e.m.succeeded(e.key)
 	if info.Remote {
 		res = writeBack(ctx, req, res)
 	} else if len(res.Files) > 0 {
