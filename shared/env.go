@@ -1,6 +1,9 @@
 package shared
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // WithEnv returns a copy of env (NAME=value entries) with name set to
 // value: earlier entries for name go, the new one comes last.
@@ -23,4 +26,13 @@ func EnvValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// ProcessorsGiven reports whether v, a value of GOMAXPROCS, is one the Go
+// runtime takes: a positive number of processors. The host passes its own
+// on to plugins; a process given one keeps it instead of going to one
+// processor, and one the runtime ignores is ignored there too.
+func ProcessorsGiven(v string) bool {
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0
 }

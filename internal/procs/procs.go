@@ -13,8 +13,9 @@ package procs
 import (
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 var (
@@ -31,7 +32,7 @@ var (
 func Wait() {
 	mu.Lock()
 	defer mu.Unlock()
-	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); (err == nil && n > 0) || waiting {
+	if shared.ProcessorsGiven(os.Getenv("GOMAXPROCS")) || waiting {
 		return
 	}
 	waiting = true

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -151,19 +150,15 @@ func Launch(cfg LaunchConfig) (*Conn, error) {
 }
 
 // oneProcessor is env with GOMAXPROCS=1 unless it gives GOMAXPROCS a
-// number of processors the runtime takes (a positive integer; exec keeps
-// the last of two values, so an ignored one is overridden). A binary for
+// number of processors the runtime takes (shared.ProcessorsGiven; exec
+// keeps the last of two values, so an ignored one is overridden). A binary for
 // one-shot hosts serves one call that waits on processes and pipes
 // (kit.UseOneProcessor); started on one processor, its runtime need not
 // give the others back, which cost it about 0.8 ms of CPU. Its commands
 // get their environment from the request, not from it.
 func oneProcessor(env []string) []string {
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "GOMAXPROCS="); ok {
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				return env
-			}
-		}
+	if shared.ProcessorsGiven(shared.EnvValue(env, "GOMAXPROCS")) {
+		return env
 	}
 	return append(slices.Clone(env), "GOMAXPROCS=1")
 }

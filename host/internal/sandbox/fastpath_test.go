@@ -197,7 +197,7 @@ func TestOneShotBinaryThenByName(t *testing.T) {
 		}
 	}
 	if pids[true] == pids[false] {
-		t.Errorf("calls by name and not shared process %d", pids[true])
+		t.Errorf("calls by name and calls not by name shared process %d", pids[true])
 	}
 }
 

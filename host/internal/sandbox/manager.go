@@ -254,9 +254,7 @@ func Compatible(versions []int) bool { return slices.Contains(versions, shared.C
 
 // Executor returns the executor of plugin name. The plugin is started on
 // first use and restarted, with backoff, after a crash.
-func (m *Manager) Executor(name string) shared.Executor {
-	return &managed{m: m, name: name, key: name}
-}
+func (m *Manager) Executor(name string) shared.Executor { return &managed{m: m, name: name} }
 
 // Close stops every plugin process.
 func (m *Manager) Close() {
@@ -455,9 +453,10 @@ type managed struct {
 	name string
 	// byName: its calls' network is by name (Choice.ByName).
 	byName bool
-	// key is its process's instance (instanceKey).
-	key string
 }
+
+// key names the instance whose process serves e's calls.
+func (e *managed) key() string { return e.m.instanceKey(e.name, e.byName) }
 
 // Info returns what the plugin said when it started, which the host
 // checked against its contract version.
@@ -465,7 +464,7 @@ func (e *managed) Info(ctx context.Context) (shared.Info, error) {
 	if _, _, err := e.m.conn(ctx, e.name, e.byName); err != nil {
 		return shared.Info{}, err
 	}
-	return e.m.info(e.key), nil
+	return e.m.info(e.key()), nil
 }
 
 // info is what the running plugin name said of itself when it started;
@@ -493,7 +492,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		return shared.Result{}, err
 	}
 	// conn has just checked the process; Info would check it again.
-	info := e.m.info(e.key)
+	info := e.m.info(e.key())
 	if probe.Status != shared.Healthy && !probe.BestEffort && !req.BestEffort {
 		found, _ := e.m.Plugins()
 		return shared.Result{}, &UnsupportedError{Name: e.name, Path: found[e.name].Path, Probe: probe, Remote: info.Remote}
@@ -517,12 +516,12 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 	res, err := conn.Execute(callCtx, req, emit)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(callCtx), errNoAnswer) {
-			e.m.crashed(e.key, conn)
+			e.m.crashed(e.key(), conn)
 			return shared.Result{}, fmt.Errorf("sandbox plugin %q did not answer within %s of the script's timeout and kill grace; it was stopped, and the next call starts a fresh one",
 				e.name, e.m.opts.AnswerMargin)
 		}
 		if ctx.Err() == nil && (errors.Is(err, pluginclient.ErrCrashed) || conn.Exited()) {
-			e.m.crashed(e.key, conn)
+			e.m.crashed(e.key(), conn)
 			detail := err.Error()
 			if ce := (*pluginclient.CrashError)(nil); errors.As(err, &ce) {
 				detail = ce.Detail
@@ -531,7 +530,7 @@ func (e *managed) Execute(ctx context.Context, req shared.Request, emit func([]b
 		}
 		return shared.Result{}, err
 	}
-	e.m.succeeded(e.key)
+	e.m.succeeded(e.key())
 	if info.Remote {
 		res = writeBack(ctx, req, res)
 	} else if len(res.Files) > 0 {

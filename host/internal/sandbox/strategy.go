@@ -85,7 +85,7 @@ func (m *Manager) ExecutorFor(c Choice) shared.Executor {
 	if c.Name == InProcess {
 		return inProcess{version: m.opts.HostVersion, runner: m.inProcessRunner()}
 	}
-	return &managed{m: m, name: c.Name, byName: c.ByName, key: m.instanceKey(c.Name, c.ByName)}
+	return &managed{m: m, name: c.Name, byName: c.ByName}
 }
 
 // inProcess runs scripts from the host process itself, through the same

@@ -3,7 +3,8 @@ package kit
 import (
 	"os"
 	"runtime"
-	"strconv"
+
+	"github.com/skillhost/skillhost/shared"
 )
 
 // UseOneProcessor runs the plugin's Go code on one processor
@@ -12,7 +13,7 @@ import (
 // it ignores is ignored here too. It reports whether it did. See
 // backend.WithOneProcessor for which backends it suits.
 func UseOneProcessor() bool {
-	if n, err := strconv.Atoi(os.Getenv("GOMAXPROCS")); err == nil && n > 0 {
+	if shared.ProcessorsGiven(os.Getenv("GOMAXPROCS")) {
 		return false
 	}
 	runtime.GOMAXPROCS(1)

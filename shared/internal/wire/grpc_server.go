@@ -63,7 +63,7 @@ func NewGRPCClient(conn grpc.ClientConnInterface, pluginDone <-chan struct{}) *G
 	return &GRPCClient{client: executorv1.NewExecutorClient(conn), pluginDone: pluginDone}
 }
 
-// DialOptions are the host side's counterpart of NewGRPCServer.
+// DialOptions are the host side's counterpart of ServerOptions.
 func DialOptions() []grpc.DialOption {
 	useBufferPool()
 	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
