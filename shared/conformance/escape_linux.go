@@ -402,6 +402,31 @@ if n >= 400:
 	{name: "a setsid process outlives the timeout", claim: claimLifetime, script: `setsid bash -c 'trap "" TERM; exec -a "escapee-$RUN" sleep 300' </dev/null >/dev/null 2>&1 & sleep 300`,
 		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
 		control: viaDirect, escaped: escapeesAlive, cleanup: killEscapees},
+	// The first thread's exit system call ends only that thread: the
+	// process shows as a zombie, with an empty command line, while its
+	// other thread runs on.
+	{name: "a process whose first thread ended outlives the run", claim: claimLifetime, python: true, script: `
+import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    os.execv(sys.executable, ["escapee-" + os.environ["RUN"], "-c", """
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(300,)).start()
+ctypes.CDLL(None).syscall(` + strconv.Itoa(unix.SYS_EXIT) + `, 0)"""])
+# End only once the first thread has: before, teardown finds a plain process.
+# Where /proc is hidden, a second is long enough for it.
+for _ in range(1500):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+    except OSError:
+        time.sleep(1)
+        break
+    time.sleep(0.02)
+print("started")`,
+		control: viaDirect, escaped: escapeesAlive, cleanup: killEscapees},
 	{name: "close stdout and sleep past the timeout", claim: claimLifetime, script: `exec >&- 2>&-; exec -a "escapee-$RUN" sleep 300`,
 		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
 		control: viaDirect, escaped: func(w *world, o outcome) bool { return escapeesAlive(w, o) || o.took > 8*time.Second },
@@ -1119,16 +1144,28 @@ func escapees(run string) []int {
 		if err != nil {
 			continue
 		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, []byte("escapee-"+run)) {
-			continue
-		}
-		if runner.Gone(pid) {
+		if !bytes.Contains(cmdline(e.Name()), []byte("escapee-"+run)) || runner.Gone(pid) {
 			continue
 		}
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// cmdline reads a process's command line. That of a process whose first
+// thread ended is empty, so it is read from one of the threads left.
+func cmdline(pid string) []byte {
+	cmd, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil || len(cmd) > 0 {
+		return cmd
+	}
+	tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+	for _, t := range tasks {
+		if c, err := os.ReadFile("/proc/" + pid + "/task/" + t.Name() + "/cmdline"); err == nil && len(c) > 0 {
+			return c
+		}
+	}
+	return nil
 }
 
 // escapeesAlive reports whether any process of the run is still alive a

@@ -38,6 +38,12 @@ func parse(data []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	st := Stat{PPid: ppid, State: f[0][0]}
+	// num_threads: field 20 of the line, 17 after the name.
+	if len(f) > 17 {
+		if st.Threads, err = strconv.Atoi(string(f[17])); err != nil {
+			return Stat{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+	}
 	// utime, stime, cutime and cstime: fields 14 to 17 of the line, 11 to
 	// 14 after the name.
 	for _, j := range []int{11, 12, 13, 14} {

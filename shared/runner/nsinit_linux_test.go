@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skillhost/skillhost/shared/procstat"
 )
 
 // Confiners that ask for isolation: the supervisor then is the init of its
@@ -53,7 +55,7 @@ func preparedTest(pid int) func() {
 	return func() {
 		prepared.mu.Lock()
 		defer prepared.mu.Unlock()
-		prepared.released = append(prepared.released, pidAlive(pid))
+		prepared.released = append(prepared.released, procstat.Alive(pid))
 	}
 }
 
@@ -85,7 +87,7 @@ func survivors(marker string) []string {
 			continue
 		}
 		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && pidAlive(pid) {
+		if _, err := fmt.Sscan(e.Name(), &pid); err == nil && procstat.Alive(pid) {
 			out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 		}
 	}

@@ -14,13 +14,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-)
 
-// pidAlive reports whether pid exists and is not a zombie.
-func pidAlive(pid int) bool {
-	_, state, err := procStat(pid)
-	return err == nil && state != 'Z'
-}
+	"github.com/skillhost/skillhost/shared/procstat"
+)
 
 func readPids(t *testing.T, path string) []int {
 	t.Helper()
@@ -46,7 +42,7 @@ func waitDead(t *testing.T, pids []int) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	for _, pid := range pids {
-		for pidAlive(pid) {
+		for procstat.Alive(pid) {
 			if time.Now().After(deadline) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				t.Fatalf("pid %d survived the run", pid)

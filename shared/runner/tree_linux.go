@@ -104,7 +104,7 @@ func signalChild(pid, parent int, sig syscall.Signal) bool {
 		return !errors.Is(err, unix.ESRCH) && syscall.Kill(pid, sig) == nil
 	}
 	defer unix.Close(fd)
-	if ppid, _, err := procStat(pid); err != nil || ppid != parent {
+	if st, err := procstat.Read(pid); err != nil || st.PPid != parent {
 		return false
 	}
 	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
@@ -139,8 +139,10 @@ func reap() {
 	}
 }
 
-// descendants lists the live (non-zombie) descendants of root by walking
-// the parent links of every process in /proc.
+// descendants lists the live descendants of root by walking the parent
+// links of every process in /proc. A process whose first thread ended
+// while others run on looks like a zombie but is live, and so are its
+// children (see procstat.Stat.Gone).
 func descendants(root int) ([]int, error) {
 	pids, _, _, err := descendantsDepth(root)
 	return pids, err
@@ -159,14 +161,14 @@ func descendantsDepth(root int) (pids, depths, parents []int, err error) {
 		if err != nil {
 			continue
 		}
-		ppid, state, err := procStat(pid)
-		if vanished(err) || err == nil && (state == 'Z' || state == 'X') {
-			continue // gone meanwhile, or dead
+		st, err := procstat.Read(pid)
+		if vanished(err) || err == nil && st.Gone() {
+			continue // gone meanwhile, or ended
 		}
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		children[ppid] = append(children[ppid], pid)
+		children[st.PPid] = append(children[st.PPid], pid)
 	}
 	queue, level := []int{root}, []int{0}
 	for len(queue) > 0 {
@@ -181,10 +183,11 @@ func descendantsDepth(root int) (pids, depths, parents []int, err error) {
 }
 
 // Gone reports whether no process pid runs any more: there is none, or it
-// is a zombie, which has left its cgroups and runs nothing.
+// has ended (procstat.Stat.Gone), which leaves its cgroups and runs
+// nothing.
 func Gone(pid int) bool {
-	_, state, err := procStat(pid)
-	return vanished(err) || err == nil && (state == 'Z' || state == 'X')
+	st, err := procstat.Read(pid)
+	return vanished(err) || err == nil && st.Gone()
 }
 
 // vanished reports whether err from reading /proc/<pid> means the process
@@ -194,10 +197,4 @@ func Gone(pid int) bool {
 // bomb keep every walk from finishing.
 func vanished(err error) bool {
 	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH)
-}
-
-// procStat reads the parent pid and state of pid.
-func procStat(pid int) (ppid int, state byte, err error) {
-	st, err := procstat.Read(pid)
-	return st.PPid, st.State, err
 }

@@ -46,7 +46,7 @@ def signal_name(num):
 
 
 def _stat(pid):
-    """(ppid, state) of pid from /proc/<pid>/stat, or None once it is gone:
+    """(ppid, ended) of pid from /proc/<pid>/stat, or None once it is gone:
     ENOENT when it was reaped before the open, ESRCH when it was reaped
     between the open and the read (common in a tree that churns processes;
     taking it for a failure would let a fork bomb stall every walk)."""
@@ -59,9 +59,17 @@ def _stat(pid):
     # fields start after the last ')'.
     i = data.rfind(b")")
     fields = data[i + 2 :].split() if i >= 0 else []
-    if len(fields) < 2:
+    if len(fields) < 18:
         raise OSError("/proc/%d/stat: malformed" % pid)
-    return int(fields[1]), fields[0][:1]
+    return int(fields[1]), _ended(fields)
+
+
+def _ended(fields):
+    """Whether a stat line's fields (after the name) say the process has
+    ended: its first thread is a zombie and no other thread is left. The
+    state letter alone does not say so: a first thread that ended on its
+    own (the exit system call) shows as a zombie while the others run on."""
+    return fields[0][:1] in (b"Z", b"X") and int(fields[17]) <= 1
 
 
 def start_time(pid):
@@ -74,29 +82,30 @@ def start_time(pid):
     except (FileNotFoundError, ProcessLookupError):
         return None
     fields = data[data.rfind(b")") + 2 :].split()
-    if len(fields) < 20 or fields[0][:1] in (b"Z", b"X"):
+    if len(fields) < 20 or _ended(fields):
         return None
     return int(fields[19])
 
 
 def gone(pid):
-    """Whether no process pid runs any more: there is none, or it is a
-    zombie."""
+    """Whether no process pid runs any more: there is none, or it has
+    ended (_ended)."""
     st = _stat(pid)
-    return st is None or st[1] in (b"Z", b"X")
+    return st is None or st[1]
 
 
 def descendants(root):
-    """The live (non-zombie) descendants of root, found by walking the
-    parent links of every process in /proc."""
+    """The live descendants of root, found by walking the parent links of
+    every process in /proc (a process whose first thread alone ended is
+    live, see _ended)."""
     children = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         pid = int(name)
         st = _stat(pid)
-        if st is None or st[1] in (b"Z", b"X"):
-            continue  # gone meanwhile, or dead
+        if st is None or st[1]:
+            continue  # gone meanwhile, or ended
         children.setdefault(st[0], []).append(pid)
     out = []
     queue = [root]
