@@ -161,8 +161,6 @@ func TestFaultyPlugins(t *testing.T) {
 	}
 }
 
-// TestPluginExitsBetweenCalls: a plugin that exits on its own while idle
-// is replaced without the next call seeing an error.
 // TestIncompatiblePlugin checks that a plugin whose Info lacks the host's
 // contract version is refused before it is sent anything, that Info still
 // reports what it declared (for skillhost plugins), and that its process is
@@ -184,6 +182,8 @@ func TestIncompatiblePlugin(t *testing.T) {
 	r.noLeftovers(t)
 }
 
+// TestPluginExitsBetweenCalls: a plugin that exits on its own while idle
+// is replaced without the next call seeing an error.
 func TestPluginExitsBetweenCalls(t *testing.T) {
 	r := newFaultRig(t, nil)
 	r.works(t)

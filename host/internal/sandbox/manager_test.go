@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillhost/skillhost/internal/testbin"
 	"github.com/skillhost/skillhost/shared"
+	"github.com/skillhost/skillhost/shared/procstat"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -295,13 +296,16 @@ func TestHostSIGKILLLeavesNoPlugin(t *testing.T) {
 	waitGone(t, script)
 }
 
-// waitGone waits until pid no longer exists (or is a zombie).
+// waitGone waits until pid has ended: it no longer exists, or no thread of
+// it is left.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil || strings.Contains(string(data), ") Z ") {
+		// Not the zombie state alone: during exit_group the first thread
+		// turns zombie before the others have closed the process's files,
+		// among them its end of the host's connection.
+		if !procstat.Alive(pid) {
 			return
 		}
 		if time.Now().After(deadline) {
