@@ -44,10 +44,15 @@ func (h *Host) remedy(skillName string, write bool, path string) string {
 
 func (h *Host) remedyFor(skillName string, write bool, path string, named bool) string {
 	fi, statErr := os.Lstat(path)
+	tree := systemTree(path)
+	// What a run sees in the kernel's own trees is not what the host
+	// sees (under Landlock /proc is the run's PID namespace), so a path
+	// missing here says nothing of what the run tried.
+	kernel := tree == "/proc" || tree == "/sys" || tree == "/dev"
 	what := "outside the grant"
 	if write {
 		what = "not writable in the grant"
-	} else if errors.Is(statErr, fs.ErrNotExist) {
+	} else if errors.Is(statErr, fs.ErrNotExist) && !kernel {
 		// Reading a path that does not exist fails granted or not: the
 		// access that was denied can only have been creating it.
 		what, write = "outside the grant, and it does not exist here, so only a write grant can help if the script creates it", true
@@ -72,7 +77,10 @@ func (h *Host) remedyFor(skillName string, write bool, path string, named bool) 
 	if err == nil && path == cwd && !write && unsuggestable(cwd, home) == "" {
 		return fmt.Sprintf("%s; it is the working directory: run with --workspace %s (or set skills.grants.%s.workspace: %s)", what, mode, skillName, mode)
 	}
-	if tree := systemTree(path); tree != "" {
+	if kernel {
+		return fmt.Sprintf("%s; it is in %s, a system tree the kernel fills, which skillhost never suggests granting to a skill: the script has to do without it", what, tree)
+	}
+	if tree != "" {
 		return fmt.Sprintf("%s; it is in %s, a system tree, which skillhost never suggests granting to a skill: have the script use a file in a project directory instead", what, tree)
 	}
 	target := filepath.Dir(path)

@@ -132,6 +132,10 @@ func TestRemedyNeverBroad(t *testing.T) {
 		{true, "/usr/local/lib/x", []string{"in /usr, a system tree"}, []string{"skills.grants"}},
 		{false, "/dev/sda", []string{"in /dev, a system tree"}, []string{"skills.grants"}},
 		{false, "/proc/1/environ", []string{"in /proc, a system tree"}, []string{"skills.grants"}},
+		// A pid of the run's own PID namespace need not exist here: no
+		// claim that only creating it can help, nor a file to use instead.
+		{false, "/proc/999999999/stat", []string{"outside the grant; it is in /proc, a system tree the kernel fills", "has to do without it"},
+			[]string{"does not exist here", "skills.grants", "project directory"}},
 		{true, "/sys/kernel/x", []string{"in /sys, a system tree"}, []string{"skills.grants"}},
 		{true, "/x", []string{"lies directly in /", "the root of the file system"}, []string{"skills.grants"}},
 		{true, "/var/x", []string{"lies directly in /var", "a system directory"}, []string{"skills.grants"}},
