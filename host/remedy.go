@@ -18,7 +18,8 @@ import (
 // grant for the skill (skills.grants.NAME.fs_read or fs_write) of the
 // narrowest directory that does, and the ceiling line too when the ceiling
 // is what stands in the way. A denied write ("fs-write", or a path that
-// does not exist here, which only a write can need) is answered with a
+// does not exist here, which only a write can need, unless it is in /proc
+// or /sys, whose contents differ inside a sandbox) is answered with a
 // write grant. Never suggested: a secret, /, a system tree or a home
 // directory itself; the advice says why instead.
 //
@@ -47,8 +48,9 @@ func (h *Host) remedyFor(skillName string, write bool, path string, named bool) 
 	tree := systemTree(path)
 	// What a run sees in the kernel's own trees is not what the host
 	// sees (under Landlock /proc is the run's PID namespace), so a path
-	// missing here says nothing of what the run tried.
-	kernel := tree == "/proc" || tree == "/sys" || tree == "/dev"
+	// missing here says nothing of what the run tried. Not /dev: scripts
+	// make files in /dev/shm.
+	kernel := tree == "/proc" || tree == "/sys"
 	what := "outside the grant"
 	if write {
 		what = "not writable in the grant"

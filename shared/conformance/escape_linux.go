@@ -30,6 +30,7 @@ import (
 
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/pluginclient"
+	"github.com/skillhost/skillhost/shared/procstat"
 	"github.com/skillhost/skillhost/shared/runner"
 )
 
@@ -426,7 +427,7 @@ for _ in range(1500):
         break
     time.sleep(0.02)
 print("started")`,
-		control: viaDirect, escaped: escapeesAlive, cleanup: killEscapees},
+		control: viaDirect, escaped: firstThreadEndedAlive, cleanup: killEscapees},
 	{name: "close stdout and sleep past the timeout", claim: claimLifetime, script: `exec >&- 2>&-; exec -a "escapee-$RUN" sleep 300`,
 		prepare: func(_ *world, r *shared.Request) { r.Grant.Timeout = time.Second },
 		control: viaDirect, escaped: func(w *world, o outcome) bool { return escapeesAlive(w, o) || o.took > 8*time.Second },
@@ -1179,6 +1180,23 @@ func escapeesAlive(_ *world, o outcome) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return true
+}
+
+// firstThreadEndedAlive: a process of the run whose first thread alone has
+// ended is alive a moment after the run ended. Its control thus shows that
+// the trick worked; a survivor that stayed a plain process is the setsid
+// attacks' to catch.
+func firstThreadEndedAlive(w *world, o outcome) bool {
+	if !escapeesAlive(w, o) {
+		return false
+	}
+	for _, pid := range escapees(o.run) {
+		// escapees lists no ended process: a zombie here has threads left.
+		if st, err := procstat.Read(pid); err == nil && st.State == 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // lateAfter is when a run with a 2 s timeout and a 0.1 s grace counts as

@@ -43,8 +43,9 @@ func (w *exitWatch) open(pid int) {
 	}
 }
 
-// alive reports whether pid is a running process, not gone and not a
-// zombie waiting to be reaped.
+// alive reports whether pid is a running process: not gone, and not a
+// zombie waiting to be reaped with no thread left (a pidfd turns readable
+// only then; procstat.Stat.Gone is the same rule from /proc).
 func (w *exitWatch) alive(pid int) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -32,6 +32,7 @@ import (
 	"github.com/skillhost/skillhost/shared"
 	"github.com/skillhost/skillhost/shared/conformance"
 	"github.com/skillhost/skillhost/shared/pluginclient"
+	"github.com/skillhost/skillhost/shared/procstat"
 	"github.com/skillhost/skillhost/shared/skilltar"
 )
 
@@ -467,16 +468,10 @@ func TestEscapeSuite(t *testing.T) {
 	conformance.Escapes(t, conformance.EscapeConfig{Launch: launch, Control: control})
 }
 
-// running says whether process pid exists and is not a zombie.
-func running(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] != "Z"
-}
+// running says whether process pid has not ended (procstat.Alive: not a
+// zombie's first thread alone, which during exit_group can come before the
+// others have closed the process's files).
+func running(pid int) bool { return procstat.Alive(pid) }
 
 // waitFor polls done until it holds, for up to a minute.
 func waitFor(t *testing.T, what string, done func() bool) {

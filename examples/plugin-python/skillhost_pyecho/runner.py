@@ -280,7 +280,8 @@ class Run:
                 pass
         # SIGKILL takes effect when the process next runs, which on a busy
         # machine can be later than this returns: the run ends only once the
-        # command is gone (or a zombie), so nothing of it runs after.
+        # command has ended (start_time: gone, or a zombie with no thread
+        # left), so nothing of it runs after.
         deadline = time.monotonic() + ORPHAN_WAIT
         while start_time(self.pid) == self._pid_start and time.monotonic() < deadline:
             time.sleep(0.005)

@@ -239,8 +239,8 @@ func SweepCgroups() {
 	}
 }
 
-// ownerGone reports whether name is run-<pid> and process <pid> is gone
-// (a zombie counts: it can no longer join anything).
+// ownerGone reports whether name is run-<pid> and process <pid> has ended
+// (runner.Gone: an ended zombie counts, as it can no longer join anything).
 func ownerGone(name string) bool {
 	rest, ok := strings.CutPrefix(name, "run-")
 	if !ok {
