@@ -77,6 +77,10 @@ type Grant struct {
 	Egress *Egress
 }
 
+// ByName reports whether the grant's network is by name: Network set and
+// narrowed by Egress.
+func (g Grant) ByName() bool { return g.Network && g.Egress != nil }
+
 // Egress is a grant's network by name: the hosts a command may reach,
 // through a proxy the backend runs, and what that proxy adds. Patterns are
 // "host", "*.domain" (subdomains only), either with ":port", and IP

@@ -85,7 +85,7 @@ func (bwrap) Probe(ctx context.Context) (shared.Probe, error) {
 
 // Execute runs the command in a bwrap sandbox built from the request.
 func (bwrap) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
-	if req.Grant.Network && req.Grant.Egress != nil {
+	if req.Grant.ByName() {
 		return shared.Result{}, shared.Refused(shared.ReasonEgress, errors.New("the bwrap plugin cannot limit the network to named hosts; grant the whole network or pick the landlock strategy"))
 	}
 	path, err := bwrapPath()

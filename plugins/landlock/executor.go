@@ -278,7 +278,7 @@ var ErrUnsupported = errors.New("the landlock plugin cannot confine scripts on t
 // Execute implements shared.Executor.
 func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]byte) error) (shared.Result, error) {
 	f, probe := e.kernel()
-	byName := req.Grant.Network && req.Grant.Egress != nil
+	byName := req.Grant.ByName()
 	if err := e.refusal(f, probe, req, byName); err != nil {
 		return shared.Result{}, err
 	}

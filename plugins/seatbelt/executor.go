@@ -96,7 +96,7 @@ func (e *Executor) Execute(ctx context.Context, req shared.Request, emit func([]
 	defer os.RemoveAll(tmp)
 	env := Env{RunID: req.RunID, TempDir: tmp, SocketDir: os.Getenv("PLUGIN_UNIX_SOCKET_DIR")}
 	var px *proxy.Proxy
-	if req.Grant.Network && req.Grant.Egress != nil {
+	if req.Grant.ByName() {
 		// The run reaches only this proxy (the profile allows its port
 		// alone); a per-run credential keeps other runs off it.
 		if px, err = proxy.Start(proxy.Config{Egress: req.Grant.Egress, Logger: backend.LoggerFrom(ctx)}); err != nil {

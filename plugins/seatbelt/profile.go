@@ -178,7 +178,7 @@ func Render(req shared.Request, env Env) Profile {
 	}
 
 	switch {
-	case req.Grant.Network && req.Grant.Egress != nil:
+	case req.Grant.ByName():
 		// Names are resolved by the proxy, so no resolver service either;
 		// TLS verification (trustd) stays for the clients that check the
 		// proxy's or the upstream's certificate.

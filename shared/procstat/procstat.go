@@ -1,7 +1,7 @@
 // Package procstat reads a process's line in /proc/<pid>/stat: its parent,
-// its state, its thread count and the CPU time it and its reaped children used. It is the one
-// reader of that file in the project, with one rule for what counts as
-// alive. Elsewhere than Linux it reports every process as unknown.
+// its state, its thread count and the CPU time it and its reaped children
+// used. It is the one reader of that file in the project, with one rule
+// for what counts as alive. Elsewhere than Linux it reports every process as unknown.
 package procstat
 
 import (

@@ -87,13 +87,6 @@ def start_time(pid):
     return int(fields[19])
 
 
-def gone(pid):
-    """Whether no process pid runs any more: there is none, or it has
-    ended (_ended)."""
-    st = _stat(pid)
-    return st is None or st[1]
-
-
 def descendants(root):
     """The live descendants of root, found by walking the parent links of
     every process in /proc (a process whose first thread alone ended is
